@@ -1,0 +1,2 @@
+//! colo-plots: figures drawn from colo's result files.
+#![warn(clippy::print_stdout)]

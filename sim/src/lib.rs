@@ -1,0 +1,3 @@
+//! colo-sim: the world and the engine.
+#![warn(missing_docs)]
+#![warn(clippy::print_stdout)]

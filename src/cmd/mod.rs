@@ -1,0 +1,3 @@
+//! One module per subcommand: its clap arguments and the thin function that runs it.
+pub mod calibrate;
+pub mod plot;

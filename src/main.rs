@@ -1,0 +1,50 @@
+//! The `colo` command line: argument parsing and one thin function per subcommand.
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Simulate and calibrate deep-learning training jobs that share GPUs
+/// (time-slicing, MPS, MIG).
+#[derive(Parser)]
+#[command(name = "colo", version, about, help_expected = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure real training on a GPU and fit profiles.
+    Calibrate(cmd::calibrate::CalibrateArgs),
+    /// Draw figures from result folders.
+    Plot(cmd::plot::PlotArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Calibrate(args) => cmd::calibrate::run(args),
+        Command::Plot(args) => cmd::plot::run(args),
+    };
+    match res {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A closed pipe (`colo ... | head`) is not an error worth reporting.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,1 @@
+//! CLI integration tests: one binary, one module per subcommand.
