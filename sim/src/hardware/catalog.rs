@@ -1,0 +1,156 @@
+//! The GPU catalog: four data-centre GPUs and their MIG profile tables.
+//!
+//! Placement starts (`nvidia-smi mig -lgipp`) are the same shape on all four GPUs: 1g at
+//! {0..6}, the 1g profile with two memory slices at {0,2,4,6}, 2g at {0,2,4}, 3g at {0,4},
+//! 4g and 7g at {0}. Source: NVIDIA MIG user guide, "Getting Started with MIG" (A100
+//! `-lgipp` listing) and "Supported MIG Profiles" (same placement diagram for H100/H200).
+
+use super::{GpuSpec, MigProfile};
+
+const STARTS_1_SLICE: &[u8] = &[0, 1, 2, 3, 4, 5, 6];
+const STARTS_2_SLICES: &[u8] = &[0, 2, 4, 6];
+const STARTS_2G: &[u8] = &[0, 2, 4];
+const STARTS_3G: &[u8] = &[0, 4];
+const STARTS_FIRST: &[u8] = &[0];
+
+/// `nvidia-smi` reports memory in MiB; the catalog keeps GiB.
+const fn mib_to_gib(mib: f64) -> f64 {
+    mib / 1024.0
+}
+
+/// One profile row; the table order below is `nvidia-smi mig -lgip` order.
+const fn profile(
+    name: &'static str,
+    (compute_slices, memory_slices): (u8, u8),
+    sms: u32,
+    memory_gib: f64,
+    starts: &'static [u8],
+    max_instances: u8,
+) -> MigProfile {
+    MigProfile {
+        name,
+        compute_slices,
+        memory_slices,
+        sms,
+        memory_gib,
+        starts,
+        max_instances,
+    }
+}
+
+/// A100-SXM4-40GB: `nvidia-smi mig -lgip` as printed in NVIDIA's MIG user guide, section
+/// "Getting Started with MIG / List GPU Instance Profiles" (R470+ driver). The 7g profile has
+/// 98 SMs, not the card's 108: MIG leaves some SMs unused on A100.
+static A100_40GB_PROFILES: [MigProfile; 7] = [
+    profile("1g.5gb", (1, 1), 14, 4.75, STARTS_1_SLICE, 7),
+    profile("1g.5gb+me", (1, 1), 14, 4.75, STARTS_1_SLICE, 1),
+    profile("1g.10gb", (1, 2), 14, 9.62, STARTS_2_SLICES, 4),
+    profile("2g.10gb", (2, 2), 28, 9.62, STARTS_2G, 3),
+    profile("3g.20gb", (3, 4), 42, 19.50, STARTS_3G, 2),
+    profile("4g.20gb", (4, 4), 56, 19.50, STARTS_FIRST, 1),
+    profile("7g.40gb", (7, 8), 98, 39.25, STARTS_FIRST, 1),
+];
+
+/// A100-SXM4-80GB: `nvidia-smi mig -lgip` on an A100-SXM4-80GB as published in public setup
+/// notes; profile names and instance counts match the MIG user guide's "Supported MIG
+/// Profiles" A100 table ("for A100-SXM4-80GB the profile names change ... 1g.10gb, ...").
+static A100_80GB_PROFILES: [MigProfile; 7] = [
+    profile("1g.10gb", (1, 1), 14, 9.50, STARTS_1_SLICE, 7),
+    profile("1g.10gb+me", (1, 1), 14, 9.50, STARTS_1_SLICE, 1),
+    profile("1g.20gb", (1, 2), 14, 19.50, STARTS_2_SLICES, 4),
+    profile("2g.20gb", (2, 2), 28, 19.50, STARTS_2G, 3),
+    profile("3g.40gb", (3, 4), 42, 39.25, STARTS_3G, 2),
+    profile("4g.40gb", (4, 4), 56, 39.25, STARTS_FIRST, 1),
+    profile("7g.80gb", (7, 8), 98, 79.00, STARTS_FIRST, 1),
+];
+
+/// H100-SXM5-80GB: `nvidia-smi mig -lgip` on an H100 80GB HBM3 as published in public field
+/// notes (jbarrow.ai, "Nvidia MIG"); names, fractions and instance counts agree with the MIG
+/// user guide's "Supported MIG Profiles" H100 table.
+static H100_80GB_PROFILES: [MigProfile; 7] = [
+    profile("1g.10gb", (1, 1), 16, 9.75, STARTS_1_SLICE, 7),
+    profile("1g.10gb+me", (1, 1), 16, 9.75, STARTS_1_SLICE, 1),
+    profile("1g.20gb", (1, 2), 26, 19.62, STARTS_2_SLICES, 4),
+    profile("2g.20gb", (2, 2), 32, 19.62, STARTS_2G, 3),
+    profile("3g.40gb", (3, 4), 60, 39.50, STARTS_3G, 2),
+    profile("4g.40gb", (4, 4), 64, 39.50, STARTS_FIRST, 1),
+    profile("7g.80gb", (7, 8), 132, 79.25, STARTS_FIRST, 1),
+];
+
+/// H200: measured. Numbers copied verbatim from `nvidia-smi mig -lgip` on a real H200
+/// (driver 580.159.04), kept beside this file as `h200_mig_profiles.txt` (from
+/// `../shared/data/hw/h200_mig_profiles.txt`); a unit test checks this table against it.
+static H200_PROFILES: [MigProfile; 7] = [
+    profile("1g.18gb", (1, 1), 16, 16.00, STARTS_1_SLICE, 7),
+    profile("1g.18gb+me", (1, 1), 16, 16.00, STARTS_1_SLICE, 1),
+    profile("1g.35gb", (1, 2), 26, 32.50, STARTS_2_SLICES, 4),
+    profile("2g.35gb", (2, 2), 32, 32.50, STARTS_2G, 3),
+    profile("3g.71gb", (3, 4), 60, 69.75, STARTS_3G, 2),
+    profile("4g.71gb", (4, 4), 64, 69.75, STARTS_FIRST, 1),
+    profile("7g.141gb", (7, 8), 132, 140.00, STARTS_FIRST, 1),
+];
+
+/// The catalog. Memory is the total `nvidia-smi` reports (MiB / 1024); bandwidth is NVIDIA's
+/// datasheet figure.
+pub(super) static CATALOG: [GpuSpec; 4] = [
+    GpuSpec {
+        name: "a100-40gb",
+        display_name: "NVIDIA A100-SXM4-40GB",
+        aliases: &["a100", "a100-sxm4", "a100-40g"],
+        sms: 108,
+        memory_gib: mib_to_gib(40_960.0),
+        memory_bandwidth_gbs: 1555.0,
+        mig_profiles: &A100_40GB_PROFILES,
+        mig_memory_slices: 8,
+        mig_compute_slices: 7,
+        source: "NVIDIA MIG user guide (nvidia-smi mig -lgip/-lgipp listing); NVIDIA A100 datasheet",
+    },
+    GpuSpec {
+        name: "a100-80gb",
+        display_name: "NVIDIA A100-SXM4-80GB",
+        aliases: &["a100-sxm4-80gb", "a100-80g"],
+        sms: 108,
+        memory_gib: mib_to_gib(81_920.0),
+        memory_bandwidth_gbs: 2039.0,
+        mig_profiles: &A100_80GB_PROFILES,
+        mig_memory_slices: 8,
+        mig_compute_slices: 7,
+        source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA A100 datasheet",
+    },
+    GpuSpec {
+        name: "h100-80gb",
+        display_name: "NVIDIA H100 80GB HBM3",
+        aliases: &[
+            "h100",
+            "h100-sxm5-80gb",
+            "h100-sxm5",
+            "h100-sxm",
+            "h100-80g",
+        ],
+        sms: 132,
+        memory_gib: mib_to_gib(81_559.0),
+        memory_bandwidth_gbs: 3350.0,
+        mig_profiles: &H100_80GB_PROFILES,
+        mig_memory_slices: 8,
+        mig_compute_slices: 7,
+        source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA H100 datasheet",
+    },
+    GpuSpec {
+        name: "h200",
+        display_name: "NVIDIA H200",
+        aliases: &[
+            "h200-141gb",
+            "h200-sxm5-141gb",
+            "h200-sxm5",
+            "h200-sxm",
+            "h200-141g",
+        ],
+        sms: 132,
+        memory_gib: mib_to_gib(143_771.0),
+        memory_bandwidth_gbs: 4800.0,
+        mig_profiles: &H200_PROFILES,
+        mig_memory_slices: 8,
+        mig_compute_slices: 7,
+        source: "measured: nvidia-smi mig -lgip on an H200 (h200_mig_profiles.txt); NVIDIA H200 datasheet",
+    },
+];

@@ -1,0 +1,138 @@
+//! GPU hardware catalog with MIG geometry (module docs: README.md beside this file).
+#![doc = include_str!("README.md")]
+
+mod catalog;
+mod error;
+mod mig;
+#[cfg(test)]
+mod tests;
+
+pub use error::{HardwareError, MigConflict};
+pub use mig::{MigLayout, MigSlice};
+
+/// One GPU model: its size and its MIG profile table.
+#[derive(Debug)]
+pub struct GpuSpec {
+    /// Canonical short id, e.g. `"h200"`; what scenarios and the CLI print.
+    pub name: &'static str,
+    /// The name `nvidia-smi` prints, e.g. `"NVIDIA A100-SXM4-40GB"`.
+    pub display_name: &'static str,
+    /// Other names [`gpu`] accepts (compared case-insensitively, spaces and `_` as `-`).
+    pub aliases: &'static [&'static str],
+    /// Streaming multiprocessors of the whole GPU.
+    pub sms: u32,
+    /// Usable memory as `nvidia-smi` reports it, in GiB.
+    pub memory_gib: f64,
+    /// Peak memory bandwidth, GB/s (datasheet).
+    pub memory_bandwidth_gbs: f64,
+    /// MIG GPU-instance profiles, in `nvidia-smi mig -lgip` order (smallest first).
+    pub mig_profiles: &'static [MigProfile],
+    /// Memory slices a MIG layout divides (8 on all catalog GPUs).
+    pub mig_memory_slices: u8,
+    /// Compute slices a MIG layout divides (7 on all catalog GPUs).
+    pub mig_compute_slices: u8,
+    /// Where the numbers come from (measured on a card, or NVIDIA documentation).
+    pub source: &'static str,
+}
+
+/// One MIG GPU-instance profile, e.g. `3g.71gb` on H200.
+#[derive(Debug, PartialEq)]
+pub struct MigProfile {
+    /// Profile name as `nvidia-smi` prints it without the `MIG ` prefix, e.g. `"3g.71gb"`.
+    pub name: &'static str,
+    /// Compute slices (GPCs) the instance takes.
+    pub compute_slices: u8,
+    /// Contiguous memory slices the instance takes.
+    pub memory_slices: u8,
+    /// SMs the instance gets.
+    pub sms: u32,
+    /// Memory the instance gets, GiB (`nvidia-smi mig -lgip`).
+    pub memory_gib: f64,
+    /// Memory-slice indices where an instance may start (`nvidia-smi mig -lgipp`).
+    pub starts: &'static [u8],
+    /// Most instances of this profile on one GPU.
+    pub max_instances: u8,
+}
+
+/// Every GPU in the catalog: A100-40GB, A100-80GB, H100-80GB, H200.
+pub fn catalog() -> &'static [GpuSpec] {
+    &catalog::CATALOG
+}
+
+/// Looks a GPU up by short id, `nvidia-smi` name or alias, ignoring case, an `NVIDIA` prefix,
+/// and spaces vs `-` vs `_` (`"H200"`, `"h200-141gb"`, `"A100-SXM4-40GB"`, `"a100"`).
+///
+/// # Errors
+/// [`HardwareError::UnknownGpu`], listing the known GPUs.
+pub fn gpu(name: &str) -> Result<&'static GpuSpec, HardwareError> {
+    let wanted = normalize_gpu_name(name);
+    catalog()
+        .iter()
+        .find(|spec| {
+            spec.names()
+                .any(|known| normalize_gpu_name(known) == wanted)
+        })
+        .ok_or_else(|| HardwareError::UnknownGpu {
+            name: name.to_string(),
+            known: known_gpus(),
+        })
+}
+
+/// Lower case, no `nvidia` prefix, runs of spaces/`_`/`-` become one `-`.
+fn normalize_gpu_name(name: &str) -> String {
+    let lower = name.trim().to_lowercase();
+    let without_vendor = lower.strip_prefix("nvidia").unwrap_or(&lower);
+    without_vendor
+        .split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn known_gpus() -> String {
+    let names: Vec<String> = catalog()
+        .iter()
+        .map(|spec| format!("{} ({})", spec.name, spec.display_name))
+        .collect();
+    names.join(", ")
+}
+
+impl GpuSpec {
+    /// The short id, the `nvidia-smi` name and the aliases.
+    fn names(&self) -> impl Iterator<Item = &'static str> {
+        [self.name, self.display_name]
+            .into_iter()
+            .chain(self.aliases.iter().copied())
+    }
+
+    /// Looks a MIG profile up by name, ignoring case and a `MIG ` prefix (`"MIG 3g.71gb"`).
+    ///
+    /// # Errors
+    /// [`HardwareError::UnknownMigProfile`], listing this GPU's profiles.
+    pub fn mig_profile(&self, name: &str) -> Result<&'static MigProfile, HardwareError> {
+        let lower = name.trim().to_lowercase();
+        let wanted = lower.strip_prefix("mig ").unwrap_or(&lower).trim();
+        self.mig_profiles
+            .iter()
+            .find(|profile| profile.name == wanted)
+            .ok_or_else(|| HardwareError::UnknownMigProfile {
+                gpu: self.name,
+                name: name.trim().to_string(),
+                known: self.profile_names().join(", "),
+            })
+    }
+
+    /// Names of this GPU's MIG profiles, in table order.
+    pub fn profile_names(&self) -> Vec<&'static str> {
+        self.mig_profiles
+            .iter()
+            .map(|profile| profile.name)
+            .collect()
+    }
+
+    /// The share of this GPU's SMs that `profile` gets: `profile.sms / self.sms`. Below
+    /// `compute_slices / 7` on A100, whose 7g profile has 98 of 108 SMs.
+    pub fn sm_fraction(&self, profile: &MigProfile) -> f64 {
+        f64::from(profile.sms) / f64::from(self.sms)
+    }
+}
