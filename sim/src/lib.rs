@@ -2,5 +2,12 @@
 #![warn(missing_docs)]
 #![warn(clippy::print_stdout)]
 
+pub mod engine;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;
+pub mod metrics;
+pub mod perf;
+pub mod policy;
+pub mod ronfile;
+pub mod scenario;
+pub mod workload;

@@ -1,0 +1,382 @@
+//! Building a [`Simulation`] from a [`SimConfig`]: resolve every job's class once, check that
+//! each job fits somewhere, lay out GPUs and partitions.
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
+use crate::hardware::{GpuSpec, MigLayout};
+use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode};
+use crate::policy::{ClusterView, GroupKind, Policy};
+use crate::workload::Job;
+
+/// A set of identical GPUs shared in one mode.
+#[derive(Clone, Debug)]
+pub struct GpuGroup {
+    /// GPU type.
+    pub gpu: &'static GpuSpec,
+    /// Number of GPUs.
+    pub count: u32,
+    /// How jobs share each GPU.
+    pub mode: ShareMode,
+    /// MIG layout of every GPU (mode `Mig` only).
+    pub mig_layout: Option<MigLayout>,
+    /// MPS SM budget given to every job (fraction of SMs), if any.
+    pub sm_budget: Option<f64>,
+    /// Most jobs in one MIG slice (they share it under MPS).
+    pub jobs_per_slice: u32,
+}
+
+/// The GPUs of a simulated cluster.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// Groups in the order placement tries them.
+    pub groups: Vec<GpuGroup>,
+}
+
+impl Cluster {
+    /// All GPU memory, GiB.
+    pub fn memory_total_gib(&self) -> f64 {
+        self.groups.iter().map(|g| g.gpu.memory_gib * f64::from(g.count)).sum()
+    }
+
+    /// Number of GPUs.
+    pub fn gpu_count(&self) -> u32 {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+}
+
+/// What to do with a job that fits on no GPU of the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unplaceable {
+    /// Stop with an error naming the job.
+    Error,
+    /// Skip it, count it in the summary.
+    Skip,
+}
+
+/// Everything one simulation needs.
+#[derive(Clone)]
+pub struct SimConfig {
+    /// The GPUs.
+    pub cluster: Cluster,
+    /// Queue order and placement.
+    pub policy: Policy,
+    /// The jobs, in any order.
+    pub jobs: Vec<Job>,
+    /// How co-located jobs run.
+    pub perf: Arc<dyn PerfModel>,
+    /// Jobs that fit nowhere: error or skip.
+    pub on_unplaceable: Unplaceable,
+    /// Minimum seconds between timeline rows (0 = a row at every change).
+    pub timeline_every_s: f64,
+}
+
+/// A simulation could not be set up or went wrong. All fatal.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// A job's fields are out of range.
+    #[error("job `{job}`: {why}")]
+    BadJob {
+        /// The job's name.
+        job: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The model cannot run a job's model on any GPU of the cluster.
+    #[error("job `{job}`: {source}")]
+    Perf {
+        /// The job's name.
+        job: String,
+        /// What the performance model said.
+        source: Box<PerfError>,
+    },
+    /// A job fits on no GPU group.
+    #[error("job `{job}` ({model}, {gpus} GPU(s)) fits nowhere in the cluster: {why}. Lower its batch size, add a larger GPU group, or set `on_unplaceable: Skip` to skip such jobs")]
+    Unplaceable {
+        /// The job's name.
+        job: String,
+        /// Its model key.
+        model: String,
+        /// GPUs it asks for.
+        gpus: u32,
+        /// Why, per group.
+        why: String,
+    },
+    /// A MIG group has no layout.
+    #[error("GPU group {group} ({gpu}) is in MIG mode but has no `mig_layout`")]
+    MissingLayout {
+        /// Group index.
+        group: usize,
+        /// GPU name.
+        gpu: &'static str,
+    },
+    /// The performance model returned a rate that is not a positive number.
+    #[error("performance model `{model}` gave job `{job}` the rate {rate}; rates must be positive")]
+    BadRate {
+        /// Model name.
+        model: &'static str,
+        /// Job name.
+        job: String,
+        /// The rate.
+        rate: f64,
+    },
+    /// A placement broke the memory or room rules (a policy bug).
+    #[error("internal error: placement of job `{job}` on GPU {gpu} broke the memory or room rules")]
+    PolicyBroke {
+        /// Job name.
+        job: String,
+        /// GPU index.
+        gpu: u32,
+    },
+}
+
+const MIB_PER_GIB: f64 = 1024.0;
+
+/// Memory in whole MiB, rounded down for capacities.
+fn capacity_mib(gib: f64) -> u64 {
+    (gib * MIB_PER_GIB).floor() as u64
+}
+
+/// Memory in whole MiB, rounded up for demands.
+fn demand_mib(gib: f64) -> u64 {
+    (gib * MIB_PER_GIB).ceil() as u64
+}
+
+pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
+    for job in &config.jobs {
+        check_job(job)?;
+    }
+    let groups = group_states(config);
+    let (gpus, parts, kinds) = layout(config)?;
+    let (classes, job_class, job_memory) = resolve_classes(config)?;
+    let n_groups = groups.len();
+    let mut state = Vec::with_capacity(config.jobs.len());
+    for (idx, job) in config.jobs.iter().enumerate() {
+        let fits = fit_check(config, &kinds, &job_class, &job_memory, idx);
+        let phase = match fits {
+            Ok(()) => Phase::Pending,
+            Err(why) if config.on_unplaceable == Unplaceable::Skip => {
+                let _ = why;
+                Phase::Skipped
+            }
+            Err(why) => {
+                return Err(EngineError::Unplaceable {
+                    job: job.name.clone(),
+                    model: job.model.to_string(),
+                    gpus: job.gpus,
+                    why,
+                });
+            }
+        };
+        state.push(JobState {
+            phase,
+            remaining: job.samples,
+            rate: 0.0,
+            last_update: 0.0,
+            start: f64::NAN,
+            end: f64::NAN,
+            slot: None,
+            gpus: Vec::new(),
+            group: 0,
+            memory_mib: 0,
+        });
+    }
+    debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
+    let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
+    arrivals.sort_by(|&a, &b| {
+        let (ja, jb) = (&config.jobs[a as usize], &config.jobs[b as usize]);
+        ja.arrival_s.total_cmp(&jb.arrival_s).then(a.cmp(&b))
+    });
+    Ok(Simulation {
+        perf: config.perf.as_ref(),
+        policy: config.policy,
+        jobs: &config.jobs,
+        arrivals,
+        cursor: 0,
+        groups,
+        gpus,
+        parts,
+        state,
+        classes,
+        job_class,
+        job_memory,
+        view: ClusterView::new(&kinds, config.policy.placement),
+        queue: BTreeSet::new(),
+        heap: BinaryHeap::new(),
+        seq: 0,
+        now: 0.0,
+        events: 0,
+        busy_gpus: 0,
+        running: 0,
+        memory_used_mib: 0,
+        timeline: Vec::new(),
+        timeline_every_s: config.timeline_every_s.max(0.0),
+        scratch_rates: Vec::new(),
+        scratch_ids: Vec::new(),
+        completed: 0,
+    })
+}
+
+fn check_job(job: &Job) -> Result<(), EngineError> {
+    let bad = |why: String| Err(EngineError::BadJob { job: job.name.clone(), why });
+    if !(job.arrival_s.is_finite() && job.arrival_s >= 0.0) {
+        return bad(format!("arrival {} s must be a finite number >= 0", job.arrival_s));
+    }
+    if !(job.samples.is_finite() && job.samples > 0.0) {
+        return bad(format!("work of {} samples must be a finite number > 0", job.samples));
+    }
+    if job.gpus == 0 {
+        return bad("asks for 0 GPUs; a job needs at least 1".into());
+    }
+    Ok(())
+}
+
+fn group_states(config: &SimConfig) -> Vec<GroupState> {
+    config
+        .cluster
+        .groups
+        .iter()
+        .map(|g| GroupState { spec: g.gpu, mode: g.mode, sm_budget: g.sm_budget.filter(|_| g.mode == ShareMode::Mps) })
+        .collect()
+}
+
+type Layout = (Vec<GpuState>, Vec<PartState>, Vec<(GroupKind, u32)>);
+
+/// GPUs, their partitions (whole GPU or MIG slices) and the policy view's group shapes.
+fn layout(config: &SimConfig) -> Result<Layout, EngineError> {
+    let mut gpus = Vec::new();
+    let mut parts = Vec::new();
+    let mut kinds = Vec::new();
+    for (group_idx, group) in config.cluster.groups.iter().enumerate() {
+        let (kind, group_parts) = group_partitions(config, group_idx, group)?;
+        for _ in 0..group.count {
+            gpus.push(GpuState {
+                group: group_idx as u32,
+                first_part: parts.len() as u32,
+                parts: group_parts.len() as u32,
+                version: 0,
+            });
+            parts.extend(group_parts.iter().cloned());
+        }
+        kinds.push((kind, group.count));
+    }
+    Ok((gpus, parts, kinds))
+}
+
+fn group_partitions(
+    config: &SimConfig,
+    group_idx: usize,
+    group: &GpuGroup,
+) -> Result<(GroupKind, Vec<PartState>), EngineError> {
+    let gpu = group.gpu;
+    if group.mode != ShareMode::Mig {
+        let max_jobs = if group.mode == ShareMode::Exclusive { 1 } else { config.policy.max_jobs_per_gpu.max(1) };
+        let kind = GroupKind::Whole { memory_mib: capacity_mib(gpu.memory_gib), max_jobs };
+        let part = PartState { partition: Partition::whole(gpu), slice: None, tenants: Vec::new() };
+        return Ok((kind, vec![part]));
+    }
+    let layout = group.mig_layout.as_ref().ok_or(EngineError::MissingLayout { group: group_idx, gpu: gpu.name })?;
+    let parts: Vec<PartState> = layout
+        .slices
+        .iter()
+        .map(|slice| PartState {
+            partition: Partition {
+                sm_fraction: gpu.sm_fraction(slice.profile),
+                memory_gib: slice.profile.memory_gib,
+                is_mig_slice: true,
+            },
+            slice: Some(*slice),
+            tenants: Vec::new(),
+        })
+        .collect();
+    let kind = GroupKind::Mig {
+        slice_memory_mib: layout.slices.iter().map(|s| capacity_mib(s.profile.memory_gib)).collect(),
+        slice_sms: layout.slices.iter().map(|s| s.profile.sms).collect(),
+        max_jobs: group.jobs_per_slice.max(1),
+    };
+    Ok((kind, parts))
+}
+
+type Classes = (Vec<JobClass>, Vec<u32>, Vec<u64>);
+
+/// Resolves each job's class on each group's GPU type once. A job whose model no profile knows
+/// on any group is an error; one known on some groups only may run only there.
+fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
+    let groups = &config.cluster.groups;
+    let mut classes = Vec::new();
+    let mut cache: HashMap<(&'static str, &crate::workload::ModelKey), Result<u32, PerfError>> = HashMap::new();
+    let mut job_class = Vec::with_capacity(config.jobs.len() * groups.len());
+    let mut job_memory = Vec::with_capacity(config.jobs.len() * groups.len());
+    for job in &config.jobs {
+        let mut first_error = None;
+        for group in groups {
+            let resolved = cache.entry((group.gpu.name, &job.model)).or_insert_with(|| {
+                config.perf.class(group.gpu, &job.model).map(|class| {
+                    classes.push(class);
+                    (classes.len() - 1) as u32
+                })
+            });
+            match resolved {
+                Ok(id) => {
+                    job_class.push(*id);
+                    let footprint = config.perf.footprint_gib(group.gpu, group.mode, &classes[*id as usize]);
+                    job_memory.push(demand_mib(footprint));
+                }
+                Err(err) => {
+                    first_error.get_or_insert_with(|| err.clone());
+                    job_class.push(u32::MAX);
+                    job_memory.push(u64::MAX);
+                }
+            }
+        }
+        let row = job_class.len() - groups.len();
+        if groups.is_empty() || job_class[row..].iter().all(|&c| c == u32::MAX) {
+            let source = first_error.unwrap_or(PerfError::NoProfile { gpu: "(no GPU groups)".into(), known: String::new() });
+            return Err(EngineError::Perf { job: job.name.clone(), source: Box::new(source) });
+        }
+    }
+    Ok((classes, job_class, job_memory))
+}
+
+/// Whether job `idx` can ever run on some group; if not, why (per group).
+fn fit_check(
+    config: &SimConfig,
+    kinds: &[(GroupKind, u32)],
+    job_class: &[u32],
+    job_memory: &[u64],
+    idx: usize,
+) -> Result<(), String> {
+    let job = &config.jobs[idx];
+    let n_groups = kinds.len();
+    let mut reasons = Vec::new();
+    for (g, (kind, count)) in kinds.iter().enumerate() {
+        let group = &config.cluster.groups[g];
+        let label = format!("group {g} ({} x {}, {})", count, group.gpu.name, group.mode);
+        if job_class[idx * n_groups + g] == u32::MAX {
+            reasons.push(format!("{label}: no profile entry"));
+            continue;
+        }
+        let need = job_memory[idx * n_groups + g];
+        let largest = match kind {
+            GroupKind::Whole { memory_mib, .. } => *memory_mib,
+            GroupKind::Mig { slice_memory_mib, .. } => slice_memory_mib.iter().copied().max().unwrap_or(0),
+        };
+        let reason = match kind {
+            GroupKind::Mig { .. } if job.gpus > 1 => Some("multi-GPU jobs cannot span MIG slices".to_owned()),
+            GroupKind::Whole { .. } if job.gpus > *count => Some(format!("needs {} GPUs, the group has {count}", job.gpus)),
+            _ if need > largest => Some(format!(
+                "needs {:.1} GiB per process, the largest partition holds {:.1} GiB",
+                need as f64 / MIB_PER_GIB,
+                largest as f64 / MIB_PER_GIB
+            )),
+            _ => None,
+        };
+        match reason {
+            None => return Ok(()),
+            Some(r) => reasons.push(format!("{label}: {r}")),
+        }
+    }
+    Err(reasons.join("; "))
+}

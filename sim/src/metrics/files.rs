@@ -1,0 +1,104 @@
+//! Result files rendered to bytes, and the atomic write of a result folder.
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use super::{JobOutcome, RunRecord, slowdown_of};
+use crate::workload::Job;
+
+/// `jobs.csv`: one row per job, in input order.
+pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
+    let mut out = String::from(
+        "job,name,model,batch,image,gpus,arrival_s,start_s,end_s,wait_s,jct_s,group,gpu,slice,mode,samples,mean_rate,exclusive_rate,slowdown,status\n",
+    );
+    for (idx, (job, o)) in jobs.iter().zip(&run.outcomes).enumerate() {
+        let k = &job.model;
+        let _ = write!(out, "{idx},{},{},{},{},{},{:.3},", csv_field(&job.name), csv_field(&k.model), k.batch, k.image, job.gpus, job.arrival_s);
+        if o.completed {
+            let _ = write!(
+                out,
+                "{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{:.3},{:.3},{:.4},completed",
+                o.start_s,
+                o.end_s,
+                o.start_s - job.arrival_s,
+                o.end_s - job.arrival_s,
+                o.group.map_or(String::new(), |g| g.to_string()),
+                o.gpus.first().map_or(String::new(), |g| g.to_string()),
+                slice_label(o),
+                o.mode.map_or(String::new(), |m| m.to_string()),
+                job.samples,
+                job.samples / (o.end_s - o.start_s),
+                o.exclusive_rate,
+                slowdown_of(job, o),
+            );
+        } else {
+            let _ = write!(out, ",,,,,,,,{},,{:.3},,unplaceable", job.samples, o.exclusive_rate);
+        }
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// `placements.csv`: one row per (job, GPU) it occupied.
+pub fn placements_csv(run: &RunRecord) -> Vec<u8> {
+    let mut out = String::from("job,gpu,slice,start_s,end_s\n");
+    for (idx, o) in run.outcomes.iter().enumerate().filter(|(_, o)| o.completed) {
+        for gpu in &o.gpus {
+            let _ = writeln!(out, "{idx},{gpu},{},{:.3},{:.3}", slice_label(o), o.start_s, o.end_s);
+        }
+    }
+    out.into_bytes()
+}
+
+/// `timeline.csv`: cluster state after each change.
+pub fn timeline_csv(run: &RunRecord) -> Vec<u8> {
+    let mut out = String::from("time_s,queued,running,busy_gpus,total_gpus,memory_used_gib,memory_total_gib\n");
+    for row in &run.timeline {
+        let _ = writeln!(
+            out,
+            "{:.3},{},{},{},{},{:.3},{:.3}",
+            row.time_s, row.queued, row.running, row.busy_gpus, run.total_gpus, row.memory_used_gib, run.memory_total_gib
+        );
+    }
+    out.into_bytes()
+}
+
+fn slice_label(o: &JobOutcome) -> String {
+    o.slice.map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
+}
+
+/// Quotes a CSV field when it holds a comma, quote or newline.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(err)
+        }
+    }
+}
+
+/// Writes each `(file name, bytes)` into `dir`, each atomically.
+pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+    for (name, bytes) in files {
+        write_atomic(&dir.join(name), bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
+//! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
+//! bytes. Writing them is a separate, atomic step ([`write_atomic`]).
+mod files;
+
+use serde::Serialize;
+
+use crate::hardware::MigSlice;
+use crate::perf::ShareMode;
+use crate::workload::Job;
+pub use files::{jobs_csv, placements_csv, timeline_csv, write_atomic, write_result_dir};
+
+/// Cluster state after a change.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimelineRow {
+    /// Seconds since the start.
+    pub time_s: f64,
+    /// Jobs waiting.
+    pub queued: u32,
+    /// Jobs running.
+    pub running: u32,
+    /// GPUs with at least one job.
+    pub busy_gpus: u32,
+    /// GPU memory held by running jobs, GiB.
+    pub memory_used_gib: f64,
+}
+
+/// How one job ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobOutcome {
+    /// Whether it ran to the end (false: skipped as unplaceable).
+    pub completed: bool,
+    /// Start time, s (NaN if it never started).
+    pub start_s: f64,
+    /// End time, s (NaN if it never ended).
+    pub end_s: f64,
+    /// Group it ran in.
+    pub group: Option<u32>,
+    /// GPUs it ran on (global indices).
+    pub gpus: Vec<u32>,
+    /// MIG slice, if it ran in one.
+    pub slice: Option<MigSlice>,
+    /// Sharing mode of its group.
+    pub mode: Option<ShareMode>,
+    /// Samples/s alone on the GPU type it ran on (times its GPUs).
+    pub exclusive_rate: f64,
+}
+
+/// Everything one run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRecord {
+    /// One outcome per job, in input order.
+    pub outcomes: Vec<JobOutcome>,
+    /// Cluster state over time.
+    pub timeline: Vec<TimelineRow>,
+    /// Events handled (arrivals and live completions).
+    pub events: u64,
+    /// GPUs in the cluster.
+    pub total_gpus: u32,
+    /// GPU memory in the cluster, GiB.
+    pub memory_total_gib: f64,
+}
+
+/// Mean and percentiles of a quantity (linear interpolation between order statistics).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Stats {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl Stats {
+    /// Statistics of `values` (all zero when empty).
+    pub fn of(values: &mut [f64]) -> Self {
+        if values.is_empty() {
+            return Stats { mean: 0.0, p50: 0.0, p95: 0.0, p99: 0.0, max: 0.0 };
+        }
+        values.sort_by(f64::total_cmp);
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        Stats {
+            mean,
+            p50: percentile(values, 0.50),
+            p95: percentile(values, 0.95),
+            p99: percentile(values, 0.99),
+            max: values[values.len() - 1],
+        }
+    }
+}
+
+/// The `q` quantile of sorted `values`, interpolating linearly.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// One GPU group as the summary describes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupSummary {
+    /// GPU catalog name.
+    pub gpu: String,
+    /// Number of GPUs.
+    pub count: u32,
+    /// Sharing mode.
+    pub mode: String,
+    /// MIG layout, when in MIG mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_layout: Option<String>,
+}
+
+/// Labels of a run, copied into its summary.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunLabels {
+    /// Scenario name.
+    pub scenario: String,
+    /// Sweep variant name (`base` without a sweep).
+    pub variant: String,
+    /// Seed of the run's generator.
+    pub seed: u64,
+    /// Performance model name.
+    pub perf_model: String,
+    /// Profile files used.
+    pub profiles: Vec<String>,
+    /// Origin of the profile numbers (provisional, fitted, ...).
+    pub profile_origin: String,
+    /// The cluster.
+    pub cluster: Vec<GroupSummary>,
+}
+
+/// Skip counts by reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Skips {
+    /// Jobs that fit on no GPU group.
+    pub unplaceable: u64,
+}
+
+/// summary.json: the run's headline numbers. All are simulated ("emulated") from a profile
+/// whose origin is `profile_origin`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Labels.
+    #[serde(flatten)]
+    pub labels: RunLabels,
+    /// Where the figures come from.
+    pub figures_are: &'static str,
+    /// Jobs in the workload.
+    pub jobs: u64,
+    /// Jobs that ran to the end.
+    pub completed: u64,
+    /// Jobs skipped, by reason.
+    pub skipped: Skips,
+    /// Time the last job ended, s.
+    pub makespan_s: f64,
+    /// Job completion time (end - arrival), s.
+    pub jct_s: Stats,
+    /// Wait before start, s.
+    pub wait_s: Stats,
+    /// Exclusive rate / mean rate (1 = as fast as alone).
+    pub slowdown: Stats,
+    /// Samples trained per second of makespan.
+    pub throughput_samples_per_s: f64,
+    /// GPU-hours the cluster existed for (GPUs x makespan).
+    pub gpu_hours_total: f64,
+    /// GPU-hours with at least one job on the GPU.
+    pub gpu_hours_busy: f64,
+    /// gpu_hours_busy / gpu_hours_total.
+    pub utilization: f64,
+    /// Events the engine handled.
+    pub events: u64,
+}
+
+/// Computes the summary of `run` over `jobs`.
+pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
+    let done: Vec<(&Job, &JobOutcome)> =
+        jobs.iter().zip(&run.outcomes).filter(|(_, o)| o.completed).collect();
+    let makespan_s = done.iter().map(|(_, o)| o.end_s).fold(0.0, f64::max);
+    let mut jct: Vec<f64> = done.iter().map(|(j, o)| o.end_s - j.arrival_s).collect();
+    let mut wait: Vec<f64> = done.iter().map(|(j, o)| o.start_s - j.arrival_s).collect();
+    let mut slowdown: Vec<f64> = done.iter().map(|(j, o)| slowdown_of(j, o)).collect();
+    let samples: f64 = done.iter().map(|(j, _)| j.samples).sum();
+    let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
+    let gpu_hours_busy = busy_gpu_seconds(run) / 3600.0;
+    Summary {
+        labels,
+        figures_are: "emulated: simulated from the profile (see profile_origin)",
+        jobs: jobs.len() as u64,
+        completed: done.len() as u64,
+        skipped: Skips { unplaceable: (jobs.len() - done.len()) as u64 },
+        makespan_s,
+        jct_s: Stats::of(&mut jct),
+        wait_s: Stats::of(&mut wait),
+        slowdown: Stats::of(&mut slowdown),
+        throughput_samples_per_s: if makespan_s > 0.0 { samples / makespan_s } else { 0.0 },
+        gpu_hours_total,
+        gpu_hours_busy,
+        utilization: if gpu_hours_total > 0.0 { gpu_hours_busy / gpu_hours_total } else { 0.0 },
+        events: run.events,
+    }
+}
+
+/// Exclusive rate over the job's mean rate.
+pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
+    let mean_rate = job.samples / (outcome.end_s - outcome.start_s);
+    outcome.exclusive_rate / mean_rate
+}
+
+/// Seconds each GPU had at least one job, summed over GPUs (union of job intervals per GPU).
+fn busy_gpu_seconds(run: &RunRecord) -> f64 {
+    let mut intervals: Vec<(u32, f64, f64)> = run
+        .outcomes
+        .iter()
+        .filter(|o| o.completed)
+        .flat_map(|o| o.gpus.iter().map(move |&g| (g, o.start_s, o.end_s)))
+        .collect();
+    intervals.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut total = 0.0;
+    let mut current: Option<(u32, f64, f64)> = None;
+    for (gpu, start, end) in intervals {
+        match current {
+            Some((g, s, e)) if g == gpu && start <= e => current = Some((g, s, e.max(end))),
+            _ => {
+                if let Some((_, s, e)) = current {
+                    total += e - s;
+                }
+                current = Some((gpu, start, end));
+            }
+        }
+    }
+    total + current.map_or(0.0, |(_, s, e)| e - s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_interpolate() {
+        let mut values = vec![4.0, 1.0, 3.0, 2.0, 5.0];
+        let stats = Stats::of(&mut values);
+        assert_eq!(stats.p50, 3.0);
+        assert_eq!(stats.mean, 3.0);
+        assert!((stats.p95 - 4.8).abs() < 1e-12);
+        assert_eq!(stats.max, 5.0);
+    }
+
+    #[test]
+    fn busy_time_merges_overlapping_jobs_per_gpu() {
+        let outcome = |gpu: u32, start: f64, end: f64| JobOutcome {
+            completed: true,
+            start_s: start,
+            end_s: end,
+            group: Some(0),
+            gpus: vec![gpu],
+            slice: None,
+            mode: Some(ShareMode::Mps),
+            exclusive_rate: 1.0,
+        };
+        let run = RunRecord {
+            outcomes: vec![outcome(0, 0.0, 10.0), outcome(0, 5.0, 12.0), outcome(1, 20.0, 30.0)],
+            timeline: vec![],
+            events: 0,
+            total_gpus: 2,
+            memory_total_gib: 1.0,
+        };
+        assert_eq!(busy_gpu_seconds(&run), 22.0);
+    }
+}

@@ -1,0 +1,282 @@
+//! Performance models: how fast each job of a co-located set runs, and whether the set fits in
+//! memory.
+//!
+//! [`PerfModel`] is the only seam between measurement and simulation. Its implementations read
+//! a [`ProfileSet`] (one [`Profile`] per GPU type); the fitted parameters change, the trait does
+//! not.
+#![doc = include_str!("README.md")]
+mod baselines;
+mod parametric;
+pub mod profile;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::hardware::GpuSpec;
+use crate::workload::ModelKey;
+pub use baselines::{EqualShare, Exclusive, FixedSlowdown};
+pub use parametric::Parametric;
+pub use profile::{Origin, Profile, ProfileError};
+
+/// How jobs share a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShareMode {
+    /// One job per GPU.
+    Exclusive,
+    /// Plain processes; the GPU runs one context at a time.
+    #[serde(alias = "time_slice", alias = "naive")]
+    Timeslice,
+    /// One MPS server; kernels of several processes run side by side.
+    Mps,
+    /// MIG slices; jobs inside one slice share it under MPS.
+    Mig,
+}
+
+impl ShareMode {
+    /// All modes, in the order tables list them.
+    pub const ALL: [ShareMode; 4] =
+        [ShareMode::Exclusive, ShareMode::Timeslice, ShareMode::Mps, ShareMode::Mig];
+
+    /// Whether processes run as MPS clients (smaller context, SM budgets apply).
+    pub fn is_mps_client(self) -> bool {
+        matches!(self, ShareMode::Mps | ShareMode::Mig)
+    }
+}
+
+impl fmt::Display for ShareMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ShareMode::Exclusive => "exclusive",
+            ShareMode::Timeslice => "timeslice",
+            ShareMode::Mps => "mps",
+            ShareMode::Mig => "mig",
+        })
+    }
+}
+
+/// The part of a GPU a set of jobs shares: the whole GPU or one MIG slice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Partition {
+    /// Fraction of the GPU's SMs (1 for the whole GPU).
+    pub sm_fraction: f64,
+    /// Memory of the partition, GiB.
+    pub memory_gib: f64,
+    /// Whether it is a MIG slice (isolated memory bandwidth and L2).
+    pub is_mig_slice: bool,
+}
+
+impl Partition {
+    /// The whole of `gpu`.
+    pub fn whole(gpu: &GpuSpec) -> Self {
+        Self { sm_fraction: 1.0, memory_gib: gpu.memory_gib, is_mig_slice: false }
+    }
+}
+
+/// How one model at one size runs alone on one GPU type, as a profile says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobClass {
+    /// What the job trains.
+    pub key: ModelKey,
+    /// Samples per second alone on one whole GPU.
+    pub solo_rate: f64,
+    /// Fraction of wall time the GPU runs its kernels when alone.
+    pub time_demand: f64,
+    /// Fraction of SMs its kernels fill.
+    pub space_demand: f64,
+    /// Peak GPU memory of its process, context excluded, GiB.
+    pub memory_gib: f64,
+    /// Relative spread of repeated measurements, when known.
+    pub spread: Option<f64>,
+    /// Where these numbers came from.
+    pub origin: Origin,
+}
+
+/// One job in a co-located set.
+#[derive(Clone, Copy, Debug)]
+pub struct Tenant<'a> {
+    /// Its class on this GPU type.
+    pub class: &'a JobClass,
+    /// MPS SM budget (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100), if set.
+    pub sm_budget: Option<f64>,
+    /// Whole GPUs the job spans (more than one only when alone on each).
+    pub gpus: u32,
+}
+
+/// What a model predicts for one co-located set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Samples per second of each job, in the order given.
+    pub rates: Vec<f64>,
+    /// Memory the set needs, contexts included, GiB.
+    pub memory_gib: f64,
+    /// Memory of the partition, GiB.
+    pub capacity_gib: f64,
+}
+
+impl Prediction {
+    /// Whether the set fits in the partition's memory.
+    pub fn fits_memory(&self) -> bool {
+        self.memory_gib <= self.capacity_gib
+    }
+}
+
+/// A GPU type or model the profiles do not cover. Fatal for the job or query that asked.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum PerfError {
+    /// No profile describes this GPU type.
+    #[error("no profile for GPU `{gpu}` (profiles loaded for: {known}); add one to the scenario's `profiles` or pass --profile")]
+    NoProfile {
+        /// GPU catalog name.
+        gpu: String,
+        /// GPUs that have a profile.
+        known: String,
+    },
+    /// The profile for this GPU does not know the model at this size.
+    #[error("{}: no entry for {key} on {gpu}; {hint}", path.display())]
+    UnknownModel {
+        /// The profile file.
+        path: PathBuf,
+        /// GPU catalog name.
+        gpu: String,
+        /// What was asked for.
+        key: ModelKey,
+        /// What the profile does have.
+        hint: String,
+    },
+}
+
+/// Predicts per-job rates of a co-located set. Implementations must be deterministic: the
+/// same inputs give the same bits.
+pub trait PerfModel: Send + Sync {
+    /// Short name for reports (`parametric`, `equal-share`, ...).
+    fn name(&self) -> &'static str;
+
+    /// How `key` runs alone on `gpu`. Called once per job and GPU type, never in the hot loop.
+    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError>;
+
+    /// Where the sharing parameters used on `gpu` came from.
+    fn origin(&self, gpu: &GpuSpec) -> Origin;
+
+    /// GPU memory one process of `class` takes in `mode`, context included, GiB.
+    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64;
+
+    /// Writes the samples/s of each tenant sharing `partition` into `out` (same length).
+    fn rates(
+        &self,
+        gpu: &GpuSpec,
+        mode: ShareMode,
+        partition: &Partition,
+        tenants: &[Tenant<'_>],
+        out: &mut [f64],
+    );
+
+    /// Rates and memory verdict for one set; allocates, so meant for queries, not the engine.
+    fn predict(
+        &self,
+        gpu: &GpuSpec,
+        mode: ShareMode,
+        partition: &Partition,
+        tenants: &[Tenant<'_>],
+    ) -> Prediction {
+        let mut rates = vec![0.0; tenants.len()];
+        self.rates(gpu, mode, partition, tenants, &mut rates);
+        let memory_gib = tenants.iter().map(|t| self.footprint_gib(gpu, mode, t.class)).sum();
+        Prediction { rates, memory_gib, capacity_gib: partition.memory_gib }
+    }
+}
+
+/// The profiles a model reads, one per GPU type, with the files they came from.
+#[derive(Clone, Debug, Default)]
+pub struct ProfileSet {
+    profiles: Vec<(Profile, PathBuf)>,
+}
+
+impl ProfileSet {
+    /// Loads each file; a later profile for the same GPU replaces an earlier one.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, ProfileError> {
+        let mut set = Self::default();
+        for path in paths {
+            set.insert(Profile::load(path)?, path.clone());
+        }
+        Ok(set)
+    }
+
+    /// Adds `profile` (read from `path`), replacing any for the same GPU.
+    pub fn insert(&mut self, profile: Profile, path: PathBuf) {
+        self.profiles.retain(|(p, _)| p.gpu != profile.gpu);
+        self.profiles.push((profile, path));
+    }
+
+    /// The profile for `gpu` and its file.
+    pub fn get(&self, gpu: &GpuSpec) -> Result<(&Profile, &Path), PerfError> {
+        self.profiles
+            .iter()
+            .find(|(p, _)| p.gpu.eq_ignore_ascii_case(gpu.name))
+            .map(|(p, path)| (p, path.as_path()))
+            .ok_or_else(|| PerfError::NoProfile {
+                gpu: gpu.name.to_owned(),
+                known: self.gpus().join(", "),
+            })
+    }
+
+    /// GPU names that have a profile.
+    pub fn gpus(&self) -> Vec<String> {
+        self.profiles.iter().map(|(p, _)| p.gpu.clone()).collect()
+    }
+
+    /// The job class of `key` on `gpu`, straight from the profile.
+    pub fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+        let (profile, path) = self.get(gpu)?;
+        let Some(entry) = profile.entry(key) else {
+            return Err(unknown_model(profile, path, key));
+        };
+        Ok(JobClass {
+            key: key.clone(),
+            solo_rate: entry.samples_per_s,
+            time_demand: entry.time_demand,
+            space_demand: entry.space_demand,
+            memory_gib: entry.memory_gib,
+            spread: entry.spread,
+            origin: entry.origin.unwrap_or(profile.origin),
+        })
+    }
+
+    /// Memory of one process of `class` in `mode`, from the profile's context overheads.
+    pub fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
+        let context = match self.get(gpu) {
+            Ok((p, _)) if mode.is_mps_client() => p.memory.mps_context_gib,
+            Ok((p, _)) => p.memory.context_gib,
+            Err(_) => 0.0,
+        };
+        class.memory_gib + context
+    }
+
+    /// The profile's overall origin for `gpu` (provisional when none is loaded).
+    pub fn origin(&self, gpu: &GpuSpec) -> Origin {
+        self.get(gpu).map_or(Origin::Provisional, |(p, _)| p.origin)
+    }
+}
+
+fn unknown_model(profile: &Profile, path: &Path, key: &ModelKey) -> PerfError {
+    let sizes = profile.known_sizes(&key.model);
+    let hint = if sizes.is_empty() {
+        format!("known models: {}", profile.model_names().join(", "))
+    } else {
+        format!("it has {} at: {}", key.model, sizes.join(", "))
+    };
+    PerfError::UnknownModel { path: path.to_owned(), gpu: profile.gpu.clone(), key: key.clone(), hint }
+}
+
+/// The rate of a job alone at SM fraction `sm` relative to its rate on the whole GPU:
+/// `1 / ((1 - u) + u * max(1, s / sm))` (DESIGN.md's first model).
+pub fn alone_fraction(class: &JobClass, sm: f64) -> f64 {
+    let u = class.time_demand;
+    1.0 / ((1.0 - u) + u * (class.space_demand / sm).max(1.0))
+}
+
+#[cfg(test)]
+mod tests;

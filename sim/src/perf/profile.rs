@@ -1,0 +1,248 @@
+//! Profile files: per-GPU model throughput, demand and memory, plus the global sharing
+//! parameters of each mode. Written by `colo calibrate fit` (or by hand, labelled provisional);
+//! read by every [`PerfModel`](super::PerfModel).
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::ronfile::{RonFileError, read_ron};
+use crate::workload::ModelKey;
+
+/// The profile format this build reads and writes.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// Where a number came from. Every figure colo prints carries one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// Written by hand from a few observations, to be replaced by a fit.
+    Provisional,
+    /// Measured on the GPU named by the profile.
+    Measured,
+    /// Fitted by least squares to measurements.
+    Fitted,
+    /// Measured under MPS SM budgets standing in for MIG slices.
+    Emulated,
+    /// Carried over from another GPU's fit.
+    Transferred,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Origin::Provisional => "provisional",
+            Origin::Measured => "measured",
+            Origin::Fitted => "fitted",
+            Origin::Emulated => "emulated",
+            Origin::Transferred => "transferred",
+        })
+    }
+}
+
+/// Which data and method a profile rests on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// How the numbers were obtained, in a sentence.
+    pub source: String,
+    /// Data files behind the fit (empty for a provisional profile).
+    #[serde(default)]
+    pub data: Vec<String>,
+    /// When the profile was written (ISO date).
+    pub created: String,
+    /// GPU driver of the measurements, when known.
+    #[serde(default)]
+    pub driver: Option<String>,
+}
+
+/// Per-process GPU memory that is not the model's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryParams {
+    /// CUDA context of a plain process (exclusive, time-sliced), GiB.
+    pub context_gib: f64,
+    /// CUDA context of an MPS client (MPS, MIG), GiB.
+    pub mps_context_gib: f64,
+}
+
+/// Time-slicing: the GPU runs one context at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSliceParams {
+    /// Fraction of GPU time lost per extra busy context (context switches).
+    pub switch_overhead: f64,
+}
+
+/// MPS: kernels of several processes share the SMs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MpsParams {
+    /// Stretch of a job's GPU time per unit of its co-runners' SM occupancy (caches, bandwidth).
+    pub interference: f64,
+}
+
+/// MIG: hardware slices with their own SMs, memory and bandwidth.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MigParams {
+    /// Rate in a slice relative to the job alone at the same SM budget under MPS.
+    pub efficiency: f64,
+}
+
+/// One model at one batch and image size on this GPU, alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelEntry {
+    /// Model name.
+    pub model: String,
+    /// Batch size.
+    pub batch: u32,
+    /// Image side or sequence length.
+    pub image: u32,
+    /// Training samples per second alone on the whole GPU.
+    pub samples_per_s: f64,
+    /// Fraction of wall time the GPU is busy with its kernels when alone (0..=1).
+    pub time_demand: f64,
+    /// Fraction of the SMs its kernels can fill (0..=1).
+    pub space_demand: f64,
+    /// Peak GPU memory of the process, context excluded, GiB.
+    pub memory_gib: f64,
+    /// Relative spread of repeated measurements (e.g. 0.05), when measured.
+    #[serde(default)]
+    pub spread: Option<f64>,
+    /// Where this entry's numbers came from; the profile's origin when absent.
+    #[serde(default)]
+    pub origin: Option<Origin>,
+}
+
+/// A profile file: how jobs run on one GPU type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Format version ([`PROFILE_VERSION`]).
+    pub version: u32,
+    /// GPU catalog name, e.g. `h200`.
+    pub gpu: String,
+    /// Where the profile's numbers came from, overall.
+    pub origin: Origin,
+    /// Data and method behind it.
+    pub provenance: Provenance,
+    /// Per-process memory overheads.
+    pub memory: MemoryParams,
+    /// Time-slicing parameters.
+    pub timeslice: TimeSliceParams,
+    /// MPS parameters.
+    pub mps: MpsParams,
+    /// MIG parameters.
+    pub mig: MigParams,
+    /// The models it knows.
+    pub models: Vec<ModelEntry>,
+}
+
+/// A profile could not be loaded or is inconsistent. Fatal.
+#[derive(Debug, Error)]
+pub enum ProfileError {
+    /// The file could not be read or parsed.
+    #[error(transparent)]
+    File(#[from] RonFileError),
+    /// The profile's version is not one this build reads.
+    #[error("{}: profile version {found} is not supported; this colo reads version {PROFILE_VERSION}", path.display())]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+    },
+    /// A value is out of its range.
+    #[error("{}: {field} = {value} is out of range ({expected})", path.display())]
+    Range {
+        /// The file.
+        path: PathBuf,
+        /// Which field, e.g. `models[3].time_demand`.
+        field: String,
+        /// The value found.
+        value: f64,
+        /// The range it must lie in.
+        expected: &'static str,
+    },
+    /// The same model key appears twice.
+    #[error("{}: {key} appears twice in `models`; keep one entry per MODEL:BATCH:IMAGE", path.display())]
+    Duplicate {
+        /// The file.
+        path: PathBuf,
+        /// The repeated key.
+        key: ModelKey,
+    },
+}
+
+impl ModelEntry {
+    /// The entry's model key.
+    pub fn key(&self) -> ModelKey {
+        ModelKey::new(&self.model, self.batch, self.image)
+    }
+}
+
+impl Profile {
+    /// Loads and checks a profile file.
+    pub fn load(path: &Path) -> Result<Self, ProfileError> {
+        let profile: Profile = read_ron(path)?;
+        profile.validate(path)?;
+        Ok(profile)
+    }
+
+    /// Checks versions and ranges; `path` names the source in errors.
+    pub fn validate(&self, path: &Path) -> Result<(), ProfileError> {
+        if self.version != PROFILE_VERSION {
+            return Err(ProfileError::Version { path: path.to_owned(), found: self.version });
+        }
+        let range = |field: String, value: f64, ok: bool, expected| {
+            if ok { Ok(()) } else { Err(ProfileError::Range { path: path.to_owned(), field, value, expected }) }
+        };
+        let m = &self.memory;
+        range("memory.context_gib".into(), m.context_gib, m.context_gib >= 0.0, ">= 0")?;
+        range("memory.mps_context_gib".into(), m.mps_context_gib, m.mps_context_gib >= 0.0, ">= 0")?;
+        let o = self.timeslice.switch_overhead;
+        range("timeslice.switch_overhead".into(), o, (0.0..1.0).contains(&o), "0 <= x < 1")?;
+        let i = self.mps.interference;
+        range("mps.interference".into(), i, (0.0..=10.0).contains(&i), "0 <= x <= 10")?;
+        let e = self.mig.efficiency;
+        range("mig.efficiency".into(), e, e > 0.0 && e <= 2.0, "0 < x <= 2")?;
+        let mut seen = HashMap::new();
+        for (idx, entry) in self.models.iter().enumerate() {
+            let field = |name: &str| format!("models[{idx}].{name} ({})", entry.key());
+            range(field("samples_per_s"), entry.samples_per_s, entry.samples_per_s > 0.0, "> 0")?;
+            let u = entry.time_demand;
+            range(field("time_demand"), u, (0.0..=1.0).contains(&u), "0 <= x <= 1")?;
+            let s = entry.space_demand;
+            range(field("space_demand"), s, s > 0.0 && s <= 1.0, "0 < x <= 1")?;
+            range(field("memory_gib"), entry.memory_gib, entry.memory_gib >= 0.0, ">= 0")?;
+            if seen.insert(entry.key(), idx).is_some() {
+                return Err(ProfileError::Duplicate { path: path.to_owned(), key: entry.key() });
+            }
+        }
+        Ok(())
+    }
+
+    /// The entry for `key`, if the profile has it.
+    pub fn entry(&self, key: &ModelKey) -> Option<&ModelEntry> {
+        self.models
+            .iter()
+            .find(|e| e.model == key.model && e.batch == key.batch && e.image == key.image)
+    }
+
+    /// What the profile knows of `model` at any size, as `MODEL:BATCH:IMAGE` texts.
+    pub fn known_sizes(&self, model: &str) -> Vec<String> {
+        self.models.iter().filter(|e| e.model == model).map(|e| e.key().to_string()).collect()
+    }
+
+    /// The distinct model names, sorted.
+    pub fn model_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.models.iter().map(|e| e.model.clone()).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}

@@ -1,0 +1,200 @@
+//! Unit tests of the performance models.
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::profile::*;
+use super::*;
+use crate::hardware;
+
+fn entry(model: &str, rate: f64, u: f64, s: f64, mem: f64) -> ModelEntry {
+    ModelEntry {
+        model: model.into(),
+        batch: 64,
+        image: 224,
+        samples_per_s: rate,
+        time_demand: u,
+        space_demand: s,
+        memory_gib: mem,
+        spread: None,
+        origin: None,
+    }
+}
+
+pub(crate) fn test_profile() -> Profile {
+    Profile {
+        version: PROFILE_VERSION,
+        gpu: "h200".into(),
+        origin: Origin::Provisional,
+        provenance: Provenance { source: "test".into(), data: vec![], created: "2026-11-30".into(), driver: None },
+        memory: MemoryParams { context_gib: 0.5, mps_context_gib: 0.25 },
+        timeslice: TimeSliceParams { switch_overhead: 0.05 },
+        mps: MpsParams { interference: 0.3 },
+        mig: MigParams { efficiency: 1.0 },
+        models: vec![
+            entry("small", 20000.0, 0.3, 0.3, 2.0),
+            entry("big", 1000.0, 0.95, 0.9, 30.0),
+        ],
+    }
+}
+
+fn profiles() -> Arc<ProfileSet> {
+    let mut set = ProfileSet::default();
+    set.insert(test_profile(), PathBuf::from("test.ron"));
+    Arc::new(set)
+}
+
+fn class(model: &str) -> JobClass {
+    let gpu = hardware::gpu("h200").unwrap();
+    profiles().class(gpu, &ModelKey::new(model, 64, 224)).unwrap()
+}
+
+fn rates(model: &dyn PerfModel, mode: ShareMode, classes: &[JobClass]) -> Vec<f64> {
+    let gpu = hardware::gpu("h200").unwrap();
+    let tenants: Vec<Tenant<'_>> =
+        classes.iter().map(|c| Tenant { class: c, sm_budget: None, gpus: 1 }).collect();
+    model.predict(gpu, mode, &Partition::whole(gpu), &tenants).rates
+}
+
+#[test]
+fn alone_every_model_gives_the_exclusive_rate() {
+    let set = profiles();
+    let models: [Box<dyn PerfModel>; 4] = [
+        Box::new(Parametric::new(set.clone())),
+        Box::new(Exclusive::new(set.clone())),
+        Box::new(EqualShare::new(set.clone())),
+        Box::new(FixedSlowdown::new(set, 0.15)),
+    ];
+    for model in &models {
+        for mode in ShareMode::ALL {
+            let got = rates(model.as_ref(), mode, &[class("big")]);
+            assert!((got[0] - 1000.0).abs() < 1e-9, "{} {mode}: {got:?}", model.name());
+        }
+    }
+}
+
+#[test]
+fn baselines_follow_their_formulas() {
+    let set = profiles();
+    let three = [class("big"), class("big"), class("small")];
+    let equal = rates(&EqualShare::new(set.clone()), ShareMode::Mps, &three);
+    assert!((equal[2] - 20000.0 / 3.0).abs() < 1e-9);
+    let fixed = rates(&FixedSlowdown::new(set, 0.15), ShareMode::Mps, &three);
+    assert!((fixed[0] - 1000.0 / 1.3).abs() < 1e-9);
+}
+
+#[test]
+fn launch_bound_jobs_barely_slow_each_other_under_mps() {
+    let four = vec![class("small"); 4];
+    let got = rates(&Parametric::new(profiles()), ShareMode::Mps, &four);
+    // Co-runners' occupancy 3 * 0.3 * 0.3 = 0.27 stretches the GPU part by 1 + 0.3 * 0.27.
+    let expected = 20000.0 / (0.7 + 0.3 * (1.0 + 0.3 * 0.27));
+    for rate in got {
+        assert!((rate - expected).abs() < 1e-6, "{rate} vs {expected}");
+    }
+}
+
+#[test]
+fn gpu_bound_pair_shares_time_and_loses_switching() {
+    let two = vec![class("big"); 2];
+    let got = rates(&Parametric::new(profiles()), ShareMode::Timeslice, &two);
+    // Capacity 1 / 1.05 of GPU time split evenly: speed f with 2 * 0.95 f = 1 / 1.05.
+    let expected = 1000.0 / (2.0 * 0.95 * 1.05);
+    assert!((got[0] - expected).abs() < 1e-6, "{got:?} vs {expected}");
+}
+
+#[test]
+fn congestion_solution_meets_capacity_exactly() {
+    let two = vec![class("big"); 2];
+    let got = rates(&Parametric::new(profiles()), ShareMode::Mps, &two);
+    let c = class("big");
+    // Load on SM-time: Σ u s (1 + β O) f = 1 at the solution.
+    let stretch = 1.0 + 0.3 * 0.95 * 0.9;
+    let load: f64 = got.iter().map(|r| r / 1000.0 * c.time_demand * c.space_demand * stretch).sum();
+    assert!((load - 1.0).abs() < 1e-9, "{load}");
+}
+
+#[test]
+fn sm_budget_slows_a_job_alone_as_the_curve_says() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let big = class("big");
+    let tenant = [Tenant { class: &big, sm_budget: Some(0.45), gpus: 1 }];
+    let model = Parametric::new(profiles());
+    let got = model.predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenant).rates[0];
+    assert!((got - 1000.0 * alone_fraction(&big, 0.45)).abs() < 1e-9);
+}
+
+#[test]
+fn memory_verdict_counts_contexts() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let big = class("big");
+    let tenants = vec![Tenant { class: &big, sm_budget: None, gpus: 1 }; 5];
+    let p = Parametric::new(profiles()).predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenants);
+    assert!((p.memory_gib - 5.0 * 30.25).abs() < 1e-9);
+    assert!(!p.fits_memory(), "5 x 30.25 GiB exceeds the H200's memory");
+}
+
+#[test]
+fn unknown_model_names_what_the_profile_has() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let err = profiles().class(gpu, &ModelKey::new("big", 32, 224)).unwrap_err();
+    assert!(err.to_string().contains("it has big at: big:64:224"), "{err}");
+    let err = profiles().class(gpu, &ModelKey::new("vgg", 32, 224)).unwrap_err();
+    assert!(err.to_string().contains("known models: big, small"), "{err}");
+}
+
+#[test]
+fn profile_validation_names_the_field() {
+    let mut profile = test_profile();
+    profile.models[1].time_demand = 1.5;
+    let err = profile.validate(std::path::Path::new("p.ron")).unwrap_err();
+    assert!(err.to_string().contains("models[1].time_demand (big:64:224) = 1.5"), "{err}");
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_class() -> impl Strategy<Value = JobClass> {
+        (1.0f64..1e5, 0.0f64..=1.0, 0.01f64..=1.0).prop_map(|(x, u, s)| JobClass {
+            key: ModelKey::new("m", 1, 1),
+            solo_rate: x,
+            time_demand: u,
+            space_demand: s,
+            memory_gib: 1.0,
+            spread: None,
+            origin: Origin::Provisional,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn parametric_rates_are_positive_and_never_beat_alone(
+            classes in prop::collection::vec(any_class(), 1..10),
+            mode_idx in 0usize..4,
+        ) {
+            let mode = ShareMode::ALL[mode_idx];
+            let got = rates(&Parametric::new(profiles()), mode, &classes);
+            for (rate, c) in got.iter().zip(&classes) {
+                prop_assert!(*rate > 0.0 && rate.is_finite());
+                prop_assert!(*rate <= c.solo_rate * (1.0 + 1e-12));
+            }
+        }
+
+        #[test]
+        fn adding_a_corunner_never_speeds_anyone_up(
+            classes in prop::collection::vec(any_class(), 1..8),
+            extra in any_class(),
+            mode_idx in 1usize..3,
+        ) {
+            let mode = ShareMode::ALL[mode_idx];
+            let model = Parametric::new(profiles());
+            let before = rates(&model, mode, &classes);
+            let mut more = classes.clone();
+            more.push(extra);
+            let after = rates(&model, mode, &more);
+            for (b, a) in before.iter().zip(&after) {
+                prop_assert!(*a <= b * (1.0 + 1e-9), "{a} > {b}");
+            }
+        }
+    }
+}

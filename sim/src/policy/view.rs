@@ -1,0 +1,324 @@
+//! What a policy sees of the cluster: free memory and job counts per slot, with indexes that
+//! answer "first / best slot with room for X MiB" in O(log n).
+use std::collections::BTreeSet;
+
+use super::PlacementRule;
+
+/// The shape of one group's GPUs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupKind {
+    /// Whole GPUs; up to `max_jobs` jobs share one (1 for exclusive mode).
+    Whole {
+        /// Memory of one GPU, MiB.
+        memory_mib: u64,
+        /// Most jobs per GPU.
+        max_jobs: u32,
+    },
+    /// Every GPU cut into the same MIG slices; up to `max_jobs` jobs share one slice.
+    Mig {
+        /// Memory of each slice, MiB, in layout order.
+        slice_memory_mib: Vec<u64>,
+        /// SMs of each slice, in layout order (tie-break for best-fit).
+        slice_sms: Vec<u32>,
+        /// Most jobs per slice.
+        max_jobs: u32,
+    },
+}
+
+/// One partition: a whole GPU (slot 0) or one MIG slice of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SlotRef {
+    /// Group index.
+    pub group: u32,
+    /// Global GPU index.
+    pub gpu: u32,
+    /// Slice index within the GPU's layout (0 for a whole GPU).
+    pub slot: u32,
+}
+
+#[derive(Debug)]
+pub(super) struct GroupIndex {
+    pub(super) first_gpu: u32,
+    pub(super) count: u32,
+    pub(super) kind: GroupKind,
+    /// Idle, unlocked GPUs (global indices).
+    pub(super) idle: BTreeSet<u32>,
+    /// First-fit on whole GPUs: max free MiB over eligible GPUs (local indices).
+    pub(super) max_free: Option<MaxTree>,
+    /// Best-fit on whole GPUs: (free MiB, global GPU) of eligible GPUs.
+    pub(super) by_free: Option<BTreeSet<(u64, u32)>>,
+    /// The key each GPU has in `by_free` (local indices), so it can be removed in O(log n).
+    by_free_key: Vec<Option<u64>>,
+    /// MIG: per slice position, the GPUs whose slice there has room for one more job.
+    pub(super) open_slices: Vec<BTreeSet<u32>>,
+    /// MIG best-fit: slice positions by (memory, SMs, position).
+    pub(super) slices_small_first: Vec<usize>,
+}
+
+/// The cluster as policies see it. The engine keeps it current with [`ClusterView::occupy`],
+/// [`ClusterView::release`] and [`ClusterView::set_locked`].
+#[derive(Debug)]
+pub struct ClusterView {
+    pub(super) groups: Vec<GroupIndex>,
+    gpu_group: Vec<u32>,
+    slot_base: Vec<u32>,
+    slot_capacity: Vec<u64>,
+    slot_free: Vec<u64>,
+    slot_jobs: Vec<u32>,
+    gpu_jobs: Vec<u32>,
+    gpu_locked: Vec<bool>,
+}
+
+impl ClusterView {
+    /// A view of empty groups (`(kind, GPU count)` each) indexed for `rule`.
+    pub fn new(groups: &[(GroupKind, u32)], rule: PlacementRule) -> Self {
+        let mut view = ClusterView {
+            groups: Vec::with_capacity(groups.len()),
+            gpu_group: Vec::new(),
+            slot_base: Vec::new(),
+            slot_capacity: Vec::new(),
+            slot_free: Vec::new(),
+            slot_jobs: Vec::new(),
+            gpu_jobs: Vec::new(),
+            gpu_locked: Vec::new(),
+        };
+        for (group_idx, (kind, count)) in groups.iter().enumerate() {
+            view.add_group(group_idx as u32, kind.clone(), *count, rule);
+        }
+        view
+    }
+
+    fn add_group(&mut self, group_idx: u32, kind: GroupKind, count: u32, rule: PlacementRule) {
+        let first_gpu = self.gpu_group.len() as u32;
+        let capacities = kind.slot_capacities();
+        for _ in 0..count {
+            self.gpu_group.push(group_idx);
+            self.slot_base.push(self.slot_capacity.len() as u32);
+            self.slot_capacity.extend_from_slice(&capacities);
+            self.slot_free.extend_from_slice(&capacities);
+            self.slot_jobs.extend(capacities.iter().map(|_| 0));
+            self.gpu_jobs.push(0);
+            self.gpu_locked.push(false);
+        }
+        let all: BTreeSet<u32> = (first_gpu..first_gpu + count).collect();
+        let packs = matches!(kind, GroupKind::Whole { max_jobs, .. } if max_jobs > 1);
+        let whole_memory = capacities[0];
+        let mut index = GroupIndex {
+            first_gpu,
+            count,
+            max_free: (packs && rule == PlacementRule::FirstFit)
+                .then(|| MaxTree::filled(count as usize, whole_memory as i64)),
+            by_free: (packs && rule == PlacementRule::BestFit)
+                .then(|| all.iter().map(|&g| (whole_memory, g)).collect()),
+            by_free_key: vec![Some(whole_memory); count as usize],
+            open_slices: Vec::new(),
+            slices_small_first: Vec::new(),
+            idle: all.clone(),
+            kind,
+        };
+        if let GroupKind::Mig { slice_memory_mib, slice_sms, .. } = &index.kind {
+            index.open_slices = vec![all; slice_memory_mib.len()];
+            let mut order: Vec<usize> = (0..slice_memory_mib.len()).collect();
+            order.sort_by_key(|&i| (slice_memory_mib[i], slice_sms[i], i));
+            index.slices_small_first = order;
+        }
+        self.groups.push(index);
+    }
+
+    /// Number of groups.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The group's shape.
+    pub fn group_kind(&self, group: usize) -> &GroupKind {
+        &self.groups[group].kind
+    }
+
+    /// Global indices of the group's GPUs.
+    pub fn group_gpus(&self, group: usize) -> std::ops::Range<u32> {
+        let g = &self.groups[group];
+        g.first_gpu..g.first_gpu + g.count
+    }
+
+    /// Group of a GPU.
+    pub fn gpu_group(&self, gpu: u32) -> u32 {
+        self.gpu_group[gpu as usize]
+    }
+
+    /// Free memory of a slot, MiB.
+    pub fn free_mib(&self, slot: SlotRef) -> u64 {
+        self.slot_free[self.slot_id(slot)]
+    }
+
+    /// Memory of a slot, MiB.
+    pub fn capacity_mib(&self, slot: SlotRef) -> u64 {
+        self.slot_capacity[self.slot_id(slot)]
+    }
+
+    /// Jobs in a slot.
+    pub fn jobs_in(&self, slot: SlotRef) -> u32 {
+        self.slot_jobs[self.slot_id(slot)]
+    }
+
+    /// Jobs on a GPU, all slots together.
+    pub fn jobs_on_gpu(&self, gpu: u32) -> u32 {
+        self.gpu_jobs[gpu as usize]
+    }
+
+    /// Whether a GPU is held whole by a multi-GPU job.
+    pub fn is_locked(&self, gpu: u32) -> bool {
+        self.gpu_locked[gpu as usize]
+    }
+
+    /// Most jobs a slot of this group may hold.
+    pub fn max_jobs(&self, group: usize) -> u32 {
+        match self.groups[group].kind {
+            GroupKind::Whole { max_jobs, .. } | GroupKind::Mig { max_jobs, .. } => max_jobs,
+        }
+    }
+
+    /// Whether a slot can take one more job of `memory_mib`.
+    pub fn has_room(&self, slot: SlotRef, memory_mib: u64) -> bool {
+        let id = self.slot_id(slot);
+        !self.gpu_locked[slot.gpu as usize]
+            && self.slot_jobs[id] < self.max_jobs(slot.group as usize)
+            && self.slot_free[id] >= memory_mib
+    }
+
+    /// Records a job of `memory_mib` entering `slot`.
+    pub fn occupy(&mut self, slot: SlotRef, memory_mib: u64) {
+        let id = self.slot_id(slot);
+        debug_assert!(self.slot_free[id] >= memory_mib, "engine placed past memory");
+        self.slot_free[id] -= memory_mib;
+        self.slot_jobs[id] += 1;
+        self.gpu_jobs[slot.gpu as usize] += 1;
+        self.reindex(slot);
+    }
+
+    /// Records a job of `memory_mib` leaving `slot`.
+    pub fn release(&mut self, slot: SlotRef, memory_mib: u64) {
+        let id = self.slot_id(slot);
+        self.slot_free[id] += memory_mib;
+        self.slot_jobs[id] -= 1;
+        self.gpu_jobs[slot.gpu as usize] -= 1;
+        self.reindex(slot);
+    }
+
+    /// Marks a GPU as held whole by a multi-GPU job (or frees it).
+    pub fn set_locked(&mut self, gpu: u32, locked: bool) {
+        self.gpu_locked[gpu as usize] = locked;
+        let group = self.gpu_group[gpu as usize];
+        self.reindex(SlotRef { group, gpu, slot: 0 });
+    }
+
+    fn slot_id(&self, slot: SlotRef) -> usize {
+        (self.slot_base[slot.gpu as usize] + slot.slot) as usize
+    }
+
+    /// Brings every index of the slot's group up to date for this slot.
+    fn reindex(&mut self, slot: SlotRef) {
+        let id = self.slot_id(slot);
+        let gpu = slot.gpu;
+        let idle = self.gpu_jobs[gpu as usize] == 0 && !self.gpu_locked[gpu as usize];
+        let has_space = !self.gpu_locked[gpu as usize]
+            && self.slot_jobs[id] < self.max_jobs(slot.group as usize);
+        let free = self.slot_free[id];
+        let capacity = self.slot_capacity[id];
+        let index = &mut self.groups[slot.group as usize];
+        set_member(&mut index.idle, gpu, idle);
+        let local = (gpu - index.first_gpu) as usize;
+        if let Some(tree) = &mut index.max_free {
+            tree.set(local, if has_space { free as i64 } else { -1 });
+        }
+        if let Some(by_free) = &mut index.by_free {
+            if let Some(old) = index.by_free_key[local].take() {
+                by_free.remove(&(old, gpu));
+            }
+            if has_space {
+                by_free.insert((free, gpu));
+                index.by_free_key[local] = Some(free);
+            }
+        }
+        if let Some(open) = index.open_slices.get_mut(slot.slot as usize) {
+            set_member(open, gpu, has_space);
+        }
+        debug_assert!(free <= capacity);
+    }
+}
+
+fn set_member(set: &mut BTreeSet<u32>, value: u32, member: bool) {
+    if member {
+        set.insert(value);
+    } else {
+        set.remove(&value);
+    }
+}
+
+impl GroupKind {
+    fn slot_capacities(&self) -> Vec<u64> {
+        match self {
+            GroupKind::Whole { memory_mib, .. } => vec![*memory_mib],
+            GroupKind::Mig { slice_memory_mib, .. } => slice_memory_mib.clone(),
+        }
+    }
+}
+
+/// A max-segment tree over a fixed number of leaves: set a leaf, find the leftmost leaf whose
+/// value is at least a bound. Both O(log n).
+#[derive(Debug)]
+pub(super) struct MaxTree {
+    leaves: usize,
+    nodes: Vec<i64>,
+}
+
+impl MaxTree {
+    fn filled(len: usize, value: i64) -> Self {
+        let leaves = len.next_power_of_two().max(1);
+        let mut nodes = vec![-1; 2 * leaves];
+        nodes[leaves..leaves + len].fill(value);
+        for i in (1..leaves).rev() {
+            nodes[i] = nodes[2 * i].max(nodes[2 * i + 1]);
+        }
+        Self { leaves, nodes }
+    }
+
+    fn set(&mut self, leaf: usize, value: i64) {
+        let mut i = leaf + self.leaves;
+        self.nodes[i] = value;
+        while i > 1 {
+            i /= 2;
+            self.nodes[i] = self.nodes[2 * i].max(self.nodes[2 * i + 1]);
+        }
+    }
+
+    /// Leftmost leaf with value >= `bound`.
+    pub(super) fn leftmost_at_least(&self, bound: i64) -> Option<usize> {
+        if self.nodes[1] < bound {
+            return None;
+        }
+        let mut i = 1;
+        while i < self.leaves {
+            i = if self.nodes[2 * i] >= bound { 2 * i } else { 2 * i + 1 };
+        }
+        Some(i - self.leaves)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_tree_finds_leftmost_fit() {
+        let mut tree = MaxTree::filled(5, 10);
+        tree.set(0, 3);
+        tree.set(1, 7);
+        assert_eq!(tree.leftmost_at_least(5), Some(1));
+        assert_eq!(tree.leftmost_at_least(10), Some(2));
+        tree.set(2, -1);
+        tree.set(3, -1);
+        tree.set(4, -1);
+        assert_eq!(tree.leftmost_at_least(8), None);
+    }
+}

@@ -1,0 +1,225 @@
+//! Scenarios: a RON file naming a cluster, a workload, a policy and profiles, with an optional
+//! sweep of variants that run side by side (rayon, one simulation per thread).
+mod build;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::engine::{EngineError, SimConfig, Simulation};
+use crate::metrics::{self, RunLabels, Summary};
+use crate::perf::ProfileError;
+use crate::ronfile::{RonFileError, read_ron};
+pub use build::build_variant;
+use schema::{ScenarioFile, VariantSpec};
+
+/// A scenario could not be loaded, built or run. Fatal; the message names the file and field.
+#[derive(Debug, Error)]
+pub enum ScenarioError {
+    /// The file could not be read or parsed.
+    #[error(transparent)]
+    File(#[from] RonFileError),
+    /// A field's value is wrong.
+    #[error("{}: {field}: {message}", path.display())]
+    Field {
+        /// The scenario file.
+        path: PathBuf,
+        /// Field path, e.g. `cluster[1].mig_layout`.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A profile named by the scenario could not be loaded.
+    #[error("{}: profiles: {source}", path.display())]
+    Profile {
+        /// The scenario file.
+        path: PathBuf,
+        /// The profile's error.
+        source: ProfileError,
+    },
+    /// The simulation failed.
+    #[error("{}: variant `{variant}`: {source}", path.display())]
+    Engine {
+        /// The scenario file.
+        path: PathBuf,
+        /// Variant name.
+        variant: String,
+        /// The engine's error.
+        source: Box<EngineError>,
+    },
+    /// A result file could not be written.
+    #[error("cannot write results to {}: {source}", dir.display())]
+    Write {
+        /// The result folder.
+        dir: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
+impl ScenarioError {
+    fn field(path: &Path, field: impl Into<String>, message: impl ToString) -> Self {
+        ScenarioError::Field { path: path.to_owned(), field: field.into(), message: message.to_string() }
+    }
+}
+
+/// A loaded scenario file.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its contents.
+    pub file: ScenarioFile,
+}
+
+/// How to run a scenario (from the command line).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Replaces the scenario's `output` folder.
+    pub out: Option<PathBuf>,
+    /// Replaces the seed of every variant.
+    pub seed: Option<u64>,
+}
+
+/// One variant's run: its jobs, what happened, and the summary.
+#[derive(Debug)]
+pub struct VariantRun {
+    /// Variant name.
+    pub name: String,
+    /// Its result folder.
+    pub dir: PathBuf,
+    /// The summary (also in summary.json).
+    pub summary: Summary,
+}
+
+impl Scenario {
+    /// Reads a scenario file.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let file: ScenarioFile = read_ron(path)?;
+        let scenario = Scenario { path: path.to_owned(), file };
+        scenario.check_names()?;
+        Ok(scenario)
+    }
+
+    fn check_names(&self) -> Result<(), ScenarioError> {
+        let mut names: Vec<&str> = self.file.sweep.iter().map(|v| v.name.as_str()).collect();
+        names.sort_unstable();
+        for pair in names.windows(2) {
+            if pair[0] == pair[1] {
+                return Err(ScenarioError::field(&self.path, "sweep", format!("two variants are named `{}`; names must differ", pair[0])));
+            }
+        }
+        if let Some(bad) = self.file.sweep.iter().find(|v| v.name.is_empty() || v.name.contains(['/', '\\'])) {
+            return Err(ScenarioError::field(&self.path, "sweep", format!("variant name `{}` must be non-empty and hold no slash", bad.name)));
+        }
+        Ok(())
+    }
+
+    /// The variants to run: the sweep's, or one called `base`.
+    pub fn variants(&self) -> Vec<VariantSpec> {
+        if self.file.sweep.is_empty() {
+            vec![VariantSpec { name: "base".into(), ..VariantSpec::default() }]
+        } else {
+            self.file.sweep.clone()
+        }
+    }
+
+    /// Folder the results go to.
+    pub fn output_dir(&self, options: &RunOptions) -> PathBuf {
+        options.out.clone().unwrap_or_else(|| {
+            PathBuf::from(self.file.output.clone().unwrap_or_else(|| format!("results/{}", self.file.name)))
+        })
+    }
+
+    /// Resolves paths in the scenario relative to its file.
+    pub fn resolve(&self, relative: &str) -> PathBuf {
+        let base = self.path.parent().unwrap_or(Path::new(""));
+        base.join(relative)
+    }
+
+    /// Runs every variant (in parallel), writes each one's result folder and, for a sweep,
+    /// `sweep.csv`. `progress(variant, jobs done, jobs)` is called from worker threads.
+    pub fn run(
+        &self,
+        options: &RunOptions,
+        progress: &(dyn Fn(usize, u64, u64) + Sync),
+    ) -> Result<Vec<VariantRun>, ScenarioError> {
+        let variants = self.variants();
+        let out = self.output_dir(options);
+        let runs: Vec<Result<VariantRun, ScenarioError>> = variants
+            .par_iter()
+            .enumerate()
+            .map(|(idx, variant)| {
+                let dir = if self.file.sweep.is_empty() { out.clone() } else { out.join(&variant.name) };
+                self.run_variant(variant, options, dir, &mut |done, total| progress(idx, done, total))
+            })
+            .collect();
+        let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if !self.file.sweep.is_empty() {
+            metrics::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs))
+                .map_err(|source| ScenarioError::Write { dir: out.clone(), source })?;
+        }
+        Ok(runs)
+    }
+
+    fn run_variant(
+        &self,
+        variant: &VariantSpec,
+        options: &RunOptions,
+        dir: PathBuf,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<VariantRun, ScenarioError> {
+        let (config, labels) = build_variant(self, variant, options.seed)?;
+        let summary = simulate_into(&config, labels, &dir, progress).map_err(|err| match err {
+            SimulateError::Engine(source) => {
+                ScenarioError::Engine { path: self.path.clone(), variant: variant.name.clone(), source: Box::new(source) }
+            }
+            SimulateError::Write(source) => ScenarioError::Write { dir: dir.clone(), source },
+        })?;
+        Ok(VariantRun { name: variant.name.clone(), dir, summary })
+    }
+}
+
+enum SimulateError {
+    Engine(EngineError),
+    Write(std::io::Error),
+}
+
+/// Runs one configuration and writes its four result files into `dir`.
+fn simulate_into(
+    config: &SimConfig,
+    labels: RunLabels,
+    dir: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Summary, SimulateError> {
+    let run = Simulation::run(config, Some(progress)).map_err(SimulateError::Engine)?;
+    let summary = metrics::summarize(&config.jobs, &run, labels);
+    let summary_json = serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
+    let files = [
+        ("jobs.csv", metrics::jobs_csv(&config.jobs, &run)),
+        ("placements.csv", metrics::placements_csv(&run)),
+        ("timeline.csv", metrics::timeline_csv(&run)),
+        ("summary.json", summary_json),
+    ];
+    metrics::write_result_dir(dir, &files).map_err(SimulateError::Write)?;
+    Ok(summary)
+}
+
+/// `sweep.csv`: one row per variant, in sweep order.
+fn sweep_csv(runs: &[VariantRun]) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "variant,jobs,completed,makespan_s,mean_jct_s,p95_jct_s,mean_wait_s,throughput_samples_per_s,utilization\n",
+    );
+    for run in runs {
+        let s = &run.summary;
+        let _ = writeln!(
+            out,
+            "{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.4}",
+            run.name, s.jobs, s.completed, s.makespan_s, s.jct_s.mean, s.jct_s.p95, s.wait_s.mean, s.throughput_samples_per_s, s.utilization
+        );
+    }
+    out.into_bytes()
+}

@@ -1,0 +1,295 @@
+//! The scenario file's types, exactly as written in RON. Separate from the engine's types and
+//! converted by hand in `build.rs`; every field is documented in scenarios/README.md.
+use serde::Deserialize;
+
+/// A scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Name; results go to `results/<name>/` unless `output` says otherwise.
+    pub name: String,
+    /// What the scenario shows (free text).
+    #[serde(default)]
+    pub description: String,
+    /// Seed of the workload generator.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Profile files, relative to the scenario file.
+    pub profiles: Vec<String>,
+    /// Performance model.
+    #[serde(default)]
+    pub perf_model: PerfModelSpec,
+    /// GPU groups.
+    pub cluster: Vec<GroupSpec>,
+    /// The jobs.
+    pub workload: WorkloadSpec,
+    /// Queue order and placement.
+    #[serde(default)]
+    pub policy: PolicySpec,
+    /// Result folder, relative to the working directory.
+    #[serde(default)]
+    pub output: Option<String>,
+    /// Jobs that fit nowhere: `Error` (default) or `Skip`.
+    #[serde(default)]
+    pub on_unplaceable: UnplaceableSpec,
+    /// Minimum seconds between timeline rows (0: every change).
+    #[serde(default)]
+    pub timeline_every_s: f64,
+    /// Variants run side by side; each overrides some top-level fields.
+    #[serde(default)]
+    pub sweep: Vec<VariantSpec>,
+}
+
+fn default_seed() -> u64 {
+    42
+}
+
+/// One sweep variant: a name and the fields it overrides.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    /// Variant name (its result sub-folder).
+    pub name: String,
+    /// Overrides `seed`.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Overrides `profiles`.
+    #[serde(default)]
+    pub profiles: Option<Vec<String>>,
+    /// Overrides `perf_model`.
+    #[serde(default)]
+    pub perf_model: Option<PerfModelSpec>,
+    /// Overrides `cluster`.
+    #[serde(default)]
+    pub cluster: Option<Vec<GroupSpec>>,
+    /// Overrides `workload`.
+    #[serde(default)]
+    pub workload: Option<WorkloadSpec>,
+    /// Overrides `policy`.
+    #[serde(default)]
+    pub policy: Option<PolicySpec>,
+    /// Overrides `on_unplaceable`.
+    #[serde(default)]
+    pub on_unplaceable: Option<UnplaceableSpec>,
+}
+
+/// Which performance model predicts co-located rates.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub enum PerfModelSpec {
+    /// Demand-based model with the profile's sharing parameters.
+    #[default]
+    Parametric,
+    /// Every job as if alone (no interference).
+    Exclusive,
+    /// Each of n jobs gets 1/n.
+    EqualShare,
+    /// Each job slowed by 1 + per_corunner (n - 1).
+    FixedSlowdown {
+        /// Slowdown per co-runner (default 0.15).
+        #[serde(default = "default_per_corunner")]
+        per_corunner: f64,
+    },
+}
+
+fn default_per_corunner() -> f64 {
+    0.15
+}
+
+/// Sharing mode of a GPU group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum ModeSpec {
+    /// One job per GPU.
+    Exclusive,
+    /// Plain processes, time-sliced.
+    Timeslice,
+    /// MPS.
+    Mps,
+    /// MIG slices with a static layout.
+    Mig,
+}
+
+/// A group of identical GPUs.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
+    pub gpu: String,
+    /// How many.
+    pub count: u32,
+    /// Sharing mode.
+    pub mode: ModeSpec,
+    /// MIG layout of each GPU, e.g. "3g.71gb,4g.71gb" or "7x1g.18gb" (mode Mig only).
+    #[serde(default)]
+    pub mig_layout: Option<String>,
+    /// MPS SM budget per job, percent (mode Mps only).
+    #[serde(default)]
+    pub sm_budget_pct: Option<f64>,
+    /// Jobs per MIG slice, sharing it under MPS (default 1).
+    #[serde(default = "one")]
+    pub jobs_per_slice: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Where the jobs come from.
+#[derive(Clone, Debug, Deserialize)]
+pub enum WorkloadSpec {
+    /// An explicit list.
+    Jobs(Vec<JobSpec>),
+    /// Generated: Poisson arrivals, log-normal durations, a model mix.
+    Synthetic(SyntheticSpec),
+}
+
+/// One job written out.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// Name (default: its index).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// MODEL:BATCH:IMAGE, e.g. "resnet50:64:224".
+    pub model: String,
+    /// Submission time, seconds.
+    #[serde(default)]
+    pub arrival_s: f64,
+    /// Work in samples (or give epochs and dataset_size).
+    #[serde(default)]
+    pub samples: Option<f64>,
+    /// Epochs (with dataset_size).
+    #[serde(default)]
+    pub epochs: Option<f64>,
+    /// Samples per epoch (with epochs).
+    #[serde(default)]
+    pub dataset_size: Option<f64>,
+    /// GPUs (default 1).
+    #[serde(default = "one")]
+    pub gpus: u32,
+}
+
+/// A synthetic workload.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticSpec {
+    /// Number of jobs.
+    pub jobs: u32,
+    /// Mean arrivals per hour (Poisson process).
+    pub arrivals_per_hour: f64,
+    /// Median exclusive duration on the reference GPU, minutes.
+    pub median_minutes: f64,
+    /// Sigma of the log-normal duration (0.0 = all equal).
+    #[serde(default = "default_sigma")]
+    pub sigma: f64,
+    /// Model mix: MODEL:BATCH:IMAGE with weights.
+    pub mix: Vec<MixSpec>,
+    /// GPUs per job with weights (default: all 1).
+    #[serde(default)]
+    pub gpus: Vec<GpuCountSpec>,
+    /// GPU type durations refer to (default: the first group's).
+    #[serde(default)]
+    pub reference_gpu: Option<String>,
+}
+
+fn default_sigma() -> f64 {
+    1.0
+}
+
+/// One entry of a model mix.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    /// MODEL:BATCH:IMAGE.
+    pub model: String,
+    /// Relative weight.
+    #[serde(default = "unit_weight")]
+    pub weight: f64,
+}
+
+/// One entry of a GPU-count distribution.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuCountSpec {
+    /// GPUs.
+    pub gpus: u32,
+    /// Relative weight.
+    #[serde(default = "unit_weight")]
+    pub weight: f64,
+}
+
+fn unit_weight() -> f64 {
+    1.0
+}
+
+/// Queue order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum OrderSpec {
+    /// First come, first served.
+    #[default]
+    Fifo,
+    /// Shortest exclusive duration first.
+    ShortestFirst,
+}
+
+/// Placement rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum PlacementSpec {
+    /// Idle GPUs / empty slices only.
+    Exclusive,
+    /// Lowest-numbered GPU with room.
+    FirstFit,
+    /// GPU left with the least free memory.
+    #[default]
+    BestFit,
+}
+
+/// Scheduling policy.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Queue order (default Fifo).
+    #[serde(default)]
+    pub order: OrderSpec,
+    /// Let later jobs start when the head cannot (default false).
+    #[serde(default)]
+    pub backfill: bool,
+    /// Jobs a backfill pass may pass over (default 64).
+    #[serde(default = "default_backfill_depth")]
+    pub backfill_depth: usize,
+    /// Placement rule (default BestFit).
+    #[serde(default)]
+    pub placement: PlacementSpec,
+    /// Most jobs per GPU under time-slicing or MPS (default 4).
+    #[serde(default = "default_max_jobs")]
+    pub max_jobs_per_gpu: u32,
+}
+
+fn default_backfill_depth() -> usize {
+    64
+}
+
+fn default_max_jobs() -> u32 {
+    4
+}
+
+impl Default for PolicySpec {
+    fn default() -> Self {
+        Self {
+            order: OrderSpec::default(),
+            backfill: false,
+            backfill_depth: default_backfill_depth(),
+            placement: PlacementSpec::default(),
+            max_jobs_per_gpu: default_max_jobs(),
+        }
+    }
+}
+
+/// What to do with jobs that fit nowhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum UnplaceableSpec {
+    /// Stop with an error.
+    #[default]
+    Error,
+    /// Skip and count them.
+    Skip,
+}
