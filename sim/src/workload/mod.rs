@@ -1,0 +1,3 @@
+//! Jobs, model profiles and traces.
+
+pub mod trace;
