@@ -4,6 +4,7 @@
 //! for a fixed amount of work (samples). Traces and generators produce [`Job`]s; the engine
 //! never sees where they came from.
 pub mod synthetic;
+pub mod trace;
 
 use std::fmt;
 use std::str::FromStr;

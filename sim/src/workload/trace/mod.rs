@@ -1,0 +1,212 @@
+//! Trace readers: Philly, Alibaba openb, ITP, Helios and colo CSV files as [`TraceJob`]s.
+//!
+#![doc = include_str!("README.md")]
+
+mod colo;
+mod error;
+mod helios;
+mod itp;
+mod openb;
+mod philly;
+mod row;
+mod skip;
+mod source;
+mod time;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::TraceError;
+pub use openb::{NODE_LIST_FILE, read_openb_nodes};
+pub use skip::{SkipCounts, SkipReason};
+
+/// The layout of a trace file. Serialized in snake_case (`alibaba_openb`); the kebab-case
+/// spelling (`alibaba-openb`) is accepted too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// Microsoft Philly as prepared for Pollux (`timestamp,duration,num_gpus,...`).
+    Philly,
+    /// Alibaba GPU cluster trace 2023 "openb": pod list plus node list.
+    #[serde(alias = "alibaba-openb")]
+    AlibabaOpenb,
+    /// Microsoft ITP 2021, one cluster's CSV (`job_id,submission_time,duration,num_gpu`).
+    Itp,
+    /// The Helios / Acme job log (`job_id,...,gpu_num,...,submit_time,...,duration,...`).
+    Helios,
+    /// colo's own CSV (`name,arrival_s,duration_s,gpus`).
+    Colo,
+}
+
+impl TraceFormat {
+    /// Every format.
+    pub const ALL: [TraceFormat; 5] = [
+        Self::Philly,
+        Self::AlibabaOpenb,
+        Self::Itp,
+        Self::Helios,
+        Self::Colo,
+    ];
+
+    /// The snake_case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Philly => "philly",
+            Self::AlibabaOpenb => "alibaba_openb",
+            Self::Itp => "itp",
+            Self::Helios => "helios",
+            Self::Colo => "colo",
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TraceFormat {
+    type Err = TraceError;
+
+    /// Parse a snake_case or kebab-case name.
+    fn from_str(given: &str) -> Result<Self, TraceError> {
+        let snake = given.trim().replace('-', "_");
+        Self::ALL
+            .into_iter()
+            .find(|format| format.as_str() == snake)
+            .ok_or_else(|| TraceError::UnknownFormat {
+                given: given.to_owned(),
+            })
+    }
+}
+
+/// One job of a trace: when it arrived, how long it ran alone, and how many GPUs it held.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceJob {
+    /// The job's id in the trace (Philly has none: `philly-<line>`).
+    pub name: String,
+    /// Seconds from the trace's first kept submission (so the first job arrives at 0); >= 0.
+    pub arrival_s: f64,
+    /// Seconds the job ran in the traced cluster; > 0.
+    pub duration_s: f64,
+    /// GPUs the job held; >= 1.
+    pub gpus: u32,
+    /// Alibaba only: the share of each GPU in 1/1000 (1..=1000); below 1000 is a GPU-sharing
+    /// pod, which always has `gpus == 1`. `None` for the other formats.
+    pub gpu_milli: Option<u32>,
+    /// 1-based line of the row in the source file (the header is line 1).
+    pub line: u64,
+}
+
+impl TraceJob {
+    /// True for an Alibaba GPU-sharing pod (`gpu_milli < 1000`).
+    pub fn shares_gpu(&self) -> bool {
+        self.gpu_milli.is_some_and(|milli| milli < 1000)
+    }
+}
+
+/// One node of an Alibaba openb node list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceNode {
+    /// The node's serial name (`sn`).
+    pub name: String,
+    /// GPUs in the node; >= 1 (CPU-only nodes are left out).
+    pub gpus: u32,
+    /// The GPU model (`model`: P100, T4, V100M16, V100M32, A10, or undisclosed G1, G2, G3).
+    pub gpu_model: String,
+}
+
+/// A trace read from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The jobs kept, sorted by (arrival, line).
+    pub jobs: Vec<TraceJob>,
+    /// Rows skipped, per reason.
+    pub skips: SkipCounts,
+    /// The cluster defined by the trace (openb node list), if the format has one.
+    pub nodes: Option<Vec<TraceNode>>,
+    /// Data rows read (header excluded): `jobs.len() + skips.total()`.
+    pub rows_read: u64,
+}
+
+/// How to read a trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Refuse the first row with a defect (see [`SkipReason::is_defect`]) with an error naming
+    /// the file, line and field, instead of skipping and counting it. Default: false.
+    pub strict: bool,
+    /// Stop after this many jobs kept, in file order (before sorting). Default: no limit.
+    pub limit: Option<usize>,
+}
+
+/// Read a trace file of `format`, plain or gzip-compressed (recognized by its first bytes).
+///
+/// For [`TraceFormat::AlibabaOpenb`], `path` is the pod list and the node list is looked for
+/// beside it, as [`read_openb`] with no node path does.
+pub fn read_trace(
+    format: TraceFormat,
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<Trace, TraceError> {
+    match format {
+        TraceFormat::AlibabaOpenb => read_openb(path, None, opts),
+        _ => read_jobs(format, source::open(path)?, path, opts),
+    }
+}
+
+/// Read an Alibaba openb pod list, and the node list from `nodes`, or else from
+/// [`NODE_LIST_FILE`] (or its `.gz`) beside the pod list; without either, `nodes` is `None`.
+pub fn read_openb(
+    pods: &Path,
+    nodes: Option<&Path>,
+    opts: &ReadOptions,
+) -> Result<Trace, TraceError> {
+    let input = source::open(pods)?;
+    let mut trace = read_jobs(TraceFormat::AlibabaOpenb, input, pods, opts)?;
+    if let Some(node_path) = openb::node_list_path(pods, nodes) {
+        trace.nodes = Some(read_openb_nodes(&node_path)?);
+    }
+    Ok(trace)
+}
+
+/// Read the jobs of `format` from decoded `input` (see `source::decode`); `path` is used in
+/// messages only.
+pub(crate) fn read_jobs(
+    format: TraceFormat,
+    input: Box<dyn Read>,
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<Trace, TraceError> {
+    let mut reader = source::csv_reader(input);
+    let header = source::Header::read(&mut reader, path, format)?;
+    match format {
+        TraceFormat::Philly => {
+            let cols = philly::PhillyCols::find(&header)?;
+            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+        }
+        TraceFormat::AlibabaOpenb => {
+            let cols = openb::PodCols::find(&header)?;
+            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+        }
+        TraceFormat::Itp => {
+            let cols = itp::ItpCols::find(&header)?;
+            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+        }
+        TraceFormat::Helios => {
+            let cols = helios::HeliosCols::find(&header)?;
+            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+        }
+        TraceFormat::Colo => {
+            let cols = colo::ColoCols::find(&header)?;
+            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+        }
+    }
+}

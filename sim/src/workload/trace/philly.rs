@@ -1,0 +1,36 @@
+//! Philly as prepared for Pollux: `timestamp,duration,num_gpus,gpu_time,cluster`.
+
+use super::row::{Col, RawJob, Row, Skip, positive_duration};
+use super::source::Header;
+use super::{SkipReason, TraceError};
+
+/// The columns a Philly trace needs.
+pub(crate) struct PhillyCols {
+    timestamp: Col,
+    duration: Col,
+    num_gpus: Col,
+}
+
+impl PhillyCols {
+    pub fn find(header: &Header<'_>) -> Result<Self, TraceError> {
+        Ok(PhillyCols {
+            timestamp: header.require("timestamp")?,
+            duration: header.require("duration")?,
+            num_gpus: header.require("num_gpus")?,
+        })
+    }
+
+    /// One row as a job; the trace has no job id, so the job is named `philly-<line>`.
+    pub fn parse(&self, row: &Row<'_>, line: u64) -> Result<RawJob, Skip> {
+        let gpus = row.gpu_count(self.num_gpus, SkipReason::ZeroGpus)?;
+        let submit_s = row.datetime(self.timestamp)?;
+        let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
+        Ok(RawJob {
+            name: format!("philly-{line}"),
+            submit_s,
+            duration_s,
+            gpus,
+            gpu_milli: None,
+        })
+    }
+}

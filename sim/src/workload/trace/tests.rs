@@ -1,0 +1,241 @@
+//! Unit tests of the trace readers on in-memory input, and property tests that no input panics.
+
+use std::io::{Cursor, Write};
+use std::path::Path;
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use proptest::prelude::*;
+
+use super::*;
+
+fn read_bytes(format: TraceFormat, bytes: &[u8], opts: &ReadOptions) -> Result<Trace, TraceError> {
+    let path = Path::new("mem.csv");
+    let input = source::decode(Cursor::new(bytes.to_vec()), path)?;
+    read_jobs(format, input, path, opts)
+}
+
+fn read_text(format: TraceFormat, text: &str) -> Trace {
+    read_bytes(format, text.as_bytes(), &ReadOptions::default()).unwrap()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+const COLO: &str = "name,arrival_s,duration_s,gpus\nb,20,5,2\na,10,7.5,1\nc,20,1,1\n";
+
+#[test]
+fn format_names_round_trip() {
+    for format in TraceFormat::ALL {
+        assert_eq!(format.to_string().parse::<TraceFormat>().unwrap(), format);
+        let json = serde_json::to_string(&format).unwrap();
+        assert_eq!(serde_json::from_str::<TraceFormat>(&json).unwrap(), format);
+    }
+    let kebab: TraceFormat = serde_json::from_str("\"alibaba-openb\"").unwrap();
+    assert_eq!(kebab, TraceFormat::AlibabaOpenb);
+    assert_eq!("alibaba-openb".parse::<TraceFormat>().unwrap(), kebab);
+    let err = "philly2".parse::<TraceFormat>().unwrap_err().to_string();
+    assert!(
+        err.contains("`philly2`") && err.contains("alibaba_openb"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jobs_are_relative_and_sorted_by_arrival_then_line() {
+    let trace = read_text(TraceFormat::Colo, COLO);
+    let got: Vec<_> = trace
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.arrival_s, j.line))
+        .collect();
+    assert_eq!(got, [("a", 0.0, 3), ("b", 10.0, 2), ("c", 10.0, 4)]);
+    assert_eq!(trace.rows_read, 3);
+    assert_eq!(trace.nodes, None);
+}
+
+#[test]
+fn gzip_input_reads_like_plain() {
+    let plain = read_text(TraceFormat::Colo, COLO);
+    let zipped = read_bytes(
+        TraceFormat::Colo,
+        &gzip(COLO.as_bytes()),
+        &ReadOptions::default(),
+    );
+    assert_eq!(zipped.unwrap(), plain);
+}
+
+#[test]
+fn limit_keeps_the_first_jobs_in_file_order() {
+    let opts = ReadOptions {
+        strict: false,
+        limit: Some(2),
+    };
+    let trace = read_bytes(TraceFormat::Colo, COLO.as_bytes(), &opts).unwrap();
+    let names: Vec<_> = trace.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(trace.rows_read, 2);
+}
+
+#[test]
+fn line_numbers_count_quoted_newlines() {
+    let text = "name,arrival_s,duration_s,gpus\n\"two\nlines\",0,1,1\nnext,0,1,0\n";
+    let opts = ReadOptions {
+        strict: true,
+        limit: None,
+    };
+    let trace = read_text(TraceFormat::Colo, text);
+    assert_eq!(trace.jobs[0].name, "two\nlines");
+    let err = read_bytes(TraceFormat::Colo, text.as_bytes(), &opts).unwrap_err();
+    assert!(
+        err.to_string().starts_with("mem.csv:4: field `gpus` is 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn header_with_bom_spaces_and_other_order_reads() {
+    let text = "\u{feff}gpus , name,duration_s,arrival_s\n2,x,3,0\n";
+    let job = &read_text(TraceFormat::Colo, text).jobs[0];
+    assert_eq!((job.name.as_str(), job.gpus, job.duration_s), ("x", 2, 3.0));
+}
+
+#[test]
+fn openb_list_without_times_is_a_missing_column() {
+    // The header of upstream's openb_pod_list_multigpu50.csv.
+    let text = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nopenb-pod-0000,12000,16384,1,1000\n";
+    let opts = ReadOptions::default();
+    let err = read_bytes(TraceFormat::AlibabaOpenb, text.as_bytes(), &opts).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("has no column `creation_time`, which a alibaba_openb trace needs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn strict_mode_counts_filters_but_refuses_defects() {
+    let text = "job_id,gpu_num,submit_time,duration\n1,0,2020-01-01 00:00:00,5\n\
+                2,1,2020-01-01 00:00:09,5\n3,1,2020-01-01 00:00:10,x\n";
+    let opts = ReadOptions {
+        strict: true,
+        limit: Some(1),
+    };
+    let trace = read_bytes(TraceFormat::Helios, text.as_bytes(), &opts).unwrap();
+    assert_eq!(trace.skips.get(SkipReason::NoGpu), 1);
+    assert_eq!(trace.jobs.len(), 1);
+    let opts = ReadOptions {
+        strict: true,
+        limit: None,
+    };
+    let err = read_bytes(TraceFormat::Helios, text.as_bytes(), &opts).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("mem.csv:4: field `duration` `x` is not"),
+        "{err}"
+    );
+}
+
+#[test]
+fn corrupt_gzip_is_a_read_error() {
+    let mut bytes = gzip(COLO.as_bytes());
+    bytes.truncate(bytes.len() / 2);
+    let err = read_bytes(TraceFormat::Colo, &bytes, &ReadOptions::default()).unwrap_err();
+    assert!(matches!(err, TraceError::Read { .. }), "{err}");
+}
+
+/// Check what every successful read promises.
+fn check_invariants(trace: &Trace) {
+    assert_eq!(
+        trace.rows_read,
+        trace.jobs.len() as u64 + trace.skips.total()
+    );
+    for pair in trace.jobs.windows(2) {
+        assert!((pair[0].arrival_s, pair[0].line) < (pair[1].arrival_s, pair[1].line));
+    }
+    for job in &trace.jobs {
+        assert!(job.arrival_s >= 0.0 && job.arrival_s.is_finite());
+        assert!(job.duration_s > 0.0 && job.duration_s.is_finite());
+        assert!(job.gpus >= 1);
+        assert!(job.gpu_milli.is_none_or(|m| (1..=1000).contains(&m)));
+        assert!(!job.shares_gpu() || job.gpus == 1);
+    }
+    if let Some(first) = trace.jobs.first() {
+        assert_eq!(first.arrival_s, 0.0);
+    }
+}
+
+const HEADERS: [(TraceFormat, &str); 5] = [
+    (TraceFormat::Philly, "timestamp,duration,num_gpus"),
+    (
+        TraceFormat::AlibabaOpenb,
+        "name,num_gpu,gpu_milli,creation_time,deletion_time",
+    ),
+    (TraceFormat::Itp, "job_id,submission_time,duration,num_gpu"),
+    (
+        TraceFormat::Helios,
+        "job_id,gpu_num,submit_time,start_time,end_time,duration",
+    ),
+    (TraceFormat::Colo, "name,arrival_s,duration_s,gpus"),
+];
+
+/// Field values, good and bad, that the readers meet.
+fn field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        (-3_i64..10).prop_map(|n| n.to_string()),
+        (-1.0e6_f64..1.0e12).prop_map(|x| x.to_string()),
+        Just("2017-10-09 07:01:55".to_owned()),
+        Just("2020-02-30 00:00:00".to_owned()),
+        Just("1000".to_owned()),
+        Just("NaN".to_owned()),
+        Just("inf".to_owned()),
+        Just("1e400".to_owned()),
+        Just("99999999999999999999".to_owned()),
+        Just("\"q,\"\"x\"\"\"".to_owned()),
+        "[ -~]{0,8}",
+        "\\PC{0,4}",
+    ]
+}
+
+fn rows() -> impl Strategy<Value = Vec<Vec<String>>> {
+    prop::collection::vec(prop::collection::vec(field(), 0..8), 0..12)
+}
+
+proptest! {
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400),
+                                gz in any::<bool>(), strict in any::<bool>()) {
+        let bytes = if gz { gzip(&bytes) } else { bytes };
+        let opts = ReadOptions { strict, limit: None };
+        for format in TraceFormat::ALL {
+            if let Ok(trace) = read_bytes(format, &bytes, &opts) {
+                check_invariants(&trace);
+            }
+        }
+        let input = source::decode(Cursor::new(bytes.clone()), Path::new("nodes.csv"));
+        if let Ok(input) = input {
+            let _ = openb::nodes_from(input, Path::new("nodes.csv"));
+        }
+    }
+
+    #[test]
+    fn random_rows_never_panic(rows in rows(), strict in any::<bool>(),
+                               limit in prop::option::of(0_usize..5)) {
+        let body: String = rows.iter().map(|r| r.join(",") + "\n").collect();
+        let opts = ReadOptions { strict, limit };
+        for (format, header) in HEADERS {
+            let text = format!("{header}\n{body}");
+            match read_bytes(format, text.as_bytes(), &opts) {
+                Ok(trace) => check_invariants(&trace),
+                Err(err) => prop_assert!(strict, "{format}: {err}"),
+            }
+        }
+        let nodes = format!("sn,gpu,model\n{body}");
+        let input = source::decode(Cursor::new(nodes.into_bytes()), Path::new("n.csv")).unwrap();
+        let _ = openb::nodes_from(input, Path::new("n.csv"));
+    }
+}

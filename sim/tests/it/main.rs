@@ -1,0 +1,3 @@
+//! colo-sim's one integration-test binary: one module per area.
+
+mod trace;
