@@ -1,5 +1,6 @@
 //! The `colo` command line: argument parsing and one thin function per subcommand.
 mod cmd;
+mod profiles;
 
 use std::process::ExitCode;
 
@@ -16,6 +17,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run a scenario (all its sweep variants in parallel) and write results.
+    Simulate(cmd::simulate::SimulateArgs),
+    /// Predict per-job throughput and memory fit of jobs sharing one GPU.
+    Predict(cmd::predict::PredictArgs),
     /// Measure real training on a GPU and fit profiles.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
@@ -25,6 +30,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
+        Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Predict(args) => cmd::predict::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),
     };

@@ -40,8 +40,8 @@ pub fn read_ron<T: DeserializeOwned>(path: &Path) -> Result<T, RonFileError> {
 
 /// Parses RON `text`; `path` only names the source in errors.
 pub fn parse_ron<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, RonFileError> {
-    let options = ron::Options::default()
-        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    let options =
+        ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
     options.from_str(text).map_err(|err| RonFileError::Syntax {
         path: path.to_owned(),
         line: err.span.start.line,
@@ -64,8 +64,8 @@ mod tests {
 
     #[test]
     fn unknown_field_names_file_line_and_column() {
-        let err = parse_ron::<Tiny>("(\n  count: 1,\n  colour: 2,\n)", Path::new("x.ron"))
-            .unwrap_err();
+        let err =
+            parse_ron::<Tiny>("(\n  count: 1,\n  colour: 2,\n)", Path::new("x.ron")).unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("x.ron:3:"), "{text}");
         assert!(text.contains("colour"), "{text}");

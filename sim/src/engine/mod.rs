@@ -101,7 +101,10 @@ pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
 impl<'a> Simulation<'a> {
     /// Runs the simulation to the end and returns what happened.
-    pub fn run(config: &'a SimConfig, progress: Option<Progress<'_>>) -> Result<RunRecord, EngineError> {
+    pub fn run(
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+    ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
         sim.drive(progress)?;
         Ok(sim.finish(config))
@@ -128,7 +131,10 @@ impl<'a> Simulation<'a> {
     /// The time of the next arrival or live completion.
     fn next_time(&mut self) -> Option<f64> {
         self.drop_stale_events();
-        let arrival = self.arrivals.get(self.cursor).map(|&j| self.jobs[j as usize].arrival_s);
+        let arrival = self
+            .arrivals
+            .get(self.cursor)
+            .map(|&j| self.jobs[j as usize].arrival_s);
         let completion = self.heap.peek().map(|Reverse(e)| e.time);
         match (arrival, completion) {
             (Some(a), Some(c)) => Some(a.min(c)),
@@ -188,7 +194,9 @@ impl<'a> Simulation<'a> {
         (0..n_groups)
             .map(|g| self.job_class[job as usize * n_groups + g])
             .find(|&c| c != u32::MAX)
-            .map_or(f64::MAX, |c| j.samples / (self.classes[c as usize].solo_rate * f64::from(j.gpus)))
+            .map_or(f64::MAX, |c| {
+                j.samples / (self.classes[c as usize].solo_rate * f64::from(j.gpus))
+            })
     }
 
     /// Finishes every job on `gpu` whose completion time has come, then re-rates the GPU.
@@ -199,7 +207,9 @@ impl<'a> Simulation<'a> {
         for part in range.clone() {
             for &job in &self.parts[part].tenants {
                 let s = &self.state[job as usize];
-                if s.last_update + s.remaining / s.rate <= self.now + tolerance && self.is_lead(job, gpu) {
+                if s.last_update + s.remaining / s.rate <= self.now + tolerance
+                    && self.is_lead(job, gpu)
+                {
                     self.scratch_ids.push(job);
                 }
             }
@@ -223,7 +233,11 @@ impl<'a> Simulation<'a> {
             s.phase = Phase::Done;
             s.remaining = 0.0;
             s.end = now;
-            (s.slot.expect("running job has a slot"), std::mem::take(&mut s.gpus), s.memory_mib)
+            (
+                s.slot.expect("running job has a slot"),
+                std::mem::take(&mut s.gpus),
+                s.memory_mib,
+            )
         };
         self.completed += 1;
         self.running -= 1;
@@ -231,7 +245,11 @@ impl<'a> Simulation<'a> {
             self.leave(job, slot, memory);
         } else {
             for &g in &gpus {
-                let part = SlotRef { group: slot.group, gpu: g, slot: 0 };
+                let part = SlotRef {
+                    group: slot.group,
+                    gpu: g,
+                    slot: 0,
+                };
                 self.leave(job, part, memory);
                 self.view.set_locked(g, false);
             }
@@ -259,7 +277,11 @@ impl<'a> Simulation<'a> {
     fn schedule(&mut self) -> Result<(), EngineError> {
         let mut started = std::mem::take(&mut self.scratch_ids);
         started.clear();
-        let allowed_misses = if self.policy.backfill { self.policy.backfill_depth.max(1) } else { 1 };
+        let allowed_misses = if self.policy.backfill {
+            self.policy.backfill_depth.max(1)
+        } else {
+            1
+        };
         let mut misses = 0;
         let mut after: Option<(u64, u32)> = None;
         loop {
@@ -300,8 +322,12 @@ impl<'a> Simulation<'a> {
             if self.job_class[idx] == u32::MAX {
                 return None;
             }
-            let demand = Demand { memory_mib: self.job_memory[idx], gpus };
-            policy::place(&self.view, group, self.policy.placement, demand).map(|p| (group as u32, p))
+            let demand = Demand {
+                memory_mib: self.job_memory[idx],
+                gpus,
+            };
+            policy::place(&self.view, group, self.policy.placement, demand)
+                .map(|p| (group as u32, p))
         })
     }
 
@@ -311,12 +337,24 @@ impl<'a> Simulation<'a> {
         let memory = self.job_memory[job as usize * n_groups + group as usize];
         let slots: Vec<SlotRef> = match &placement {
             Placement::Slot(slot) => vec![*slot],
-            Placement::Gpus(gpus) => gpus.iter().map(|&gpu| SlotRef { group, gpu, slot: 0 }).collect(),
+            Placement::Gpus(gpus) => gpus
+                .iter()
+                .map(|&gpu| SlotRef {
+                    group,
+                    gpu,
+                    slot: 0,
+                })
+                .collect(),
         };
         for slot in &slots {
             let idle_needed = matches!(placement, Placement::Gpus(_));
-            if !self.view.has_room(*slot, memory) || (idle_needed && self.view.jobs_on_gpu(slot.gpu) > 0) {
-                return Err(EngineError::PolicyBroke { job: self.jobs[job as usize].name.clone(), gpu: slot.gpu });
+            if !self.view.has_room(*slot, memory)
+                || (idle_needed && self.view.jobs_on_gpu(slot.gpu) > 0)
+            {
+                return Err(EngineError::PolicyBroke {
+                    job: self.jobs[job as usize].name.clone(),
+                    gpu: slot.gpu,
+                });
             }
         }
         self.advance_gpus(&slots);
@@ -373,7 +411,8 @@ impl<'a> Simulation<'a> {
                 .tenants
                 .iter()
                 .map(|&job| {
-                    let idx = job as usize * self.groups.len() + self.gpus[gpu as usize].group as usize;
+                    let idx =
+                        job as usize * self.groups.len() + self.gpus[gpu as usize].group as usize;
                     Tenant {
                         class: &self.classes[self.job_class[idx] as usize],
                         sm_budget: group.sm_budget,
@@ -382,10 +421,20 @@ impl<'a> Simulation<'a> {
                 })
                 .collect();
             self.scratch_rates.resize(tenants.len(), 0.0);
-            self.perf.rates(group.spec, group.mode, &p.partition, &tenants, &mut self.scratch_rates);
+            self.perf.rates(
+                group.spec,
+                group.mode,
+                &p.partition,
+                &tenants,
+                &mut self.scratch_rates,
+            );
             for (&job, &rate) in p.tenants.iter().zip(&self.scratch_rates) {
                 if !(rate.is_finite() && rate > 0.0) {
-                    return Err(EngineError::BadRate { model: self.perf.name(), job: self.jobs[job as usize].name.clone(), rate });
+                    return Err(EngineError::BadRate {
+                        model: self.perf.name(),
+                        job: self.jobs[job as usize].name.clone(),
+                        rate,
+                    });
                 }
                 let s = &mut self.state[job as usize];
                 s.remaining -= s.rate * (self.now - s.last_update);
@@ -400,7 +449,12 @@ impl<'a> Simulation<'a> {
         gpu_state.version += 1;
         if next.is_finite() {
             self.seq += 1;
-            self.heap.push(Reverse(Event { time: next, seq: self.seq, gpu, version: gpu_state.version }));
+            self.heap.push(Reverse(Event {
+                time: next,
+                seq: self.seq,
+                gpu,
+                version: gpu_state.version,
+            }));
         }
         Ok(())
     }
@@ -451,7 +505,9 @@ impl<'a> Simulation<'a> {
         let class = (0..n_groups)
             .map(|g| (g, self.job_class[job * n_groups + g]))
             .find(|&(g, c)| c != u32::MAX && (s.phase != Phase::Done || g == s.group as usize));
-        let exclusive_rate = class.map_or(f64::NAN, |(_, c)| self.classes[c as usize].solo_rate * f64::from(self.jobs[job].gpus));
+        let exclusive_rate = class.map_or(f64::NAN, |(_, c)| {
+            self.classes[c as usize].solo_rate * f64::from(self.jobs[job].gpus)
+        });
         let completed = s.phase == Phase::Done;
         let slot = s.slot.filter(|_| completed);
         let mut gpus = s.gpus.clone();

@@ -38,7 +38,10 @@ pub struct Cluster {
 impl Cluster {
     /// All GPU memory, GiB.
     pub fn memory_total_gib(&self) -> f64 {
-        self.groups.iter().map(|g| g.gpu.memory_gib * f64::from(g.count)).sum()
+        self.groups
+            .iter()
+            .map(|g| g.gpu.memory_gib * f64::from(g.count))
+            .sum()
     }
 
     /// Number of GPUs.
@@ -93,7 +96,9 @@ pub enum EngineError {
         source: Box<PerfError>,
     },
     /// A job fits on no GPU group.
-    #[error("job `{job}` ({model}, {gpus} GPU(s)) fits nowhere in the cluster: {why}. Lower its batch size, add a larger GPU group, or set `on_unplaceable: Skip` to skip such jobs")]
+    #[error(
+        "job `{job}` ({model}, {gpus} GPU(s)) fits nowhere in the cluster: {why}. Lower its batch size, add a larger GPU group, or set `on_unplaceable: Skip` to skip such jobs"
+    )]
     Unplaceable {
         /// The job's name.
         job: String,
@@ -220,12 +225,23 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
 }
 
 fn check_job(job: &Job) -> Result<(), EngineError> {
-    let bad = |why: String| Err(EngineError::BadJob { job: job.name.clone(), why });
+    let bad = |why: String| {
+        Err(EngineError::BadJob {
+            job: job.name.clone(),
+            why,
+        })
+    };
     if !(job.arrival_s.is_finite() && job.arrival_s >= 0.0) {
-        return bad(format!("arrival {} s must be a finite number >= 0", job.arrival_s));
+        return bad(format!(
+            "arrival {} s must be a finite number >= 0",
+            job.arrival_s
+        ));
     }
     if !(job.samples.is_finite() && job.samples > 0.0) {
-        return bad(format!("work of {} samples must be a finite number > 0", job.samples));
+        return bad(format!(
+            "work of {} samples must be a finite number > 0",
+            job.samples
+        ));
     }
     if job.gpus == 0 {
         return bad("asks for 0 GPUs; a job needs at least 1".into());
@@ -238,7 +254,11 @@ fn group_states(config: &SimConfig) -> Vec<GroupState> {
         .cluster
         .groups
         .iter()
-        .map(|g| GroupState { spec: g.gpu, mode: g.mode, sm_budget: g.sm_budget.filter(|_| g.mode == ShareMode::Mps) })
+        .map(|g| GroupState {
+            spec: g.gpu,
+            mode: g.mode,
+            sm_budget: g.sm_budget.filter(|_| g.mode == ShareMode::Mps),
+        })
         .collect()
 }
 
@@ -272,12 +292,29 @@ fn group_partitions(
 ) -> Result<(GroupKind, Vec<PartState>), EngineError> {
     let gpu = group.gpu;
     if group.mode != ShareMode::Mig {
-        let max_jobs = if group.mode == ShareMode::Exclusive { 1 } else { config.policy.max_jobs_per_gpu.max(1) };
-        let kind = GroupKind::Whole { memory_mib: capacity_mib(gpu.memory_gib), max_jobs };
-        let part = PartState { partition: Partition::whole(gpu), slice: None, tenants: Vec::new() };
+        let max_jobs = if group.mode == ShareMode::Exclusive {
+            1
+        } else {
+            config.policy.max_jobs_per_gpu.max(1)
+        };
+        let kind = GroupKind::Whole {
+            memory_mib: capacity_mib(gpu.memory_gib),
+            max_jobs,
+        };
+        let part = PartState {
+            partition: Partition::whole(gpu),
+            slice: None,
+            tenants: Vec::new(),
+        };
         return Ok((kind, vec![part]));
     }
-    let layout = group.mig_layout.as_ref().ok_or(EngineError::MissingLayout { group: group_idx, gpu: gpu.name })?;
+    let layout = group
+        .mig_layout
+        .as_ref()
+        .ok_or(EngineError::MissingLayout {
+            group: group_idx,
+            gpu: gpu.name,
+        })?;
     let parts: Vec<PartState> = layout
         .slices
         .iter()
@@ -292,7 +329,11 @@ fn group_partitions(
         })
         .collect();
     let kind = GroupKind::Mig {
-        slice_memory_mib: layout.slices.iter().map(|s| capacity_mib(s.profile.memory_gib)).collect(),
+        slice_memory_mib: layout
+            .slices
+            .iter()
+            .map(|s| capacity_mib(s.profile.memory_gib))
+            .collect(),
         slice_sms: layout.slices.iter().map(|s| s.profile.sms).collect(),
         max_jobs: group.jobs_per_slice.max(1),
     };
@@ -306,22 +347,28 @@ type Classes = (Vec<JobClass>, Vec<u32>, Vec<u64>);
 fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
     let groups = &config.cluster.groups;
     let mut classes = Vec::new();
-    let mut cache: HashMap<(&'static str, &crate::workload::ModelKey), Result<u32, PerfError>> = HashMap::new();
+    let mut cache: HashMap<(&'static str, &crate::workload::ModelKey), Result<u32, PerfError>> =
+        HashMap::new();
     let mut job_class = Vec::with_capacity(config.jobs.len() * groups.len());
     let mut job_memory = Vec::with_capacity(config.jobs.len() * groups.len());
     for job in &config.jobs {
         let mut first_error = None;
         for group in groups {
-            let resolved = cache.entry((group.gpu.name, &job.model)).or_insert_with(|| {
-                config.perf.class(group.gpu, &job.model).map(|class| {
-                    classes.push(class);
-                    (classes.len() - 1) as u32
-                })
-            });
+            let resolved = cache
+                .entry((group.gpu.name, &job.model))
+                .or_insert_with(|| {
+                    config.perf.class(group.gpu, &job.model).map(|class| {
+                        classes.push(class);
+                        (classes.len() - 1) as u32
+                    })
+                });
             match resolved {
                 Ok(id) => {
                     job_class.push(*id);
-                    let footprint = config.perf.footprint_gib(group.gpu, group.mode, &classes[*id as usize]);
+                    let footprint =
+                        config
+                            .perf
+                            .footprint_gib(group.gpu, group.mode, &classes[*id as usize]);
                     job_memory.push(demand_mib(footprint));
                 }
                 Err(err) => {
@@ -333,8 +380,14 @@ fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
         }
         let row = job_class.len() - groups.len();
         if groups.is_empty() || job_class[row..].iter().all(|&c| c == u32::MAX) {
-            let source = first_error.unwrap_or(PerfError::NoProfile { gpu: "(no GPU groups)".into(), known: String::new() });
-            return Err(EngineError::Perf { job: job.name.clone(), source: Box::new(source) });
+            let source = first_error.unwrap_or(PerfError::NoProfile {
+                gpu: "(no GPU groups)".into(),
+                known: String::new(),
+            });
+            return Err(EngineError::Perf {
+                job: job.name.clone(),
+                source: Box::new(source),
+            });
         }
     }
     Ok((classes, job_class, job_memory))
@@ -361,11 +414,17 @@ fn fit_check(
         let need = job_memory[idx * n_groups + g];
         let largest = match kind {
             GroupKind::Whole { memory_mib, .. } => *memory_mib,
-            GroupKind::Mig { slice_memory_mib, .. } => slice_memory_mib.iter().copied().max().unwrap_or(0),
+            GroupKind::Mig {
+                slice_memory_mib, ..
+            } => slice_memory_mib.iter().copied().max().unwrap_or(0),
         };
         let reason = match kind {
-            GroupKind::Mig { .. } if job.gpus > 1 => Some("multi-GPU jobs cannot span MIG slices".to_owned()),
-            GroupKind::Whole { .. } if job.gpus > *count => Some(format!("needs {} GPUs, the group has {count}", job.gpus)),
+            GroupKind::Mig { .. } if job.gpus > 1 => {
+                Some("multi-GPU jobs cannot span MIG slices".to_owned())
+            }
+            GroupKind::Whole { .. } if job.gpus > *count => {
+                Some(format!("needs {} GPUs, the group has {count}", job.gpus))
+            }
             _ if need > largest => Some(format!(
                 "needs {:.1} GiB per process, the largest partition holds {:.1} GiB",
                 need as f64 / MIB_PER_GIB,

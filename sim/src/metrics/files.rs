@@ -13,7 +13,16 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
     );
     for (idx, (job, o)) in jobs.iter().zip(&run.outcomes).enumerate() {
         let k = &job.model;
-        let _ = write!(out, "{idx},{},{},{},{},{},{:.3},", csv_field(&job.name), csv_field(&k.model), k.batch, k.image, job.gpus, job.arrival_s);
+        let _ = write!(
+            out,
+            "{idx},{},{},{},{},{},{:.3},",
+            csv_field(&job.name),
+            csv_field(&k.model),
+            k.batch,
+            k.image,
+            job.gpus,
+            job.arrival_s
+        );
         if o.completed {
             let _ = write!(
                 out,
@@ -32,7 +41,11 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
                 slowdown_of(job, o),
             );
         } else {
-            let _ = write!(out, ",,,,,,,,{},,{:.3},,unplaceable", job.samples, o.exclusive_rate);
+            let _ = write!(
+                out,
+                ",,,,,,,,{},,{:.3},,unplaceable",
+                job.samples, o.exclusive_rate
+            );
         }
         out.push('\n');
     }
@@ -44,7 +57,13 @@ pub fn placements_csv(run: &RunRecord) -> Vec<u8> {
     let mut out = String::from("job,gpu,slice,start_s,end_s\n");
     for (idx, o) in run.outcomes.iter().enumerate().filter(|(_, o)| o.completed) {
         for gpu in &o.gpus {
-            let _ = writeln!(out, "{idx},{gpu},{},{:.3},{:.3}", slice_label(o), o.start_s, o.end_s);
+            let _ = writeln!(
+                out,
+                "{idx},{gpu},{},{:.3},{:.3}",
+                slice_label(o),
+                o.start_s,
+                o.end_s
+            );
         }
     }
     out.into_bytes()
@@ -52,19 +71,28 @@ pub fn placements_csv(run: &RunRecord) -> Vec<u8> {
 
 /// `timeline.csv`: cluster state after each change.
 pub fn timeline_csv(run: &RunRecord) -> Vec<u8> {
-    let mut out = String::from("time_s,queued,running,busy_gpus,total_gpus,memory_used_gib,memory_total_gib\n");
+    let mut out = String::from(
+        "time_s,queued,running,busy_gpus,total_gpus,memory_used_gib,memory_total_gib\n",
+    );
     for row in &run.timeline {
         let _ = writeln!(
             out,
             "{:.3},{},{},{},{},{:.3},{:.3}",
-            row.time_s, row.queued, row.running, row.busy_gpus, run.total_gpus, row.memory_used_gib, run.memory_total_gib
+            row.time_s,
+            row.queued,
+            row.running,
+            row.busy_gpus,
+            run.total_gpus,
+            row.memory_used_gib,
+            run.memory_total_gib
         );
     }
     out.into_bytes()
 }
 
 fn slice_label(o: &JobOutcome) -> String {
-    o.slice.map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
+    o.slice
+        .map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
 }
 
 /// Quotes a CSV field when it holds a comma, quote or newline.
@@ -78,9 +106,15 @@ fn csv_field(text: &str) -> String {
 
 /// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = std::fs::File::create(&tmp).and_then(|mut f| {
         f.write_all(bytes)?;

@@ -80,7 +80,13 @@ impl Stats {
     /// Statistics of `values` (all zero when empty).
     pub fn of(values: &mut [f64]) -> Self {
         if values.is_empty() {
-            return Stats { mean: 0.0, p50: 0.0, p95: 0.0, p99: 0.0, max: 0.0 };
+            return Stats {
+                mean: 0.0,
+                p50: 0.0,
+                p95: 0.0,
+                p99: 0.0,
+                max: 0.0,
+            };
         }
         values.sort_by(f64::total_cmp);
         let mean = values.iter().sum::<f64>() / values.len() as f64;
@@ -179,8 +185,11 @@ pub struct Summary {
 
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
-    let done: Vec<(&Job, &JobOutcome)> =
-        jobs.iter().zip(&run.outcomes).filter(|(_, o)| o.completed).collect();
+    let done: Vec<(&Job, &JobOutcome)> = jobs
+        .iter()
+        .zip(&run.outcomes)
+        .filter(|(_, o)| o.completed)
+        .collect();
     let makespan_s = done.iter().map(|(_, o)| o.end_s).fold(0.0, f64::max);
     let mut jct: Vec<f64> = done.iter().map(|(j, o)| o.end_s - j.arrival_s).collect();
     let mut wait: Vec<f64> = done.iter().map(|(j, o)| o.start_s - j.arrival_s).collect();
@@ -193,15 +202,25 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         figures_are: "emulated: simulated from the profile (see profile_origin)",
         jobs: jobs.len() as u64,
         completed: done.len() as u64,
-        skipped: Skips { unplaceable: (jobs.len() - done.len()) as u64 },
+        skipped: Skips {
+            unplaceable: (jobs.len() - done.len()) as u64,
+        },
         makespan_s,
         jct_s: Stats::of(&mut jct),
         wait_s: Stats::of(&mut wait),
         slowdown: Stats::of(&mut slowdown),
-        throughput_samples_per_s: if makespan_s > 0.0 { samples / makespan_s } else { 0.0 },
+        throughput_samples_per_s: if makespan_s > 0.0 {
+            samples / makespan_s
+        } else {
+            0.0
+        },
         gpu_hours_total,
         gpu_hours_busy,
-        utilization: if gpu_hours_total > 0.0 { gpu_hours_busy / gpu_hours_total } else { 0.0 },
+        utilization: if gpu_hours_total > 0.0 {
+            gpu_hours_busy / gpu_hours_total
+        } else {
+            0.0
+        },
         events: run.events,
     }
 }
@@ -264,7 +283,11 @@ mod tests {
             exclusive_rate: 1.0,
         };
         let run = RunRecord {
-            outcomes: vec![outcome(0, 0.0, 10.0), outcome(0, 5.0, 12.0), outcome(1, 20.0, 30.0)],
+            outcomes: vec![
+                outcome(0, 0.0, 10.0),
+                outcome(0, 5.0, 12.0),
+                outcome(1, 20.0, 30.0),
+            ],
             timeline: vec![],
             events: 0,
             total_gpus: 2,

@@ -46,7 +46,10 @@ impl FixedSlowdown {
 
     /// The model over `profiles` with `per_corunner` slowdown.
     pub fn new(profiles: Arc<ProfileSet>, per_corunner: f64) -> Self {
-        Self { profiles, per_corunner }
+        Self {
+            profiles,
+            per_corunner,
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 mod baselines;
 mod parametric;
 pub mod profile;
+pub mod query;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,8 +39,12 @@ pub enum ShareMode {
 
 impl ShareMode {
     /// All modes, in the order tables list them.
-    pub const ALL: [ShareMode; 4] =
-        [ShareMode::Exclusive, ShareMode::Timeslice, ShareMode::Mps, ShareMode::Mig];
+    pub const ALL: [ShareMode; 4] = [
+        ShareMode::Exclusive,
+        ShareMode::Timeslice,
+        ShareMode::Mps,
+        ShareMode::Mig,
+    ];
 
     /// Whether processes run as MPS clients (smaller context, SM budgets apply).
     pub fn is_mps_client(self) -> bool {
@@ -72,7 +77,11 @@ pub struct Partition {
 impl Partition {
     /// The whole of `gpu`.
     pub fn whole(gpu: &GpuSpec) -> Self {
-        Self { sm_fraction: 1.0, memory_gib: gpu.memory_gib, is_mig_slice: false }
+        Self {
+            sm_fraction: 1.0,
+            memory_gib: gpu.memory_gib,
+            is_mig_slice: false,
+        }
     }
 }
 
@@ -128,7 +137,9 @@ impl Prediction {
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum PerfError {
     /// No profile describes this GPU type.
-    #[error("no profile for GPU `{gpu}` (profiles loaded for: {known}); add one to the scenario's `profiles` or pass --profile")]
+    #[error(
+        "no profile for GPU `{gpu}` (profiles loaded for: {known}); add one to the scenario's `profiles` or pass --profile"
+    )]
     NoProfile {
         /// GPU catalog name.
         gpu: String,
@@ -184,8 +195,15 @@ pub trait PerfModel: Send + Sync {
     ) -> Prediction {
         let mut rates = vec![0.0; tenants.len()];
         self.rates(gpu, mode, partition, tenants, &mut rates);
-        let memory_gib = tenants.iter().map(|t| self.footprint_gib(gpu, mode, t.class)).sum();
-        Prediction { rates, memory_gib, capacity_gib: partition.memory_gib }
+        let memory_gib = tenants
+            .iter()
+            .map(|t| self.footprint_gib(gpu, mode, t.class))
+            .sum();
+        Prediction {
+            rates,
+            memory_gib,
+            capacity_gib: partition.memory_gib,
+        }
     }
 }
 
@@ -268,7 +286,12 @@ fn unknown_model(profile: &Profile, path: &Path, key: &ModelKey) -> PerfError {
     } else {
         format!("it has {} at: {}", key.model, sizes.join(", "))
     };
-    PerfError::UnknownModel { path: path.to_owned(), gpu: profile.gpu.clone(), key: key.clone(), hint }
+    PerfError::UnknownModel {
+        path: path.to_owned(),
+        gpu: profile.gpu.clone(),
+        key: key.clone(),
+        hint,
+    }
 }
 
 /// The rate of a job alone at SM fraction `sm` relative to its rate on the whole GPU:

@@ -99,7 +99,11 @@ fn share(
         }
     };
     let congestion = solve_congestion(phases, capacity);
-    let mig = if partition.is_mig_slice { profile.mig.efficiency } else { 1.0 };
+    let mig = if partition.is_mig_slice {
+        profile.mig.efficiency
+    } else {
+        1.0
+    };
     for ((rate, phase), tenant) in out.iter_mut().zip(phases.iter()).zip(tenants) {
         *rate = tenant.class.solo_rate * f64::from(tenant.gpus) * phase.speed(congestion) * mig;
     }
@@ -112,14 +116,23 @@ fn timeslice_phases(partition: &Partition, tenants: &[Tenant<'_>], phases: &mut 
         let c = tenant.class;
         let stretch = (c.space_demand / partition.sm_fraction).max(1.0);
         let gpu = c.time_demand * stretch;
-        *phase = Phase { host: 1.0 - c.time_demand, gpu, weight: gpu };
+        *phase = Phase {
+            host: 1.0 - c.time_demand,
+            gpu,
+            weight: gpu,
+        };
     }
 }
 
 /// MPS (and MPS inside a MIG slice): kernels of all tenants share the SMs. A tenant's GPU part
 /// stretches when its SM budget is below its space demand, and with its co-runners' SM
 /// occupancy (caches, memory bandwidth); the shared resource is SM-time.
-fn mps_phases(interference: f64, partition: &Partition, tenants: &[Tenant<'_>], phases: &mut [Phase]) {
+fn mps_phases(
+    interference: f64,
+    partition: &Partition,
+    tenants: &[Tenant<'_>],
+    phases: &mut [Phase],
+) {
     let cap = |t: &Tenant<'_>| t.sm_budget.unwrap_or(1.0).min(partition.sm_fraction);
     let occupancy = |t: &Tenant<'_>| t.class.time_demand * t.class.space_demand.min(cap(t));
     let total: f64 = tenants.iter().map(occupancy).sum();
@@ -145,7 +158,10 @@ fn solve_congestion(phases: &[Phase], capacity: f64) -> f64 {
     let mut excess = demand(congestion) - capacity;
     let mut steps = 0;
     while excess > capacity * 1e-13 && steps < 200 {
-        let slope: f64 = phases.iter().map(|p| p.weight * p.gpu * p.speed(congestion).powi(2)).sum();
+        let slope: f64 = phases
+            .iter()
+            .map(|p| p.weight * p.gpu * p.speed(congestion).powi(2))
+            .sum();
         if slope <= 0.0 {
             break;
         }

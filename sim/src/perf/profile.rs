@@ -196,31 +196,86 @@ impl Profile {
     /// Checks versions and ranges; `path` names the source in errors.
     pub fn validate(&self, path: &Path) -> Result<(), ProfileError> {
         if self.version != PROFILE_VERSION {
-            return Err(ProfileError::Version { path: path.to_owned(), found: self.version });
+            return Err(ProfileError::Version {
+                path: path.to_owned(),
+                found: self.version,
+            });
         }
         let range = |field: String, value: f64, ok: bool, expected| {
-            if ok { Ok(()) } else { Err(ProfileError::Range { path: path.to_owned(), field, value, expected }) }
+            if ok {
+                Ok(())
+            } else {
+                Err(ProfileError::Range {
+                    path: path.to_owned(),
+                    field,
+                    value,
+                    expected,
+                })
+            }
         };
         let m = &self.memory;
-        range("memory.context_gib".into(), m.context_gib, m.context_gib >= 0.0, ">= 0")?;
-        range("memory.mps_context_gib".into(), m.mps_context_gib, m.mps_context_gib >= 0.0, ">= 0")?;
+        range(
+            "memory.context_gib".into(),
+            m.context_gib,
+            m.context_gib >= 0.0,
+            ">= 0",
+        )?;
+        range(
+            "memory.mps_context_gib".into(),
+            m.mps_context_gib,
+            m.mps_context_gib >= 0.0,
+            ">= 0",
+        )?;
         let o = self.timeslice.switch_overhead;
-        range("timeslice.switch_overhead".into(), o, (0.0..1.0).contains(&o), "0 <= x < 1")?;
+        range(
+            "timeslice.switch_overhead".into(),
+            o,
+            (0.0..1.0).contains(&o),
+            "0 <= x < 1",
+        )?;
         let i = self.mps.interference;
-        range("mps.interference".into(), i, (0.0..=10.0).contains(&i), "0 <= x <= 10")?;
+        range(
+            "mps.interference".into(),
+            i,
+            (0.0..=10.0).contains(&i),
+            "0 <= x <= 10",
+        )?;
         let e = self.mig.efficiency;
-        range("mig.efficiency".into(), e, e > 0.0 && e <= 2.0, "0 < x <= 2")?;
+        range(
+            "mig.efficiency".into(),
+            e,
+            e > 0.0 && e <= 2.0,
+            "0 < x <= 2",
+        )?;
         let mut seen = HashMap::new();
         for (idx, entry) in self.models.iter().enumerate() {
             let field = |name: &str| format!("models[{idx}].{name} ({})", entry.key());
-            range(field("samples_per_s"), entry.samples_per_s, entry.samples_per_s > 0.0, "> 0")?;
+            range(
+                field("samples_per_s"),
+                entry.samples_per_s,
+                entry.samples_per_s > 0.0,
+                "> 0",
+            )?;
             let u = entry.time_demand;
-            range(field("time_demand"), u, (0.0..=1.0).contains(&u), "0 <= x <= 1")?;
+            range(
+                field("time_demand"),
+                u,
+                (0.0..=1.0).contains(&u),
+                "0 <= x <= 1",
+            )?;
             let s = entry.space_demand;
             range(field("space_demand"), s, s > 0.0 && s <= 1.0, "0 < x <= 1")?;
-            range(field("memory_gib"), entry.memory_gib, entry.memory_gib >= 0.0, ">= 0")?;
+            range(
+                field("memory_gib"),
+                entry.memory_gib,
+                entry.memory_gib >= 0.0,
+                ">= 0",
+            )?;
             if seen.insert(entry.key(), idx).is_some() {
-                return Err(ProfileError::Duplicate { path: path.to_owned(), key: entry.key() });
+                return Err(ProfileError::Duplicate {
+                    path: path.to_owned(),
+                    key: entry.key(),
+                });
             }
         }
         Ok(())
@@ -235,7 +290,11 @@ impl Profile {
 
     /// What the profile knows of `model` at any size, as `MODEL:BATCH:IMAGE` texts.
     pub fn known_sizes(&self, model: &str) -> Vec<String> {
-        self.models.iter().filter(|e| e.model == model).map(|e| e.key().to_string()).collect()
+        self.models
+            .iter()
+            .filter(|e| e.model == model)
+            .map(|e| e.key().to_string())
+            .collect()
     }
 
     /// The distinct model names, sorted.

@@ -25,9 +25,19 @@ pub(crate) fn test_profile() -> Profile {
         version: PROFILE_VERSION,
         gpu: "h200".into(),
         origin: Origin::Provisional,
-        provenance: Provenance { source: "test".into(), data: vec![], created: "2026-11-30".into(), driver: None },
-        memory: MemoryParams { context_gib: 0.5, mps_context_gib: 0.25 },
-        timeslice: TimeSliceParams { switch_overhead: 0.05 },
+        provenance: Provenance {
+            source: "test".into(),
+            data: vec![],
+            created: "2026-11-30".into(),
+            driver: None,
+        },
+        memory: MemoryParams {
+            context_gib: 0.5,
+            mps_context_gib: 0.25,
+        },
+        timeslice: TimeSliceParams {
+            switch_overhead: 0.05,
+        },
         mps: MpsParams { interference: 0.3 },
         mig: MigParams { efficiency: 1.0 },
         models: vec![
@@ -45,14 +55,24 @@ fn profiles() -> Arc<ProfileSet> {
 
 fn class(model: &str) -> JobClass {
     let gpu = hardware::gpu("h200").unwrap();
-    profiles().class(gpu, &ModelKey::new(model, 64, 224)).unwrap()
+    profiles()
+        .class(gpu, &ModelKey::new(model, 64, 224))
+        .unwrap()
 }
 
 fn rates(model: &dyn PerfModel, mode: ShareMode, classes: &[JobClass]) -> Vec<f64> {
     let gpu = hardware::gpu("h200").unwrap();
-    let tenants: Vec<Tenant<'_>> =
-        classes.iter().map(|c| Tenant { class: c, sm_budget: None, gpus: 1 }).collect();
-    model.predict(gpu, mode, &Partition::whole(gpu), &tenants).rates
+    let tenants: Vec<Tenant<'_>> = classes
+        .iter()
+        .map(|c| Tenant {
+            class: c,
+            sm_budget: None,
+            gpus: 1,
+        })
+        .collect();
+    model
+        .predict(gpu, mode, &Partition::whole(gpu), &tenants)
+        .rates
 }
 
 #[test]
@@ -67,7 +87,11 @@ fn alone_every_model_gives_the_exclusive_rate() {
     for model in &models {
         for mode in ShareMode::ALL {
             let got = rates(model.as_ref(), mode, &[class("big")]);
-            assert!((got[0] - 1000.0).abs() < 1e-9, "{} {mode}: {got:?}", model.name());
+            assert!(
+                (got[0] - 1000.0).abs() < 1e-9,
+                "{} {mode}: {got:?}",
+                model.name()
+            );
         }
     }
 }
@@ -109,7 +133,10 @@ fn congestion_solution_meets_capacity_exactly() {
     let c = class("big");
     // Load on SM-time: Σ u s (1 + β O) f = 1 at the solution.
     let stretch = 1.0 + 0.3 * 0.95 * 0.9;
-    let load: f64 = got.iter().map(|r| r / 1000.0 * c.time_demand * c.space_demand * stretch).sum();
+    let load: f64 = got
+        .iter()
+        .map(|r| r / 1000.0 * c.time_demand * c.space_demand * stretch)
+        .sum();
     assert!((load - 1.0).abs() < 1e-9, "{load}");
 }
 
@@ -117,9 +144,15 @@ fn congestion_solution_meets_capacity_exactly() {
 fn sm_budget_slows_a_job_alone_as_the_curve_says() {
     let gpu = hardware::gpu("h200").unwrap();
     let big = class("big");
-    let tenant = [Tenant { class: &big, sm_budget: Some(0.45), gpus: 1 }];
+    let tenant = [Tenant {
+        class: &big,
+        sm_budget: Some(0.45),
+        gpus: 1,
+    }];
     let model = Parametric::new(profiles());
-    let got = model.predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenant).rates[0];
+    let got = model
+        .predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenant)
+        .rates[0];
     assert!((got - 1000.0 * alone_fraction(&big, 0.45)).abs() < 1e-9);
 }
 
@@ -127,8 +160,16 @@ fn sm_budget_slows_a_job_alone_as_the_curve_says() {
 fn memory_verdict_counts_contexts() {
     let gpu = hardware::gpu("h200").unwrap();
     let big = class("big");
-    let tenants = vec![Tenant { class: &big, sm_budget: None, gpus: 1 }; 5];
-    let p = Parametric::new(profiles()).predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenants);
+    let tenants = vec![
+        Tenant {
+            class: &big,
+            sm_budget: None,
+            gpus: 1
+        };
+        5
+    ];
+    let p =
+        Parametric::new(profiles()).predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenants);
     assert!((p.memory_gib - 5.0 * 30.25).abs() < 1e-9);
     assert!(!p.fits_memory(), "5 x 30.25 GiB exceeds the H200's memory");
 }
@@ -136,10 +177,20 @@ fn memory_verdict_counts_contexts() {
 #[test]
 fn unknown_model_names_what_the_profile_has() {
     let gpu = hardware::gpu("h200").unwrap();
-    let err = profiles().class(gpu, &ModelKey::new("big", 32, 224)).unwrap_err();
-    assert!(err.to_string().contains("it has big at: big:64:224"), "{err}");
-    let err = profiles().class(gpu, &ModelKey::new("vgg", 32, 224)).unwrap_err();
-    assert!(err.to_string().contains("known models: big, small"), "{err}");
+    let err = profiles()
+        .class(gpu, &ModelKey::new("big", 32, 224))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("it has big at: big:64:224"),
+        "{err}"
+    );
+    let err = profiles()
+        .class(gpu, &ModelKey::new("vgg", 32, 224))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("known models: big, small"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -147,7 +198,11 @@ fn profile_validation_names_the_field() {
     let mut profile = test_profile();
     profile.models[1].time_demand = 1.5;
     let err = profile.validate(std::path::Path::new("p.ron")).unwrap_err();
-    assert!(err.to_string().contains("models[1].time_demand (big:64:224) = 1.5"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("models[1].time_demand (big:64:224) = 1.5"),
+        "{err}"
+    );
 }
 
 mod properties {

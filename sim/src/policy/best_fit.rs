@@ -10,7 +10,11 @@ pub(super) fn place(view: &ClusterView, group: usize, demand: Demand) -> Option<
         GroupKind::Whole { .. } => {
             let by_free = index.by_free.as_ref()?;
             let &(_, gpu) = by_free.range((demand.memory_mib, 0)..).next()?;
-            Some(SlotRef { group: group as u32, gpu, slot: 0 })
+            Some(SlotRef {
+                group: group as u32,
+                gpu,
+                slot: 0,
+            })
         }
         GroupKind::Mig { .. } => index
             .slices_small_first

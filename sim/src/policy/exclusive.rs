@@ -11,7 +11,11 @@ pub(super) fn place(view: &ClusterView, group: usize, demand: Demand) -> Option<
                 return None;
             }
             let gpu = *index.idle.first()?;
-            Some(SlotRef { group: group_id, gpu, slot: 0 })
+            Some(SlotRef {
+                group: group_id,
+                gpu,
+                slot: 0,
+            })
         }
         GroupKind::Mig { .. } => first_empty_slice(view, group, demand),
     }
@@ -24,7 +28,11 @@ fn first_empty_slice(view: &ClusterView, group: usize, demand: Demand) -> Option
         .filter_map(|slot| {
             index.open_slices[slot]
                 .iter()
-                .map(|&gpu| SlotRef { group: group as u32, gpu, slot: slot as u32 })
+                .map(|&gpu| SlotRef {
+                    group: group as u32,
+                    gpu,
+                    slot: slot as u32,
+                })
                 .find(|s| view.jobs_in(*s) == 0 && view.capacity_mib(*s) >= demand.memory_mib)
         })
         .min_by_key(|s| (s.gpu, s.slot))

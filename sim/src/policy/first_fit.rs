@@ -10,7 +10,11 @@ pub(super) fn place(view: &ClusterView, group: usize, demand: Demand) -> Option<
         GroupKind::Whole { .. } => {
             let tree = index.max_free.as_ref()?;
             let local = tree.leftmost_at_least(demand.memory_mib as i64)?;
-            Some(SlotRef { group: group_id, gpu: index.first_gpu + local as u32, slot: 0 })
+            Some(SlotRef {
+                group: group_id,
+                gpu: index.first_gpu + local as u32,
+                slot: 0,
+            })
         }
         GroupKind::Mig { .. } => (0..index.open_slices.len())
             .filter_map(|slot| first_open(view, group, slot, demand))
@@ -19,9 +23,17 @@ pub(super) fn place(view: &ClusterView, group: usize, demand: Demand) -> Option<
 }
 
 /// The first GPU whose slice at position `slot` has room for `demand`.
-pub(super) fn first_open(view: &ClusterView, group: usize, slot: usize, demand: Demand) -> Option<SlotRef> {
+pub(super) fn first_open(
+    view: &ClusterView,
+    group: usize,
+    slot: usize,
+    demand: Demand,
+) -> Option<SlotRef> {
     let index = &view.groups[group];
-    let GroupKind::Mig { slice_memory_mib, .. } = &index.kind else {
+    let GroupKind::Mig {
+        slice_memory_mib, ..
+    } = &index.kind
+    else {
         return None;
     };
     if slice_memory_mib[slot] < demand.memory_mib {
@@ -29,6 +41,10 @@ pub(super) fn first_open(view: &ClusterView, group: usize, slot: usize, demand: 
     }
     index.open_slices[slot]
         .iter()
-        .map(|&gpu| SlotRef { group: group as u32, gpu, slot: slot as u32 })
+        .map(|&gpu| SlotRef {
+            group: group as u32,
+            gpu,
+            slot: slot as u32,
+        })
         .find(|s| view.free_mib(*s) >= demand.memory_mib)
 }

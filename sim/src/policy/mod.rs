@@ -88,7 +88,12 @@ pub enum Placement {
 
 /// Chooses a placement for `demand` in group `group` of `view` under `rule`, or `None` when
 /// nothing has room now.
-pub fn place(view: &ClusterView, group: usize, rule: PlacementRule, demand: Demand) -> Option<Placement> {
+pub fn place(
+    view: &ClusterView,
+    group: usize,
+    rule: PlacementRule,
+    demand: Demand,
+) -> Option<Placement> {
     if demand.gpus > 1 {
         return exclusive::idle_gpus(view, group, demand.gpus).map(Placement::Gpus);
     }

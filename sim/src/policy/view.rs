@@ -116,7 +116,12 @@ impl ClusterView {
             idle: all.clone(),
             kind,
         };
-        if let GroupKind::Mig { slice_memory_mib, slice_sms, .. } = &index.kind {
+        if let GroupKind::Mig {
+            slice_memory_mib,
+            slice_sms,
+            ..
+        } = &index.kind
+        {
             index.open_slices = vec![all; slice_memory_mib.len()];
             let mut order: Vec<usize> = (0..slice_memory_mib.len()).collect();
             order.sort_by_key(|&i| (slice_memory_mib[i], slice_sms[i], i));
@@ -189,7 +194,10 @@ impl ClusterView {
     /// Records a job of `memory_mib` entering `slot`.
     pub fn occupy(&mut self, slot: SlotRef, memory_mib: u64) {
         let id = self.slot_id(slot);
-        debug_assert!(self.slot_free[id] >= memory_mib, "engine placed past memory");
+        debug_assert!(
+            self.slot_free[id] >= memory_mib,
+            "engine placed past memory"
+        );
         self.slot_free[id] -= memory_mib;
         self.slot_jobs[id] += 1;
         self.gpu_jobs[slot.gpu as usize] += 1;
@@ -209,7 +217,11 @@ impl ClusterView {
     pub fn set_locked(&mut self, gpu: u32, locked: bool) {
         self.gpu_locked[gpu as usize] = locked;
         let group = self.gpu_group[gpu as usize];
-        self.reindex(SlotRef { group, gpu, slot: 0 });
+        self.reindex(SlotRef {
+            group,
+            gpu,
+            slot: 0,
+        });
     }
 
     fn slot_id(&self, slot: SlotRef) -> usize {
@@ -259,7 +271,9 @@ impl GroupKind {
     fn slot_capacities(&self) -> Vec<u64> {
         match self {
             GroupKind::Whole { memory_mib, .. } => vec![*memory_mib],
-            GroupKind::Mig { slice_memory_mib, .. } => slice_memory_mib.clone(),
+            GroupKind::Mig {
+                slice_memory_mib, ..
+            } => slice_memory_mib.clone(),
         }
     }
 }
@@ -299,7 +313,11 @@ impl MaxTree {
         }
         let mut i = 1;
         while i < self.leaves {
-            i = if self.nodes[2 * i] >= bound { 2 * i } else { 2 * i + 1 };
+            i = if self.nodes[2 * i] >= bound {
+                2 * i
+            } else {
+                2 * i + 1
+            };
         }
         Some(i - self.leaves)
     }

@@ -8,7 +8,9 @@ use super::{Scenario, ScenarioError};
 use crate::engine::{Cluster, GpuGroup, SimConfig, Unplaceable};
 use crate::hardware::{self, GpuSpec};
 use crate::metrics::{GroupSummary, RunLabels};
-use crate::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode};
+use crate::perf::{
+    EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
+};
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
 use crate::workload::{Job, ModelKey};
@@ -24,9 +26,13 @@ pub fn build_variant(
     let seed = seed.or(variant.seed).unwrap_or(file.seed);
     let profile_names = variant.profiles.as_ref().unwrap_or(&file.profiles);
     let profile_paths: Vec<PathBuf> = profile_names.iter().map(|p| scenario.resolve(p)).collect();
-    let profiles = Arc::new(
-        ProfileSet::load(&profile_paths).map_err(|source| ScenarioError::Profile { path: path.to_owned(), source })?,
-    );
+    let profiles =
+        Arc::new(
+            ProfileSet::load(&profile_paths).map_err(|source| ScenarioError::Profile {
+                path: path.to_owned(),
+                source,
+            })?,
+        );
     let perf_spec = variant.perf_model.as_ref().unwrap_or(&file.perf_model);
     let perf = perf_model(perf_spec, profiles.clone());
     let cluster = cluster(path, variant.cluster.as_ref().unwrap_or(&file.cluster))?;
@@ -47,7 +53,17 @@ pub fn build_variant(
         cluster: cluster.groups.iter().map(group_summary).collect(),
     };
     let timeline_every_s = file.timeline_every_s;
-    Ok((SimConfig { cluster, policy, jobs, perf, on_unplaceable, timeline_every_s }, labels))
+    Ok((
+        SimConfig {
+            cluster,
+            policy,
+            jobs,
+            perf,
+            on_unplaceable,
+            timeline_every_s,
+        },
+        labels,
+    ))
 }
 
 fn perf_model(spec: &PerfModelSpec, profiles: Arc<ProfileSet>) -> Arc<dyn PerfModel> {
@@ -55,12 +71,18 @@ fn perf_model(spec: &PerfModelSpec, profiles: Arc<ProfileSet>) -> Arc<dyn PerfMo
         PerfModelSpec::Parametric => Arc::new(Parametric::new(profiles)),
         PerfModelSpec::Exclusive => Arc::new(Exclusive::new(profiles)),
         PerfModelSpec::EqualShare => Arc::new(EqualShare::new(profiles)),
-        PerfModelSpec::FixedSlowdown { per_corunner } => Arc::new(FixedSlowdown::new(profiles, *per_corunner)),
+        PerfModelSpec::FixedSlowdown { per_corunner } => {
+            Arc::new(FixedSlowdown::new(profiles, *per_corunner))
+        }
     }
 }
 
 fn origins(cluster: &Cluster, perf: &dyn PerfModel) -> String {
-    let mut names: Vec<String> = cluster.groups.iter().map(|g| format!("{}: {}", g.gpu.name, perf.origin(g.gpu))).collect();
+    let mut names: Vec<String> = cluster
+        .groups
+        .iter()
+        .map(|g| format!("{}: {}", g.gpu.name, perf.origin(g.gpu)))
+        .collect();
     names.dedup();
     names.join(", ")
 }
@@ -76,9 +98,17 @@ fn group_summary(group: &GpuGroup) -> GroupSummary {
 
 fn cluster(path: &Path, groups: &[GroupSpec]) -> Result<Cluster, ScenarioError> {
     if groups.is_empty() {
-        return Err(ScenarioError::field(path, "cluster", "no GPU groups; add at least one, e.g. (gpu: \"h200\", count: 8, mode: Mps)"));
+        return Err(ScenarioError::field(
+            path,
+            "cluster",
+            "no GPU groups; add at least one, e.g. (gpu: \"h200\", count: 8, mode: Mps)",
+        ));
     }
-    let groups = groups.iter().enumerate().map(|(idx, spec)| group(path, idx, spec)).collect::<Result<_, _>>()?;
+    let groups = groups
+        .iter()
+        .enumerate()
+        .map(|(idx, spec)| group(path, idx, spec))
+        .collect::<Result<_, _>>()?;
     Ok(Cluster { groups })
 }
 
@@ -86,7 +116,11 @@ fn group(path: &Path, idx: usize, spec: &GroupSpec) -> Result<GpuGroup, Scenario
     let field = |name: &str| format!("cluster[{idx}].{name}");
     let gpu = hardware::gpu(&spec.gpu).map_err(|e| ScenarioError::field(path, field("gpu"), e))?;
     if spec.count == 0 {
-        return Err(ScenarioError::field(path, field("count"), "must be at least 1"));
+        return Err(ScenarioError::field(
+            path,
+            field("count"),
+            "must be at least 1",
+        ));
     }
     let mode = match spec.mode {
         ModeSpec::Exclusive => ShareMode::Exclusive,
@@ -95,36 +129,69 @@ fn group(path: &Path, idx: usize, spec: &GroupSpec) -> Result<GpuGroup, Scenario
         ModeSpec::Mig => ShareMode::Mig,
     };
     let mig_layout = match (&spec.mig_layout, mode) {
-        (Some(text), ShareMode::Mig) => {
-            Some(gpu.parse_mig_layout(text).map_err(|e| ScenarioError::field(path, field("mig_layout"), e))?)
-        }
+        (Some(text), ShareMode::Mig) => Some(
+            gpu.parse_mig_layout(text)
+                .map_err(|e| ScenarioError::field(path, field("mig_layout"), e))?,
+        ),
         (None, ShareMode::Mig) => {
-            return Err(ScenarioError::field(path, field("mig_layout"), format!("mode Mig needs a layout, e.g. mig_layout: \"{}\"", example_layout(gpu))));
+            return Err(ScenarioError::field(
+                path,
+                field("mig_layout"),
+                format!(
+                    "mode Mig needs a layout, e.g. mig_layout: \"{}\"",
+                    example_layout(gpu)
+                ),
+            ));
         }
         (Some(_), _) => {
-            return Err(ScenarioError::field(path, field("mig_layout"), "is only for mode Mig; remove it or set mode: Mig"));
+            return Err(ScenarioError::field(
+                path,
+                field("mig_layout"),
+                "is only for mode Mig; remove it or set mode: Mig",
+            ));
         }
         (None, _) => None,
     };
     let sm_budget = match spec.sm_budget_pct {
         Some(pct) if mode != ShareMode::Mps => {
-            return Err(ScenarioError::field(path, field("sm_budget_pct"), format!("{pct}% is only for mode Mps")));
+            return Err(ScenarioError::field(
+                path,
+                field("sm_budget_pct"),
+                format!("{pct}% is only for mode Mps"),
+            ));
         }
         Some(pct) if !(pct > 0.0 && pct <= 100.0) => {
-            return Err(ScenarioError::field(path, field("sm_budget_pct"), format!("{pct} must be in (0, 100]")));
+            return Err(ScenarioError::field(
+                path,
+                field("sm_budget_pct"),
+                format!("{pct} must be in (0, 100]"),
+            ));
         }
         pct => pct.map(|p| p / 100.0),
     };
-    Ok(GpuGroup { gpu, count: spec.count, mode, mig_layout, sm_budget, jobs_per_slice: spec.jobs_per_slice.max(1) })
+    Ok(GpuGroup {
+        gpu,
+        count: spec.count,
+        mode,
+        mig_layout,
+        sm_budget,
+        jobs_per_slice: spec.jobs_per_slice.max(1),
+    })
 }
 
 fn example_layout(gpu: &GpuSpec) -> String {
-    gpu.mig_profiles.first().map_or_else(String::new, |p| format!("{}x{}", gpu.mig_compute_slices, p.name))
+    gpu.mig_profiles.first().map_or_else(String::new, |p| {
+        format!("{}x{}", gpu.mig_compute_slices, p.name)
+    })
 }
 
 fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
     if spec.max_jobs_per_gpu == 0 {
-        return Err(ScenarioError::field(path, "policy.max_jobs_per_gpu", "must be at least 1"));
+        return Err(ScenarioError::field(
+            path,
+            "policy.max_jobs_per_gpu",
+            "must be at least 1",
+        ));
     }
     Ok(Policy {
         order: match spec.order {
@@ -142,44 +209,97 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
     })
 }
 
-fn jobs(path: &Path, spec: &WorkloadSpec, seed: u64, cluster: &Cluster, perf: &dyn PerfModel) -> Result<Vec<Job>, ScenarioError> {
+fn jobs(
+    path: &Path,
+    spec: &WorkloadSpec,
+    seed: u64,
+    cluster: &Cluster,
+    perf: &dyn PerfModel,
+) -> Result<Vec<Job>, ScenarioError> {
     match spec {
-        WorkloadSpec::Jobs(list) => list.iter().enumerate().map(|(idx, job)| listed_job(path, idx, job)).collect(),
+        WorkloadSpec::Jobs(list) => list
+            .iter()
+            .enumerate()
+            .map(|(idx, job)| listed_job(path, idx, job))
+            .collect(),
         WorkloadSpec::Synthetic(syn) => synthetic_jobs(path, syn, seed, cluster, perf),
     }
 }
 
 fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioError> {
     let field = |name: &str| format!("workload.Jobs[{idx}].{name}");
-    let model: ModelKey = spec.model.parse().map_err(|e| ScenarioError::field(path, field("model"), e))?;
+    let model: ModelKey = spec
+        .model
+        .parse()
+        .map_err(|e| ScenarioError::field(path, field("model"), e))?;
     let samples = match (spec.samples, spec.epochs, spec.dataset_size) {
         (Some(samples), None, None) => samples,
         (None, Some(epochs), Some(size)) => epochs * size,
-        _ => return Err(ScenarioError::field(path, field("samples"), "give either `samples`, or both `epochs` and `dataset_size`")),
+        _ => {
+            return Err(ScenarioError::field(
+                path,
+                field("samples"),
+                "give either `samples`, or both `epochs` and `dataset_size`",
+            ));
+        }
     };
     if !(samples.is_finite() && samples > 0.0) {
-        return Err(ScenarioError::field(path, field("samples"), format!("work of {samples} samples must be > 0")));
+        return Err(ScenarioError::field(
+            path,
+            field("samples"),
+            format!("work of {samples} samples must be > 0"),
+        ));
     }
     if !(spec.arrival_s.is_finite() && spec.arrival_s >= 0.0) {
-        return Err(ScenarioError::field(path, field("arrival_s"), format!("{} must be >= 0", spec.arrival_s)));
+        return Err(ScenarioError::field(
+            path,
+            field("arrival_s"),
+            format!("{} must be >= 0", spec.arrival_s),
+        ));
     }
     if spec.gpus == 0 {
-        return Err(ScenarioError::field(path, field("gpus"), "must be at least 1"));
+        return Err(ScenarioError::field(
+            path,
+            field("gpus"),
+            "must be at least 1",
+        ));
     }
-    Ok(Job { name: spec.name.clone().unwrap_or_else(|| format!("j{idx}")), model, arrival_s: spec.arrival_s, samples, gpus: spec.gpus })
+    Ok(Job {
+        name: spec.name.clone().unwrap_or_else(|| format!("j{idx}")),
+        model,
+        arrival_s: spec.arrival_s,
+        samples,
+        gpus: spec.gpus,
+    })
 }
 
-fn synthetic_jobs(path: &Path, spec: &SyntheticSpec, seed: u64, cluster: &Cluster, perf: &dyn PerfModel) -> Result<Vec<Job>, ScenarioError> {
+fn synthetic_jobs(
+    path: &Path,
+    spec: &SyntheticSpec,
+    seed: u64,
+    cluster: &Cluster,
+    perf: &dyn PerfModel,
+) -> Result<Vec<Job>, ScenarioError> {
     let reference = match &spec.reference_gpu {
-        Some(name) => hardware::gpu(name).map_err(|e| ScenarioError::field(path, "workload.Synthetic.reference_gpu", e))?,
+        Some(name) => hardware::gpu(name)
+            .map_err(|e| ScenarioError::field(path, "workload.Synthetic.reference_gpu", e))?,
         None => cluster.groups[0].gpu,
     };
     let mut mix = Vec::with_capacity(spec.mix.len());
     for (idx, entry) in spec.mix.iter().enumerate() {
         let field = format!("workload.Synthetic.mix[{idx}].model");
-        let model: ModelKey = entry.model.parse().map_err(|e| ScenarioError::field(path, &field, e))?;
-        let class = perf.class(reference, &model).map_err(|e| ScenarioError::field(path, &field, e))?;
-        mix.push(MixEntry { model, weight: entry.weight, solo_rate: class.solo_rate });
+        let model: ModelKey = entry
+            .model
+            .parse()
+            .map_err(|e| ScenarioError::field(path, &field, e))?;
+        let class = perf
+            .class(reference, &model)
+            .map_err(|e| ScenarioError::field(path, &field, e))?;
+        mix.push(MixEntry {
+            model,
+            weight: entry.weight,
+            solo_rate: class.solo_rate,
+        });
     }
     let plan = SyntheticPlan {
         jobs: spec.jobs,
@@ -189,5 +309,6 @@ fn synthetic_jobs(path: &Path, spec: &SyntheticSpec, seed: u64, cluster: &Cluste
         mix,
         gpus: spec.gpus.iter().map(|g| (g.gpus, g.weight)).collect(),
     };
-    synthetic::generate(&plan, seed).map_err(|e| ScenarioError::field(path, "workload.Synthetic", e))
+    synthetic::generate(&plan, seed)
+        .map_err(|e| ScenarioError::field(path, "workload.Synthetic", e))
 }

@@ -61,7 +61,11 @@ pub enum ScenarioError {
 
 impl ScenarioError {
     fn field(path: &Path, field: impl Into<String>, message: impl ToString) -> Self {
-        ScenarioError::Field { path: path.to_owned(), field: field.into(), message: message.to_string() }
+        ScenarioError::Field {
+            path: path.to_owned(),
+            field: field.into(),
+            message: message.to_string(),
+        }
     }
 }
 
@@ -98,7 +102,10 @@ impl Scenario {
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
         let file: ScenarioFile = read_ron(path)?;
-        let scenario = Scenario { path: path.to_owned(), file };
+        let scenario = Scenario {
+            path: path.to_owned(),
+            file,
+        };
         scenario.check_names()?;
         Ok(scenario)
     }
@@ -108,11 +115,27 @@ impl Scenario {
         names.sort_unstable();
         for pair in names.windows(2) {
             if pair[0] == pair[1] {
-                return Err(ScenarioError::field(&self.path, "sweep", format!("two variants are named `{}`; names must differ", pair[0])));
+                return Err(ScenarioError::field(
+                    &self.path,
+                    "sweep",
+                    format!("two variants are named `{}`; names must differ", pair[0]),
+                ));
             }
         }
-        if let Some(bad) = self.file.sweep.iter().find(|v| v.name.is_empty() || v.name.contains(['/', '\\'])) {
-            return Err(ScenarioError::field(&self.path, "sweep", format!("variant name `{}` must be non-empty and hold no slash", bad.name)));
+        if let Some(bad) = self
+            .file
+            .sweep
+            .iter()
+            .find(|v| v.name.is_empty() || v.name.contains(['/', '\\']))
+        {
+            return Err(ScenarioError::field(
+                &self.path,
+                "sweep",
+                format!(
+                    "variant name `{}` must be non-empty and hold no slash",
+                    bad.name
+                ),
+            ));
         }
         Ok(())
     }
@@ -120,7 +143,10 @@ impl Scenario {
     /// The variants to run: the sweep's, or one called `base`.
     pub fn variants(&self) -> Vec<VariantSpec> {
         if self.file.sweep.is_empty() {
-            vec![VariantSpec { name: "base".into(), ..VariantSpec::default() }]
+            vec![VariantSpec {
+                name: "base".into(),
+                ..VariantSpec::default()
+            }]
         } else {
             self.file.sweep.clone()
         }
@@ -129,7 +155,12 @@ impl Scenario {
     /// Folder the results go to.
     pub fn output_dir(&self, options: &RunOptions) -> PathBuf {
         options.out.clone().unwrap_or_else(|| {
-            PathBuf::from(self.file.output.clone().unwrap_or_else(|| format!("results/{}", self.file.name)))
+            PathBuf::from(
+                self.file
+                    .output
+                    .clone()
+                    .unwrap_or_else(|| format!("results/{}", self.file.name)),
+            )
         })
     }
 
@@ -152,14 +183,24 @@ impl Scenario {
             .par_iter()
             .enumerate()
             .map(|(idx, variant)| {
-                let dir = if self.file.sweep.is_empty() { out.clone() } else { out.join(&variant.name) };
-                self.run_variant(variant, options, dir, &mut |done, total| progress(idx, done, total))
+                let dir = if self.file.sweep.is_empty() {
+                    out.clone()
+                } else {
+                    out.join(&variant.name)
+                };
+                self.run_variant(variant, options, dir, &mut |done, total| {
+                    progress(idx, done, total)
+                })
             })
             .collect();
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
-            metrics::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs))
-                .map_err(|source| ScenarioError::Write { dir: out.clone(), source })?;
+            metrics::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs)).map_err(|source| {
+                ScenarioError::Write {
+                    dir: out.clone(),
+                    source,
+                }
+            })?;
         }
         Ok(runs)
     }
@@ -173,12 +214,21 @@ impl Scenario {
     ) -> Result<VariantRun, ScenarioError> {
         let (config, labels) = build_variant(self, variant, options.seed)?;
         let summary = simulate_into(&config, labels, &dir, progress).map_err(|err| match err {
-            SimulateError::Engine(source) => {
-                ScenarioError::Engine { path: self.path.clone(), variant: variant.name.clone(), source: Box::new(source) }
-            }
-            SimulateError::Write(source) => ScenarioError::Write { dir: dir.clone(), source },
+            SimulateError::Engine(source) => ScenarioError::Engine {
+                path: self.path.clone(),
+                variant: variant.name.clone(),
+                source: Box::new(source),
+            },
+            SimulateError::Write(source) => ScenarioError::Write {
+                dir: dir.clone(),
+                source,
+            },
         })?;
-        Ok(VariantRun { name: variant.name.clone(), dir, summary })
+        Ok(VariantRun {
+            name: variant.name.clone(),
+            dir,
+            summary,
+        })
     }
 }
 
@@ -196,7 +246,8 @@ fn simulate_into(
 ) -> Result<Summary, SimulateError> {
     let run = Simulation::run(config, Some(progress)).map_err(SimulateError::Engine)?;
     let summary = metrics::summarize(&config.jobs, &run, labels);
-    let summary_json = serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
+    let summary_json =
+        serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
     let files = [
         ("jobs.csv", metrics::jobs_csv(&config.jobs, &run)),
         ("placements.csv", metrics::placements_csv(&run)),
@@ -218,7 +269,15 @@ fn sweep_csv(runs: &[VariantRun]) -> Vec<u8> {
         let _ = writeln!(
             out,
             "{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.4}",
-            run.name, s.jobs, s.completed, s.makespan_s, s.jct_s.mean, s.jct_s.p95, s.wait_s.mean, s.throughput_samples_per_s, s.utilization
+            run.name,
+            s.jobs,
+            s.completed,
+            s.makespan_s,
+            s.jct_s.mean,
+            s.jct_s.p95,
+            s.wait_s.mean,
+            s.throughput_samples_per_s,
+            s.utilization
         );
     }
     out.into_bytes()

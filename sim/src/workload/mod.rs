@@ -26,9 +26,7 @@ pub struct ModelKey {
 
 /// A model key written as `MODEL:BATCH:IMAGE` could not be read.
 #[derive(Debug, Error, PartialEq)]
-#[error(
-    "`{text}` is not a job written MODEL:BATCH:IMAGE (e.g. resnet50:64:224): {why}"
-)]
+#[error("`{text}` is not a job written MODEL:BATCH:IMAGE (e.g. resnet50:64:224): {why}")]
 pub struct ModelKeyError {
     /// The text as given.
     pub text: String,
@@ -39,7 +37,11 @@ pub struct ModelKeyError {
 impl ModelKey {
     /// A key from its three parts.
     pub fn new(model: &str, batch: u32, image: u32) -> Self {
-        Self { model: model.to_owned(), batch, image }
+        Self {
+            model: model.to_owned(),
+            batch,
+            image,
+        }
     }
 }
 
@@ -53,7 +55,10 @@ impl FromStr for ModelKey {
     type Err = ModelKeyError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let fail = |why: &str| ModelKeyError { text: text.to_owned(), why: why.to_owned() };
+        let fail = |why: &str| ModelKeyError {
+            text: text.to_owned(),
+            why: why.to_owned(),
+        };
         let parts: Vec<&str> = text.trim().split(':').collect();
         let [model, batch, image] = parts[..] else {
             return Err(fail("expected three parts separated by ':'"));
@@ -63,9 +68,15 @@ impl FromStr for ModelKey {
         }
         let number = |part: &str, what: &str| match part.parse::<u32>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(fail(&format!("{what} `{part}` is not a positive whole number"))),
+            _ => Err(fail(&format!(
+                "{what} `{part}` is not a positive whole number"
+            ))),
         };
-        Ok(Self::new(model, number(batch, "batch")?, number(image, "image size")?))
+        Ok(Self::new(
+            model,
+            number(batch, "batch")?,
+            number(image, "image size")?,
+        ))
     }
 }
 
@@ -98,7 +109,11 @@ mod tests {
     #[test]
     fn model_key_errors_say_what_is_wrong() {
         let err = "resnet50:0:224".parse::<ModelKey>().unwrap_err();
-        assert!(err.to_string().contains("batch `0` is not a positive whole number"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("batch `0` is not a positive whole number"),
+            "{err}"
+        );
         let err = "resnet50:64".parse::<ModelKey>().unwrap_err();
         assert!(err.to_string().contains("three parts"), "{err}");
         assert!(":64:224".parse::<ModelKey>().is_err());

@@ -49,19 +49,42 @@ pub enum SyntheticError {
 /// Generates the jobs of `plan` with a generator seeded by `seed` (Xoshiro256++: the same seed
 /// gives the same jobs on every machine).
 pub fn generate(plan: &SyntheticPlan, seed: u64) -> Result<Vec<Job>, SyntheticError> {
-    let range = |ok: bool, what: String| if ok { Ok(()) } else { Err(SyntheticError::Range(what)) };
-    range(plan.arrivals_per_hour > 0.0, format!("arrivals_per_hour = {} must be > 0", plan.arrivals_per_hour))?;
-    range(plan.median_s > 0.0, format!("median duration {} s must be > 0", plan.median_s))?;
-    range(plan.sigma >= 0.0 && plan.sigma.is_finite(), format!("sigma = {} must be >= 0", plan.sigma))?;
-    range(!plan.mix.is_empty(), "the model mix is empty; list at least one model".into())?;
+    let range = |ok: bool, what: String| {
+        if ok {
+            Ok(())
+        } else {
+            Err(SyntheticError::Range(what))
+        }
+    };
+    range(
+        plan.arrivals_per_hour > 0.0,
+        format!("arrivals_per_hour = {} must be > 0", plan.arrivals_per_hour),
+    )?;
+    range(
+        plan.median_s > 0.0,
+        format!("median duration {} s must be > 0", plan.median_s),
+    )?;
+    range(
+        plan.sigma >= 0.0 && plan.sigma.is_finite(),
+        format!("sigma = {} must be >= 0", plan.sigma),
+    )?;
+    range(
+        !plan.mix.is_empty(),
+        "the model mix is empty; list at least one model".into(),
+    )?;
     let model_pick = WeightedIndex::new(plan.mix.iter().map(|m| m.weight))
         .map_err(|e| SyntheticError::Range(format!("mix weights: {e}")))?;
-    let gpu_choices = if plan.gpus.is_empty() { vec![(1, 1.0)] } else { plan.gpus.clone() };
+    let gpu_choices = if plan.gpus.is_empty() {
+        vec![(1, 1.0)]
+    } else {
+        plan.gpus.clone()
+    };
     let gpu_pick = WeightedIndex::new(gpu_choices.iter().map(|g| g.1))
         .map_err(|e| SyntheticError::Range(format!("gpus weights: {e}")))?;
-    let gaps = Exp::new(plan.arrivals_per_hour / 3600.0).map_err(|e| SyntheticError::Range(format!("arrivals: {e}")))?;
-    let durations =
-        LogNormal::new(plan.median_s.ln(), plan.sigma).map_err(|e| SyntheticError::Range(format!("durations: {e}")))?;
+    let gaps = Exp::new(plan.arrivals_per_hour / 3600.0)
+        .map_err(|e| SyntheticError::Range(format!("arrivals: {e}")))?;
+    let durations = LogNormal::new(plan.median_s.ln(), plan.sigma)
+        .map_err(|e| SyntheticError::Range(format!("durations: {e}")))?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut now = 0.0;
     let mut jobs = Vec::with_capacity(plan.jobs as usize);
@@ -92,8 +115,16 @@ mod tests {
             median_s: 600.0,
             sigma: 0.5,
             mix: vec![
-                MixEntry { model: ModelKey::new("a", 1, 1), weight: 3.0, solo_rate: 100.0 },
-                MixEntry { model: ModelKey::new("b", 1, 1), weight: 1.0, solo_rate: 10.0 },
+                MixEntry {
+                    model: ModelKey::new("a", 1, 1),
+                    weight: 3.0,
+                    solo_rate: 100.0,
+                },
+                MixEntry {
+                    model: ModelKey::new("b", 1, 1),
+                    weight: 1.0,
+                    solo_rate: 10.0,
+                },
             ],
             gpus: vec![],
         }
@@ -108,7 +139,8 @@ mod tests {
     #[test]
     fn draws_follow_the_plan() {
         let jobs = generate(&plan(), 1).unwrap();
-        let share_a = jobs.iter().filter(|j| j.model.model == "a").count() as f64 / jobs.len() as f64;
+        let share_a =
+            jobs.iter().filter(|j| j.model.model == "a").count() as f64 / jobs.len() as f64;
         assert!((share_a - 0.75).abs() < 0.04, "{share_a}");
         let span_h = jobs.last().unwrap().arrival_s / 3600.0;
         assert!((span_h - 2000.0 / 60.0).abs() < 3.0, "{span_h}");
@@ -126,6 +158,11 @@ mod tests {
     fn empty_mix_is_an_error() {
         let mut bad = plan();
         bad.mix.clear();
-        assert!(generate(&bad, 1).unwrap_err().to_string().contains("mix is empty"));
+        assert!(
+            generate(&bad, 1)
+                .unwrap_err()
+                .to_string()
+                .contains("mix is empty")
+        );
     }
 }

@@ -1,0 +1,224 @@
+//! One-set queries (`colo predict`): the rates and memory verdict of a few jobs on one GPU in
+//! one mode, with per-job origins.
+use thiserror::Error;
+
+use super::{Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use crate::hardware::{GpuSpec, MigLayout};
+use crate::workload::ModelKey;
+
+/// A set of jobs on one GPU.
+#[derive(Clone, Debug)]
+pub struct SetQuery {
+    /// The GPU.
+    pub gpu: &'static GpuSpec,
+    /// How the jobs share it.
+    pub mode: ShareMode,
+    /// The jobs.
+    pub jobs: Vec<ModelKey>,
+    /// MPS SM budgets as fractions: none, one for all, or one per job.
+    pub sm_budgets: Vec<f64>,
+    /// MIG layout; job i runs in slice i.
+    pub layout: Option<MigLayout>,
+}
+
+/// The prediction for one job of the set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobPrediction {
+    /// The job.
+    pub key: ModelKey,
+    /// Predicted samples/s in the set.
+    pub samples_per_s: f64,
+    /// Samples/s alone on the whole GPU.
+    pub exclusive_samples_per_s: f64,
+    /// samples_per_s / exclusive_samples_per_s.
+    pub fraction_of_exclusive: f64,
+    /// Memory of its process, context included, GiB.
+    pub memory_gib: f64,
+    /// Where the job's profile numbers came from.
+    pub origin: Origin,
+    /// Relative spread of its measurements, when known.
+    pub spread: Option<f64>,
+    /// MIG slice (`3g.71gb@0`), when in one.
+    pub slice: Option<String>,
+    /// MPS SM budget (fraction), when set.
+    pub sm_budget: Option<f64>,
+}
+
+/// The prediction for a set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetPrediction {
+    /// Per job, in the order asked.
+    pub jobs: Vec<JobPrediction>,
+    /// Sum of the jobs' fractions of exclusive (> 1: sharing beats one job at a time).
+    pub total_fraction: f64,
+    /// Memory the set needs, GiB.
+    pub memory_gib: f64,
+    /// Memory available to it, GiB (the GPU, or the slices used).
+    pub capacity_gib: f64,
+    /// Whether every partition holds its jobs.
+    pub fits_memory: bool,
+    /// Which partition overflows, when one does.
+    pub memory_note: Option<String>,
+}
+
+/// A query that cannot be answered. Fatal for the query.
+#[derive(Debug, Error, PartialEq)]
+pub enum QueryError {
+    /// No jobs given.
+    #[error("no jobs given; write jobs as MODEL:BATCH:IMAGE, e.g. resnet50:64:224")]
+    NoJobs,
+    /// The options do not suit the mode.
+    #[error("{0}")]
+    Mode(String),
+    /// The model cannot describe a job.
+    #[error(transparent)]
+    Perf(#[from] PerfError),
+}
+
+/// Predicts `query` with `model`.
+pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPrediction, QueryError> {
+    check(query)?;
+    let gpu = query.gpu;
+    let classes = query
+        .jobs
+        .iter()
+        .map(|k| model.class(gpu, k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let budget = |i: usize| match query.sm_budgets.len() {
+        0 => None,
+        1 => Some(query.sm_budgets[0]),
+        _ => Some(query.sm_budgets[i]),
+    };
+    let groups = partitions(query);
+    let mut jobs = Vec::with_capacity(classes.len());
+    let mut fits = true;
+    let mut note = None;
+    let (mut memory_gib, mut capacity_gib) = (0.0, 0.0);
+    for (partition, members, slice) in &groups {
+        let tenants: Vec<Tenant<'_>> = members
+            .iter()
+            .map(|&i| Tenant {
+                class: &classes[i],
+                sm_budget: budget(i),
+                gpus: 1,
+            })
+            .collect();
+        let p = model.predict(gpu, query.mode, partition, &tenants);
+        memory_gib += p.memory_gib;
+        capacity_gib += p.capacity_gib;
+        if !p.fits_memory() {
+            fits = false;
+            let place = slice.clone().unwrap_or_else(|| gpu.name.to_owned());
+            note.get_or_insert(format!(
+                "{place} needs {:.1} GiB, holds {:.1} GiB",
+                p.memory_gib, p.capacity_gib
+            ));
+        }
+        for (&i, rate) in members.iter().zip(p.rates) {
+            let c = &classes[i];
+            jobs.push((
+                i,
+                JobPrediction {
+                    key: c.key.clone(),
+                    samples_per_s: rate,
+                    exclusive_samples_per_s: c.solo_rate,
+                    fraction_of_exclusive: rate / c.solo_rate,
+                    memory_gib: model.footprint_gib(gpu, query.mode, c),
+                    origin: c.origin,
+                    spread: c.spread,
+                    slice: slice.clone(),
+                    sm_budget: budget(i),
+                },
+            ));
+        }
+    }
+    jobs.sort_by_key(|(i, _)| *i);
+    let jobs: Vec<JobPrediction> = jobs.into_iter().map(|(_, j)| j).collect();
+    let total_fraction = jobs.iter().map(|j| j.fraction_of_exclusive).sum();
+    Ok(SetPrediction {
+        jobs,
+        total_fraction,
+        memory_gib,
+        capacity_gib,
+        fits_memory: fits,
+        memory_note: note,
+    })
+}
+
+fn check(query: &SetQuery) -> Result<(), QueryError> {
+    let n = query.jobs.len();
+    let fail = |m: String| Err(QueryError::Mode(m));
+    if n == 0 {
+        return Err(QueryError::NoJobs);
+    }
+    if query.mode == ShareMode::Exclusive && n > 1 {
+        return fail(format!(
+            "mode exclusive runs one job per GPU but {n} were given; predict them one at a time or choose timeslice, mps or mig"
+        ));
+    }
+    if !query.sm_budgets.is_empty() && query.mode != ShareMode::Mps {
+        return fail(format!(
+            "SM budgets (--sm-pct) apply to mode mps only, not {}",
+            query.mode
+        ));
+    }
+    if query.sm_budgets.len() > 1 && query.sm_budgets.len() != n {
+        return fail(format!(
+            "{} SM budgets for {n} jobs; give one for all or one per job",
+            query.sm_budgets.len()
+        ));
+    }
+    if let Some(bad) = query.sm_budgets.iter().find(|b| !(**b > 0.0 && **b <= 1.0)) {
+        return fail(format!("SM budget {}% is out of (0, 100]", bad * 100.0));
+    }
+    match (&query.layout, query.mode) {
+        (None, ShareMode::Mig) => fail(format!(
+            "mode mig needs a layout (--layout), e.g. one of: {}",
+            examples(query.gpu)
+        )),
+        (Some(_), m) if m != ShareMode::Mig => {
+            fail(format!("a MIG layout applies to mode mig only, not {m}"))
+        }
+        (Some(layout), _) if layout.slices.len() < n => fail(format!(
+            "{n} jobs but the layout {layout} has {} slices; each job needs its own slice",
+            layout.slices.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn examples(gpu: &GpuSpec) -> String {
+    let names: Vec<&str> = gpu.mig_profiles.iter().map(|p| p.name).collect();
+    let smallest = names.first().copied().unwrap_or("1g");
+    format!(
+        "{}x{smallest} (profiles of {}: {})",
+        gpu.mig_compute_slices,
+        gpu.name,
+        names.join(", ")
+    )
+}
+
+/// The partitions of the query, each with the jobs in it and its slice label.
+fn partitions(query: &SetQuery) -> Vec<(Partition, Vec<usize>, Option<String>)> {
+    let gpu = query.gpu;
+    match &query.layout {
+        None => vec![(Partition::whole(gpu), (0..query.jobs.len()).collect(), None)],
+        Some(layout) => layout
+            .slices
+            .iter()
+            .zip(0..query.jobs.len())
+            .map(|(slice, i)| {
+                let partition = Partition {
+                    sm_fraction: gpu.sm_fraction(slice.profile),
+                    memory_gib: slice.profile.memory_gib,
+                    is_mig_slice: true,
+                };
+                (
+                    partition,
+                    vec![i],
+                    Some(format!("{}@{}", slice.profile.name, slice.start)),
+                )
+            })
+            .collect(),
+    }
+}

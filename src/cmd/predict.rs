@@ -1,0 +1,221 @@
+//! `colo predict`: per-job samples/s of a set of jobs sharing one GPU, with the memory verdict.
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use colo_sim::hardware;
+use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
+use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ShareMode};
+use colo_sim::workload::ModelKey;
+use serde_json::json;
+
+/// Arguments of `colo predict`.
+#[derive(clap::Args)]
+pub struct PredictArgs {
+    /// Jobs as MODEL:BATCH:IMAGE, e.g. resnet50:64:224 vit_b_16:32:224.
+    #[arg(required = true)]
+    pub jobs: Vec<String>,
+    /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// How the jobs share the GPU.
+    #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
+    pub mode: ModeArg,
+    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 [default: none].
+    #[arg(long, value_delimiter = ',')]
+    pub sm_pct: Vec<f64>,
+    /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
+    #[arg(long)]
+    pub layout: Option<String>,
+    /// Profile file(s) [default: the profile shipped for the GPU].
+    #[arg(long)]
+    pub profile: Vec<PathBuf>,
+    /// Performance model.
+    #[arg(long, value_enum, default_value_t = ModelArg::Parametric)]
+    pub model: ModelArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+}
+
+/// Sharing mode on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModeArg {
+    /// One job alone.
+    Exclusive,
+    /// Plain processes, time-sliced.
+    Timeslice,
+    /// MPS (with optional SM budgets).
+    Mps,
+    /// MIG slices (needs --layout).
+    Mig,
+}
+
+/// Performance model on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModelArg {
+    /// Demand-based model with the profile's fitted parameters.
+    Parametric,
+    /// Each job as if alone.
+    Exclusive,
+    /// Each of n jobs gets 1/n.
+    EqualShare,
+    /// Each job slowed by 1 + 0.15 (n - 1).
+    FixedSlowdown,
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Aligned text.
+    Table,
+    /// One JSON object.
+    Json,
+}
+
+/// Runs `colo predict`.
+pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
+    let gpu = hardware::gpu(&args.gpu)?;
+    let profiles = Arc::new(crate::profiles::load(&args.profile)?);
+    let (_, profile_path) = profiles.get(gpu)?;
+    let profile_path = profile_path.display().to_string();
+    let model: Box<dyn PerfModel> = match args.model {
+        ModelArg::Parametric => Box::new(Parametric::new(profiles.clone())),
+        ModelArg::Exclusive => Box::new(Exclusive::new(profiles.clone())),
+        ModelArg::EqualShare => Box::new(EqualShare::new(profiles.clone())),
+        ModelArg::FixedSlowdown => Box::new(FixedSlowdown::new(
+            profiles.clone(),
+            FixedSlowdown::DEFAULT_PER_CORUNNER,
+        )),
+    };
+    let jobs = args
+        .jobs
+        .iter()
+        .map(|j| j.parse::<ModelKey>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let layout = args
+        .layout
+        .as_deref()
+        .map(|text| gpu.parse_mig_layout(text))
+        .transpose()
+        .context("--layout")?;
+    let query = SetQuery {
+        gpu,
+        mode: match args.mode {
+            ModeArg::Exclusive => ShareMode::Exclusive,
+            ModeArg::Timeslice => ShareMode::Timeslice,
+            ModeArg::Mps => ShareMode::Mps,
+            ModeArg::Mig => ShareMode::Mig,
+        },
+        jobs,
+        sm_budgets: args.sm_pct.iter().map(|p| p / 100.0).collect(),
+        layout,
+    };
+    let prediction = predict_set(model.as_ref(), &query)?;
+    let origin = profiles.origin(gpu);
+    match args.format {
+        FormatArg::Table => print_table(
+            &query,
+            model.name(),
+            &profile_path,
+            &origin.to_string(),
+            &prediction,
+        ),
+        FormatArg::Json => print_json(
+            &query,
+            model.name(),
+            &profile_path,
+            &origin.to_string(),
+            &prediction,
+        )?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &SetPrediction) {
+    println!(
+        "{} x {} job(s), mode {}, model {model}, profile {profile} ({origin})",
+        query.gpu.name,
+        p.jobs.len(),
+        query.mode
+    );
+    println!(
+        "{:<28} {:>12} {:>12} {:>9} {:>9} {:>12}  {:<12}",
+        "job", "samples/s", "alone", "fraction", "mem GiB", "place", "origin"
+    );
+    for j in &p.jobs {
+        let place = match (&j.slice, j.sm_budget) {
+            (Some(slice), _) => slice.clone(),
+            (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
+            (None, None) => "whole GPU".into(),
+        };
+        println!(
+            "{:<28} {:>12.1} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
+            j.key.to_string(),
+            j.samples_per_s,
+            j.exclusive_samples_per_s,
+            j.fraction_of_exclusive,
+            j.memory_gib,
+            place,
+            j.origin.to_string()
+        );
+    }
+    println!(
+        "total fraction of exclusive: {:.3} (predicted by {model} from {origin} numbers)",
+        p.total_fraction
+    );
+    let verdict = if p.fits_memory {
+        "fits".to_owned()
+    } else {
+        format!(
+            "does NOT fit ({})",
+            p.memory_note.clone().unwrap_or_default()
+        )
+    };
+    println!(
+        "memory: {:.1} GiB of {:.1} GiB: {verdict}",
+        p.memory_gib, p.capacity_gib
+    );
+}
+
+fn print_json(
+    query: &SetQuery,
+    model: &str,
+    profile: &str,
+    origin: &str,
+    p: &SetPrediction,
+) -> anyhow::Result<()> {
+    let jobs: Vec<serde_json::Value> = p
+        .jobs
+        .iter()
+        .map(|j| {
+            json!({
+                "model": j.key.model,
+                "batch": j.key.batch,
+                "image": j.key.image,
+                "samples_per_s": j.samples_per_s,
+                "exclusive_samples_per_s": j.exclusive_samples_per_s,
+                "fraction_of_exclusive": j.fraction_of_exclusive,
+                "memory_gib": j.memory_gib,
+                "slice": j.slice,
+                "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
+                "origin": j.origin.to_string(),
+            })
+        })
+        .collect();
+    let out = json!({
+        "gpu": query.gpu.name,
+        "mode": query.mode.to_string(),
+        "perf_model": model,
+        "profile": profile,
+        "profile_origin": origin,
+        "jobs": jobs,
+        "total_fraction": p.total_fraction,
+        "memory_gib": p.memory_gib,
+        "capacity_gib": p.capacity_gib,
+        "fits_memory": p.fits_memory,
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
