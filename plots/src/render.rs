@@ -137,14 +137,19 @@ fn write_png(figure: &impl Figure, path: &Path) -> Result<(), PlotError> {
 
 fn temp_file_beside(path: &Path, ext: &str) -> Result<tempfile::NamedTempFile, PlotError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    tempfile::Builder::new()
-        .prefix(".colo-plot-")
-        .suffix(&format!(".{ext}"))
-        .tempfile_in(dir)
-        .map_err(|source| PlotError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })
+    let suffix = format!(".{ext}");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".colo-plot-").suffix(&suffix);
+    // Temp files are owner-only (0600); a figure is an ordinary file (0666 less the umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir).map_err(|source| PlotError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 fn persist(tmp: tempfile::NamedTempFile, path: &Path) -> Result<(), PlotError> {

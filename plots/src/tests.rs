@@ -237,3 +237,29 @@ fn empty_calibration_data_is_an_error_not_a_blank_figure() {
     assert!(matches!(err, PlotError::NoData { .. }), "{err}");
     assert!(!out.path().join("empty.png").exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn figures_are_readable_by_others_not_owner_only_temp_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let out = tempfile::tempdir().unwrap();
+    let report = plot_results(&load(&["mig_slice"]), out.path(), Format::Both).unwrap();
+    for path in &report.written {
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_ne!(mode & 0o044, 0, "{} has mode {mode:o}", path.display());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".colo-plot-")
+        })
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temp files left behind: {leftovers:?}"
+    );
+}
