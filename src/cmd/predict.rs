@@ -1,4 +1,5 @@
 //! `colo predict`: per-job samples/s of a set of jobs sharing one GPU, with the memory verdict.
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -115,13 +116,13 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     let prediction = predict_set(model.as_ref(), &query)?;
     let origin = profiles.origin(gpu);
     match args.format {
-        FormatArg::Table => print_table(
+        FormatArg::Table => super::print(&table(
             &query,
             model.name(),
             &profile_path,
             &origin.to_string(),
             &prediction,
-        ),
+        ))?,
         FormatArg::Json => print_json(
             &query,
             model.name(),
@@ -133,14 +134,17 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &SetPrediction) {
-    println!(
+fn table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &SetPrediction) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "{} x {} job(s), mode {}, model {model}, profile {profile} ({origin})",
         query.gpu.name,
         p.jobs.len(),
         query.mode
     );
-    println!(
+    let _ = writeln!(
+        out,
         "{:<28} {:>12} {:>12} {:>9} {:>9} {:>12}  {:<12}",
         "job", "samples/s", "alone", "fraction", "mem GiB", "place", "origin"
     );
@@ -150,7 +154,8 @@ fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &S
             (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
             (None, None) => "whole GPU".into(),
         };
-        println!(
+        let _ = writeln!(
+            out,
             "{:<28} {:>12.1} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
             j.key.to_string(),
             j.samples_per_s,
@@ -161,7 +166,8 @@ fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &S
             j.origin.to_string()
         );
     }
-    println!(
+    let _ = writeln!(
+        out,
         "total fraction of exclusive: {:.3} (predicted by {model} from {origin} numbers)",
         p.total_fraction
     );
@@ -173,10 +179,12 @@ fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &S
             p.memory_note.clone().unwrap_or_default()
         )
     };
-    println!(
+    let _ = writeln!(
+        out,
         "memory: {:.1} GiB of {:.1} GiB: {verdict}",
         p.memory_gib, p.capacity_gib
     );
+    out
 }
 
 fn print_json(
@@ -216,6 +224,5 @@ fn print_json(
         "capacity_gib": p.capacity_gib,
         "fits_memory": p.fits_memory,
     });
-    println!("{}", serde_json::to_string_pretty(&out)?);
-    Ok(())
+    super::print(&format!("{}\n", serde_json::to_string_pretty(&out)?))
 }

@@ -1,4 +1,5 @@
 //! `colo simulate`: run a scenario (every sweep variant in parallel) and write its results.
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -44,17 +45,20 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let runs = scenario.run(&options, &report);
     bar.finish_and_clear();
     let runs = runs?;
-    print_table(&scenario, &runs);
+    super::print(&table(&scenario, &runs))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
+fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
+    let mut out = String::new();
     let first = &runs[0].summary;
-    println!(
+    let _ = writeln!(
+        out,
         "{} — perf model {}, profile origin: {} (all figures simulated)",
         scenario.file.name, first.labels.perf_model, first.labels.profile_origin
     );
-    println!(
+    let _ = writeln!(
+        out,
         "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6}",
         "variant",
         "jobs",
@@ -68,7 +72,8 @@ fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
     );
     for run in runs {
         let s = &run.summary;
-        println!(
+        let _ = writeln!(
+            out,
             "{:<14} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2}",
             run.name,
             s.jobs,
@@ -88,5 +93,6 @@ fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
         );
     }
     let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
-    println!("results: {}", dirs.join(", "));
+    let _ = writeln!(out, "results: {}", dirs.join(", "));
+    out
 }
