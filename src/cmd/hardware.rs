@@ -7,7 +7,7 @@ use colo_sim::hardware::{self, GpuSpec};
 /// Arguments of `colo hardware`.
 #[derive(clap::Args)]
 pub struct HardwareArgs {
-    /// Show one GPU in detail, with every valid MIG layout [default: list all GPUs].
+    /// Show one GPU in detail, with every valid MIG layout (default: list all GPUs).
     #[arg(long)]
     pub gpu: Option<String>,
 }

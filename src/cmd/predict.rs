@@ -23,13 +23,13 @@ pub struct PredictArgs {
     /// How the jobs share the GPU.
     #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
     pub mode: ModeArg,
-    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 [default: none].
+    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 (default: none).
     #[arg(long, value_delimiter = ',')]
     pub sm_pct: Vec<f64>,
     /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
     #[arg(long)]
     pub layout: Option<String>,
-    /// Profile file(s) [default: the profile shipped for the GPU].
+    /// Profile file(s) (default: the profile shipped for the GPU).
     #[arg(long)]
     pub profile: Vec<PathBuf>,
     /// Performance model.

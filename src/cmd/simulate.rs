@@ -13,10 +13,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct SimulateArgs {
     /// Scenario file (RON), e.g. scenarios/default.ron.
     pub scenario: PathBuf,
-    /// Result folder [default: the scenario's `output`, else results/<name>].
+    /// Result folder (default: the scenario's `output`, else `results/NAME`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Seed of the workload generator [default: the scenario's `seed`].
+    /// Seed of the workload generator (default: the scenario's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
 }

@@ -1,2 +1,6 @@
 //! CLI integration tests: one binary, one module per subcommand.
+mod common;
 mod plot;
+mod predict;
+mod simulate;
+mod tidy;
