@@ -50,9 +50,16 @@ pub(super) fn profiles() -> Arc<ProfileSet> {
             },
             timeslice: TimeSliceParams {
                 switch_overhead: 0.1,
+                origin: None,
             },
-            mps: MpsParams { interference: 0.4 },
-            mig: MigParams { efficiency: 0.95 },
+            mps: MpsParams {
+                interference: 0.4,
+                origin: None,
+            },
+            mig: MigParams {
+                efficiency: 0.95,
+                origin: None,
+            },
             models: vec![
                 entry("small", 100.0, 0.3, 0.3, 2.0),
                 entry("mid", 50.0, 0.7, 0.6, 9.0),
