@@ -1,5 +1,6 @@
 //! CLI integration tests: one binary, one module per subcommand.
 mod common;
+mod pack;
 mod plot;
 mod predict;
 mod simulate;
