@@ -9,6 +9,7 @@ pub mod hardware;
 pub mod metrics;
 pub mod pack;
 pub mod perf;
+pub mod plan;
 pub mod policy;
 pub mod ronfile;
 pub mod scenario;

@@ -2,6 +2,7 @@
 pub mod calibrate;
 pub mod hardware;
 pub mod pack;
+pub mod plan;
 pub mod plot;
 pub mod predict;
 pub mod simulate;
