@@ -11,7 +11,7 @@
 //!
 //! The rates of one GPU depend only on the jobs on it, so every GPU job set (a bitmask) is
 //! scored once per configuration family and the best feasible configuration of each family is
-//! kept ([`configs`]). The candidates on one GPU are:
+//! kept (module `configs`). The candidates on one GPU are:
 //! - time-slicing and plain MPS: one configuration each;
 //! - MPS with SM budgets: budgets proportional to the jobs' space demands, and for sets of at
 //!   most [`FULL_BUDGET_GRID_MAX`] jobs every per-job combination of 25/50/75/100 % (larger sets

@@ -255,3 +255,23 @@ fn many_jobs_use_the_beam_search_and_place_each_job_once() {
         }
     }
 }
+
+#[test]
+fn results_are_the_same_at_any_thread_count() {
+    let model = model();
+    let jobs: Vec<&str> = MIX.iter().cycle().take(7).copied().collect();
+    let req = request(&jobs, None);
+    let totals_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let report = pool.install(|| pack(&model, &req).unwrap());
+        report
+            .best
+            .iter()
+            .map(|p| format!("{p:?}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(totals_with(1), totals_with(4));
+}

@@ -5,9 +5,9 @@
 //!
 //! For each candidate (in parallel), sizes 1, 2, 4, ... up to `max_gpus` (and `max_gpus`
 //! itself) are simulated side by side; the first that meets the target bounds the answer from
-//! above and the size before it from below. The gap is then closed by k-section: up to one
-//! size per worker thread inside the gap is simulated at once, and the gap shrinks to the
-//! sizes around the first that meets. The answer N meets the target and N - 1 was simulated
+//! above and the size before it from below. The gap is then closed by k-section: up to four
+//! evenly spaced sizes inside the gap are simulated at once, and the gap shrinks to the sizes
+//! around the first that meets. The sizes tried do not depend on the thread count. The answer N meets the target and N - 1 was simulated
 //! and does not. The search assumes the target is monotone in cluster size, which queueing
 //! usually gives but need not (placement is greedy, and a larger cluster can change which jobs
 //! share a GPU); N + 1 is simulated too and any larger size seen to miss the target is
@@ -283,6 +283,10 @@ pub fn group_at(candidate: &CandidateSpec, gpus: u32) -> GroupSpec {
     }
 }
 
+/// Sizes simulated side by side in each narrowing round. Fixed rather than the thread count,
+/// so the sizes tried (and plan.csv) are the same on any machine.
+const SIZES_PER_ROUND: u32 = 4;
+
 /// One candidate's search, with every simulated size remembered.
 struct Search<'a> {
     scenario: &'a Scenario,
@@ -307,11 +311,10 @@ impl Search<'_> {
             return Ok(None);
         };
         let mut lo = self.last_failing_below(hi);
-        let threads = rayon::current_num_threads().max(2) as u32;
         while hi - lo > 1 {
             let gap = hi - lo;
-            let step = gap.div_ceil(threads + 1).max(1);
-            let inside: Vec<u32> = (1..=threads)
+            let step = gap.div_ceil(SIZES_PER_ROUND + 1).max(1);
+            let inside: Vec<u32> = (1..=SIZES_PER_ROUND)
                 .map(|k| lo + k * step)
                 .filter(|&s| s < hi)
                 .collect();

@@ -116,3 +116,23 @@ fn scenario_with_price(dir: &Path) -> Scenario {
         r#"plan: (candidates: [(gpu: "h200", mode: Mps)], max_gpus: 2, price_per_gpu_hour: {"v100": 1.0})"#,
     )
 }
+
+#[test]
+fn plan_csv_is_the_same_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(
+        dir.path(),
+        r#"plan: (candidates: [(gpu: "h200", mode: Exclusive), (gpu: "h200", mode: Timeslice)], max_gpus: 40)"#,
+    );
+    let target: Target = "mean_wait <= 10m".parse().unwrap();
+    let csv_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| plan_csv(&plan(&scenario, &target, &|_| {}).unwrap()))
+    };
+    let one = csv_with(1);
+    assert!(one.len() > PLAN_CSV_HEADER.len() + 100);
+    assert_eq!(one, csv_with(4));
+}
