@@ -145,29 +145,7 @@ const CLIP: f64 = 5.0;
 fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let t = &report.target;
     let y_label = format!("{} ({}, simulated)", t.metric.name(), t.unit.suffix());
-    let mut by_size: Vec<Curve> = Vec::new();
-    let mut by_cost: Vec<Curve> = Vec::new();
-    for c in &report.candidates {
-        let ok = c
-            .points
-            .iter()
-            .filter(|p| p.value.is_finite() && !(t.metric.is_time() && p.value > CLIP * t.bound));
-        by_size.push(Curve {
-            label: c.label.clone(),
-            points: ok
-                .clone()
-                .map(|p| (f64::from(p.gpus), t.in_unit(p.value)))
-                .collect(),
-        });
-        if c.price_per_gpu_hour.is_some() {
-            by_cost.push(Curve {
-                label: c.label.clone(),
-                points: ok
-                    .filter_map(|p| Some((c.cost_per_hour(p.gpus)?, t.in_unit(p.value))))
-                    .collect(),
-            });
-        }
-    }
+    let (mut by_size, mut by_cost) = curves(report);
     let target_line = |x_max: f64| Curve {
         label: format!("target: {t}"),
         points: vec![(0.0, t.in_unit(t.bound)), (x_max, t.in_unit(t.bound))],
@@ -211,6 +189,35 @@ fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         written.extend(plot_curves(&by_cost, &text, &out_of("plan_cost"))?);
     }
     Ok(written)
+}
+
+/// Per candidate: the metric against GPUs, and (with a price) against cost per hour.
+fn curves(report: &PlanReport) -> (Vec<Curve>, Vec<Curve>) {
+    let t = &report.target;
+    let mut by_size: Vec<Curve> = Vec::new();
+    let mut by_cost: Vec<Curve> = Vec::new();
+    for c in &report.candidates {
+        let drawn = c
+            .points
+            .iter()
+            .filter(|p| p.value.is_finite() && !(t.metric.is_time() && p.value > CLIP * t.bound));
+        by_size.push(Curve {
+            label: c.label.clone(),
+            points: drawn
+                .clone()
+                .map(|p| (f64::from(p.gpus), t.in_unit(p.value)))
+                .collect(),
+        });
+        if c.price_per_gpu_hour.is_some() {
+            by_cost.push(Curve {
+                label: c.label.clone(),
+                points: drawn
+                    .filter_map(|p| Some((c.cost_per_hour(p.gpus)?, t.in_unit(p.value))))
+                    .collect(),
+            });
+        }
+    }
+    (by_size, by_cost)
 }
 
 fn clip_note(t: &Target) -> String {

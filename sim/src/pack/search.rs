@@ -219,21 +219,7 @@ fn exclusive_packing(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Packing, Pa
 /// job 0).
 fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
     let n = request.jobs.len();
-    let max_per_gpu = request.max_jobs_per_gpu.min(n);
-    let masks: Vec<u64> = (1..1u64 << n)
-        .filter(|m| m.count_ones() as usize <= max_per_gpu)
-        .collect();
-    let scored: Vec<SetBest> = masks
-        .par_iter()
-        .map(|&m| best_per_family(ctx, &members(m)))
-        .collect();
-    let evaluated = scored.iter().map(|s| s.evaluated).sum();
-    let mut table: Vec<Option<SetBest>> = vec![None; 1 << n];
-    for (mask, best) in masks.iter().zip(scored) {
-        if best.best_in(&Family::ALL).is_some() {
-            table[*mask as usize] = Some(best);
-        }
-    }
+    let (masks, table, evaluated) = score_all_sets(ctx, request);
     let keep = request.top * 4 + 8;
     let all: u64 = (1u64 << n) - 1;
     let first_sets: Vec<u64> = masks.iter().copied().filter(|m| m & 1 == 1).collect();
@@ -279,6 +265,28 @@ fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> 
         })
         .collect();
     Ok((gpus, fewest, best, single, method, evaluated))
+}
+
+/// Every GPU set of at most `max_jobs_per_gpu` jobs, scored in parallel; the table (indexed by
+/// mask) holds the sets with a feasible configuration.
+fn score_all_sets(ctx: &Ctx<'_>, request: &PackRequest) -> (Vec<u64>, Vec<Option<SetBest>>, u64) {
+    let n = request.jobs.len();
+    let max_per_gpu = request.max_jobs_per_gpu.min(n);
+    let masks: Vec<u64> = (1..1u64 << n)
+        .filter(|m| m.count_ones() as usize <= max_per_gpu)
+        .collect();
+    let scored: Vec<SetBest> = masks
+        .par_iter()
+        .map(|&m| best_per_family(ctx, &members(m)))
+        .collect();
+    let evaluated = scored.iter().map(|s| s.evaluated).sum();
+    let mut table: Vec<Option<SetBest>> = vec![None; 1 << n];
+    for (mask, best) in masks.iter().zip(scored) {
+        if best.best_in(&Family::ALL).is_some() {
+            table[*mask as usize] = Some(best);
+        }
+    }
+    (masks, table, evaluated)
 }
 
 /// Depth-first over set partitions: the next set always holds the lowest job left.

@@ -181,26 +181,7 @@ pub fn plan(
                 done: &done,
                 progress,
             };
-            let smallest = search.smallest()?;
-            let points: Vec<Point> = search.into_points();
-            let non_monotone = smallest
-                .map(|n| {
-                    points
-                        .iter()
-                        .filter(|p| p.gpus > n && !p.meets)
-                        .map(|p| p.gpus)
-                        .collect()
-                })
-                .unwrap_or_default();
-            Ok(CandidateResult {
-                label: label(candidate),
-                gpu: gpu.name,
-                mode: mode_text(candidate),
-                points,
-                smallest,
-                price_per_gpu_hour: prices.get(gpu.name).copied(),
-                non_monotone,
-            })
+            search.result(gpu.name, prices.get(gpu.name).copied())
         })
         .collect();
     let candidates = searches.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -300,6 +281,32 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// Runs the search and gathers what it found.
+    fn result(
+        self,
+        gpu: &'static str,
+        price_per_gpu_hour: Option<f64>,
+    ) -> Result<CandidateResult, PlanError> {
+        let smallest = self.smallest()?;
+        let (label, mode) = (label(self.candidate), mode_text(self.candidate));
+        let points = self.into_points();
+        let non_monotone = smallest
+            .map(|n| {
+                let misses = points.iter().filter(|p| p.gpus > n && !p.meets);
+                misses.map(|p| p.gpus).collect()
+            })
+            .unwrap_or_default();
+        Ok(CandidateResult {
+            label,
+            gpu,
+            mode,
+            points,
+            smallest,
+            price_per_gpu_hour,
+            non_monotone,
+        })
+    }
+
     /// Exponential, then k-section, then the neighbour above the answer.
     fn smallest(&self) -> Result<Option<u32>, PlanError> {
         let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2))
