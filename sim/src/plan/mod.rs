@@ -60,7 +60,7 @@ pub enum PlanError {
         message: String,
     },
     /// The scenario cannot be built with a candidate.
-    #[error("candidate `{candidate}`: {source}")]
+    #[error("plan candidate `{candidate}` (checked as `cluster[0]`): {source}")]
     Scenario {
         /// Candidate label.
         candidate: String,
