@@ -159,7 +159,7 @@ pub(super) fn run(model: &dyn PerfModel, request: &PackRequest) -> Result<PackRe
     })
 }
 
-type Found = (
+pub(super) type Found = (
     u32,
     bool,
     Vec<Packing>,
@@ -168,7 +168,10 @@ type Found = (
     u64,
 );
 
-fn context<'a>(model: &'a dyn PerfModel, request: &PackRequest) -> Result<Ctx<'a>, PackError> {
+pub(super) fn context<'a>(
+    model: &'a dyn PerfModel,
+    request: &PackRequest,
+) -> Result<Ctx<'a>, PackError> {
     let n = request.jobs.len();
     if n == 0 {
         return Err(PackError::NoJobs);
@@ -217,7 +220,7 @@ fn exclusive_packing(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Packing, Pa
 
 /// Scores every GPU set, then walks every set partition (in parallel over the set that holds
 /// job 0).
-fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
+pub(super) fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
     let n = request.jobs.len();
     let (masks, table, evaluated) = score_all_sets(ctx, request);
     let keep = request.top * 4 + 8;
@@ -413,7 +416,7 @@ fn signature(ctx: &Ctx<'_>, packing: &Packing) -> Vec<String> {
 }
 
 /// Beam search for more than [`EXHAUSTIVE_MAX_JOBS`] jobs.
-fn beam_search(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
+pub(super) fn beam_search(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
     let n = request.jobs.len();
     let mut beam = Beam {
         ctx,

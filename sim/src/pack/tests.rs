@@ -275,3 +275,44 @@ fn results_are_the_same_at_any_thread_count() {
     };
     assert_eq!(totals_with(1), totals_with(4));
 }
+
+#[test]
+fn beam_search_comes_close_to_the_exhaustive_optimum() {
+    let model = model();
+    let mixes: [&[&str]; 3] = [
+        &MIX,
+        &[
+            "resnet50:64:224",
+            "vit_b_16:32:224",
+            "resnet18:128:32",
+            "mobilenet_v3_large:128:224",
+            "resnet26:128:32",
+            "gpt_small:16:512",
+            "efficientnet_b0:64:224",
+        ],
+        &[
+            "resnet18:128:32@0.9",
+            "resnet18:128:32@0.9",
+            "resnet26:128:32@0.8",
+            "resnet50:64:224@0.6",
+            "vit_b_16:32:224@0.5",
+            "resnet152:32:224",
+        ],
+    ];
+    for jobs in mixes {
+        for gpus in [Some(2), Some(3)] {
+            let req = request(jobs, gpus);
+            let ctx = super::search::context(&model, &req).unwrap();
+            let exact = super::search::exhaustive(&ctx, &req).unwrap().2[0].total_fraction;
+            let beam = super::search::beam_search(&ctx, &req).unwrap().2[0].total_fraction;
+            assert!(
+                beam <= exact + 1e-9,
+                "{jobs:?}: beam {beam} above optimum {exact}"
+            );
+            assert!(
+                beam >= 0.99 * exact,
+                "{jobs:?} {gpus:?}: beam {beam}, optimum {exact}"
+            );
+        }
+    }
+}
