@@ -84,7 +84,7 @@ fn infeasible_requests_say_why() {
                 "resnet50:64:224@0.99",
                 "vit_b_16:32:224@0.99",
             ],
-            "cannot share a GPU with any other job",
+            "cannot reach their minimum beside any other job",
         ),
         (&["resnet50:64:224@2"], "not a fraction of alone speed"),
         (&["resnet50:8:224"], "no entry for resnet50:8:224"),

@@ -326,25 +326,20 @@ fn choose_gpus(request: &PackRequest, feasible: impl Fn(usize) -> bool) -> Optio
     }
 }
 
-/// Why no packing fits on the GPUs allowed: the jobs that can share with no other job, and the
-/// fewest GPUs that would do.
+/// Why no packing fits on the GPUs allowed: the jobs that cannot reach their own minimum
+/// beside any other job (whatever that job's minimum), and the fewest GPUs that would do.
 fn infeasible(ctx: &Ctx<'_>, request: &PackRequest, feasible: impl Fn(usize) -> bool) -> PackError {
     let n = request.jobs.len();
     let gpus = request.gpus.unwrap_or(n as u32);
     let loners: Vec<String> = (0..n)
-        .filter(|&j| {
-            (0..n).filter(|&k| k != j).all(|k| {
-                let pair = if j < k { [j, k] } else { [k, j] };
-                best_per_family(ctx, &pair).best_in(&Family::ALL).is_none()
-            })
-        })
+        .filter(|&j| cannot_share(ctx, j))
         .map(|j| describe_job(request, j))
         .collect();
     let fewest = (1..=n).find(|&g| feasible(g)).unwrap_or(n);
     let mut why = String::new();
     if !loners.is_empty() {
         why.push_str(&format!(
-            "{} cannot share a GPU with any other job at their minimum (each needs a GPU of its own); ",
+            "{} cannot reach their minimum beside any other job (each needs a GPU of its own); ",
             loners.join(", ")
         ));
     }
@@ -354,9 +349,26 @@ fn infeasible(ctx: &Ctx<'_>, request: &PackRequest, feasible: impl Fn(usize) -> 
     PackError::Infeasible { gpus, why }
 }
 
+/// Whether job `j` misses its minimum in every pair, counting only its own minimum.
+fn cannot_share(ctx: &Ctx<'_>, j: usize) -> bool {
+    let only_j: Vec<f64> = (0..ctx.mins.len())
+        .map(|k| if k == j { ctx.mins[j] } else { 0.0 })
+        .collect();
+    let solo = Ctx::new(ctx.model, ctx.gpu, ctx.classes.clone(), only_j);
+    (0..ctx.mins.len()).filter(|&k| k != j).all(|k| {
+        let pair = if j < k { [j, k] } else { [k, j] };
+        best_per_family(&solo, &pair)
+            .best_in(&Family::ALL)
+            .is_none()
+    })
+}
+
 fn describe_job(request: &PackRequest, job: usize) -> String {
     let j = &request.jobs[job];
-    format!("#{} {}@{}", job + 1, j.key, j.min_fraction)
+    match j.min_fraction {
+        0.0 => format!("#{} {}", job + 1, j.key),
+        min => format!("#{} {}@{min}", job + 1, j.key),
+    }
 }
 
 /// Turns candidates into packings with full predictions, best first, dropping packings that
