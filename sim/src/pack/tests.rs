@@ -206,12 +206,21 @@ fn fewest_gpus_is_reported_when_not_fixed() {
 #[test]
 fn infeasible_requests_say_which_jobs_are_in_the_way() {
     let model = model();
-    let req = request(&["resnet50:64:224@0.99", "vit_b_16:32:224@0.99"], Some(1));
-    let err = pack(&model, &req).unwrap_err();
+    let jobs = [
+        "resnet50:64:224@0.99",
+        "vit_b_16:32:224@0.99",
+        "resnet18:128:32",
+    ];
+    let err = pack(&model, &request(&jobs, Some(1))).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("#1 resnet50:64:224@0.99"), "{text}");
+    let named = "#1 resnet50:64:224@0.99, #2 vit_b_16:32:224@0.99 cannot";
+    assert!(text.contains(named), "{text}");
     assert!(
-        text.contains("the fewest GPUs that meet every minimum is 2"),
+        !text.contains("#3"),
+        "a job without a minimum is not in the way: {text}"
+    );
+    assert!(
+        text.contains("the fewest GPUs that meet every minimum is 3"),
         "{text}"
     );
 }
