@@ -21,6 +21,10 @@ enum Command {
     Simulate(cmd::simulate::SimulateArgs),
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
     Predict(cmd::predict::PredictArgs),
+    /// Search the best packings of jobs on GPUs of one type (time-slicing, MPS, MIG).
+    Pack(cmd::pack::PackArgs),
+    /// Find the smallest (and cheapest) cluster per candidate that meets a target on a scenario.
+    Plan(cmd::plan::PlanArgs),
     /// List GPU types, their MIG profiles and valid MIG layouts.
     Hardware(cmd::hardware::HardwareArgs),
     /// Measure real training on a GPU and fit profiles.
@@ -34,6 +38,8 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Predict(args) => cmd::predict::run(args),
+        Command::Pack(args) => cmd::pack::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
         Command::Hardware(args) => cmd::hardware::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),

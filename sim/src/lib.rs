@@ -7,7 +7,9 @@ pub mod engine;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;
 pub mod metrics;
+pub mod pack;
 pub mod perf;
+pub mod plan;
 pub mod policy;
 pub mod ronfile;
 pub mod scenario;

@@ -1,6 +1,8 @@
 //! One module per subcommand: its clap arguments and the thin function that runs it.
 pub mod calibrate;
 pub mod hardware;
+pub mod pack;
+pub mod plan;
 pub mod plot;
 pub mod predict;
 pub mod simulate;

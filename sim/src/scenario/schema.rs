@@ -1,5 +1,7 @@
 //! The scenario file's types, exactly as written in RON. Separate from the engine's types and
 //! converted by hand in `build.rs`; every field is documented in scenarios/README.md.
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 
 /// A scenario file.
@@ -38,6 +40,9 @@ pub struct ScenarioFile {
     /// Variants run side by side; each overrides some top-level fields.
     #[serde(default)]
     pub sweep: Vec<VariantSpec>,
+    /// What `colo plan` searches (ignored by `colo simulate`).
+    #[serde(default)]
+    pub plan: Option<PlanSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -292,4 +297,39 @@ pub enum UnplaceableSpec {
     Error,
     /// Skip and count them.
     Skip,
+}
+
+/// What `colo plan` searches: candidate GPU groups, the largest size, and prices.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanSpec {
+    /// Candidate groups; plan finds the smallest count of each that meets the target.
+    pub candidates: Vec<CandidateSpec>,
+    /// Largest cluster tried per candidate.
+    pub max_gpus: u32,
+    /// Price of one GPU-hour per GPU type, e.g. {"h200": 3.5} (default: none).
+    #[serde(default)]
+    pub price_per_gpu_hour: BTreeMap<String, f64>,
+}
+
+/// One candidate: a GPU group without its count.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CandidateSpec {
+    /// Label in tables and figures (default: `<gpu> <mode>`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// GPU type.
+    pub gpu: String,
+    /// Sharing mode.
+    pub mode: ModeSpec,
+    /// MIG layout of each GPU (mode Mig only).
+    #[serde(default)]
+    pub mig_layout: Option<String>,
+    /// MPS SM budget per job, percent (mode Mps only).
+    #[serde(default)]
+    pub sm_budget_pct: Option<f64>,
+    /// Jobs per MIG slice (default 1).
+    #[serde(default = "one")]
+    pub jobs_per_slice: u32,
 }

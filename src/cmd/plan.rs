@@ -1,0 +1,229 @@
+//! `colo plan`: the smallest cluster per candidate GPU group that meets a target on a
+//! scenario's workload, the cheapest with prices; a table, plan.csv and cost/target figures.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
+use colo_sim::metrics::write_atomic;
+use colo_sim::plan::{PlanReport, Target, plan, plan_csv};
+use colo_sim::scenario::{RunOptions, Scenario};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Arguments of `colo plan`.
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// Scenario file (RON) with a `plan` section, e.g. scenarios/planning/mps-vs-exclusive.ron.
+    pub scenario: PathBuf,
+    /// What the cluster must achieve: METRIC OP VALUE with metric mean_jct, p95_jct,
+    /// mean_wait, p95_wait, makespan (<=, units s, m, h) or throughput (>=, samples/s), e.g.
+    /// "p95_jct <= 2h".
+    #[arg(long)]
+    pub target: String,
+    /// Folder for plan.csv and the figures (default: the scenario's result folder + /plan).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `colo plan`.
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let target: Target = args.target.parse()?;
+    let scenario = Scenario::load(&args.scenario)?;
+    let out = args
+        .out
+        .unwrap_or_else(|| scenario.output_dir(&RunOptions::default()).join("plan"));
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} planning: {pos} simulations [{elapsed}]")
+            .context("progress bar template")?,
+    );
+    let report = plan(&scenario, &target, &|done| bar.set_position(done));
+    bar.finish_and_clear();
+    let report = report?;
+    let csv_path = out.join("plan.csv");
+    write_atomic(&csv_path, &plan_csv(&report))
+        .with_context(|| format!("writing {}", csv_path.display()))?;
+    let mut files = vec![csv_path];
+    files.extend(figures(&report, &out)?);
+    super::print(&table(&scenario, &report, &files))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn origin(report: &PlanReport) -> String {
+    report
+        .candidates
+        .iter()
+        .flat_map(|c| &c.points)
+        .find_map(|p| p.summary.as_ref())
+        .map_or_else(|| "unknown".into(), |s| s.labels.profile_origin.clone())
+}
+
+fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String {
+    let t = &report.target;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: smallest cluster meeting {t}, per candidate (profile origin {}; all figures simulated)",
+        scenario.file.name,
+        origin(report)
+    );
+    let metric = format!("{} ({})", t.metric.name(), t.unit.suffix());
+    let _ = writeln!(
+        out,
+        "{:<28} {:>9} {:>16} {:>12} {:>10}  note",
+        "candidate", "GPUs", metric, "one fewer", "$/hour"
+    );
+    for c in &report.candidates {
+        let (size, value, fewer) = match c.smallest {
+            Some(n) => (
+                n.to_string(),
+                c.point(n).map_or(String::new(), |p| t.show(p.value)),
+                c.point(n.saturating_sub(1))
+                    .map_or("-".into(), |p| t.show(p.value)),
+            ),
+            None => (
+                format!(">{}", report.max_gpus),
+                "not met".into(),
+                "-".into(),
+            ),
+        };
+        let cost = c
+            .smallest
+            .and_then(|n| c.cost_per_hour(n))
+            .map_or("-".into(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            out,
+            "{:<28} {size:>9} {value:>16} {fewer:>12} {cost:>10}  {}",
+            c.label,
+            note(c, report.max_gpus)
+        );
+    }
+    if let Some(idx) = report.cheapest {
+        let c = &report.candidates[idx];
+        let n = c.smallest.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "cheapest: {} with {n} GPUs at {:.2}/hour",
+            c.label,
+            c.cost_per_hour(n).unwrap_or_default()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "search: doubling, then k-section, per candidate; {} simulations in parallel; the size before each answer misses the target, the size after was checked",
+        report.simulations
+    );
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let _ = writeln!(out, "files: {}", names.join(", "));
+    out
+}
+
+fn note(c: &colo_sim::plan::CandidateResult, max_gpus: u32) -> String {
+    let mut notes = Vec::new();
+    if !c.non_monotone.is_empty() {
+        notes.push(format!(
+            "non-monotone: larger size(s) {:?} miss the target",
+            c.non_monotone
+        ));
+    }
+    if c.smallest.is_none() {
+        let why = c.points.iter().rev().find_map(|p| p.note.clone());
+        notes.push(match why {
+            Some(why) => format!("not met up to {max_gpus} GPUs: {why}"),
+            None => format!("not met up to {max_gpus} GPUs"),
+        });
+    }
+    notes.join("; ")
+}
+
+/// Time metrics above this many times the target are left out of the figures, so the sizes
+/// near the target stay readable (plan.csv keeps every point).
+const CLIP: f64 = 5.0;
+
+/// `plan_target` (metric against GPUs, with the target) and, with prices, `plan_cost`
+/// (metric against cluster cost per hour).
+fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let t = &report.target;
+    let y_label = format!("{} ({}, simulated)", t.metric.name(), t.unit.suffix());
+    let (mut by_size, mut by_cost) = curves(report);
+    let target_line = |x_max: f64| Curve {
+        label: format!("target: {t}"),
+        points: vec![(0.0, t.in_unit(t.bound)), (x_max, t.in_unit(t.bound))],
+    };
+    let x_max = |curves: &[Curve]| {
+        curves
+            .iter()
+            .flat_map(|c| c.points.iter().map(|p| p.0))
+            .fold(1.0, f64::max)
+    };
+    let mut written = Vec::new();
+    let out_of = |stem: &str| FigureOut {
+        dir: out.to_path_buf(),
+        stem: stem.into(),
+        format: colo_plots::Format::Both,
+    };
+    let size_max = x_max(&by_size);
+    by_size.push(target_line(size_max));
+    let text = ChartText {
+        title: format!(
+            "{} against cluster size (simulated){}",
+            t.metric.name(),
+            clip_note(t)
+        ),
+        x_label: "GPUs in the cluster".into(),
+        y_label: y_label.clone(),
+    };
+    written.extend(plot_curves(&by_size, &text, &out_of("plan_target"))?);
+    if !by_cost.is_empty() {
+        let cost_max = x_max(&by_cost);
+        by_cost.push(target_line(cost_max));
+        let text = ChartText {
+            title: format!(
+                "{} against cluster cost (simulated){}",
+                t.metric.name(),
+                clip_note(t)
+            ),
+            x_label: "cluster cost per hour (price per GPU-hour x GPUs)".into(),
+            y_label,
+        };
+        written.extend(plot_curves(&by_cost, &text, &out_of("plan_cost"))?);
+    }
+    Ok(written)
+}
+
+/// Per candidate: the metric against GPUs, and (with a price) against cost per hour.
+fn curves(report: &PlanReport) -> (Vec<Curve>, Vec<Curve>) {
+    let t = &report.target;
+    let mut by_size: Vec<Curve> = Vec::new();
+    let mut by_cost: Vec<Curve> = Vec::new();
+    for c in &report.candidates {
+        let drawn = c
+            .points
+            .iter()
+            .filter(|p| p.value.is_finite() && !(t.metric.is_time() && p.value > CLIP * t.bound));
+        by_size.push(Curve {
+            label: c.label.clone(),
+            points: drawn
+                .clone()
+                .map(|p| (f64::from(p.gpus), t.in_unit(p.value)))
+                .collect(),
+        });
+        if c.price_per_gpu_hour.is_some() {
+            by_cost.push(Curve {
+                label: c.label.clone(),
+                points: drawn
+                    .filter_map(|p| Some((c.cost_per_hour(p.gpus)?, t.in_unit(p.value))))
+                    .collect(),
+            });
+        }
+    }
+    (by_size, by_cost)
+}
+
+fn clip_note(t: &Target) -> String {
+    if t.metric.is_time() {
+        format!("; sizes above {CLIP}x the target not drawn")
+    } else {
+        String::new()
+    }
+}

@@ -1,0 +1,99 @@
+//! `colo pack` through the real binary: a 4-job mix answers with its best packing at least as
+//! good as every single-mode packing it lists, JSON has the documented keys, and infeasible
+//! requests say why.
+use crate::common::colo;
+
+const MIX: [&str; 4] = [
+    "resnet50:64:224@0.5",
+    "vit_b_16:32:224@0.4",
+    "resnet18:128:32@0.8",
+    "mobilenet_v3_large:128:224@0.4",
+];
+
+fn pack_json(extra: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = ["pack", "--gpu", "h200", "--format", "json"]
+        .iter()
+        .chain(extra)
+        .chain(MIX.iter())
+        .copied()
+        .collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn four_job_mix_best_packing_beats_every_single_mode_packing_listed() {
+    for extra in [&[][..], &["--gpus", "2"], &["--gpus", "4"]] {
+        let v = pack_json(extra);
+        assert_eq!(v["exhaustive"], true);
+        let best = v["best"][0]["total_fraction"].as_f64().unwrap();
+        let singles = v["single_mode"].as_object().unwrap();
+        assert_eq!(
+            singles.len(),
+            5,
+            "timeslice, mps, mps+budgets, mig, mig+mps"
+        );
+        let mut listed = 0;
+        for (mode, packing) in singles {
+            if let Some(total) = packing["total_fraction"].as_f64() {
+                listed += 1;
+                assert!(best >= total, "{mode}: {total} > best {best}");
+            }
+        }
+        assert!(listed >= 3, "{singles:?}");
+        for job in v["best"][0]["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["jobs"].as_array().unwrap())
+        {
+            let got = job["fraction_of_exclusive"].as_f64().unwrap();
+            assert!(got >= job["min_fraction"].as_f64().unwrap() - 1e-12);
+            assert_eq!(job["origin"], "provisional");
+        }
+        assert_eq!(v["profile_origin"], "provisional");
+        assert_eq!(v["exclusive"]["gpus_used"], 4);
+    }
+}
+
+#[test]
+fn without_gpus_it_reports_the_fewest_and_every_mode_in_the_table() {
+    let args: Vec<&str> = ["pack"].iter().chain(MIX.iter()).copied().collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = &run.stdout;
+    assert!(
+        out.contains("(the fewest that meet every minimum)"),
+        "{out}"
+    );
+    assert!(out.contains("search: exhaustive"), "{out}");
+    for mode in ["timeslice", "mps+budgets", "mig+mps", "exclusive placement"] {
+        assert!(out.contains(mode), "{mode}: {out}");
+    }
+    assert!(out.contains("predicted, provisional"), "{out}");
+}
+
+#[test]
+fn infeasible_requests_say_why() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[
+                "--gpus",
+                "1",
+                "resnet50:64:224@0.99",
+                "vit_b_16:32:224@0.99",
+            ],
+            "cannot reach their minimum beside any other job",
+        ),
+        (&["resnet50:64:224@2"], "not a fraction of alone speed"),
+        (&["resnet50:8:224"], "no entry for resnet50:8:224"),
+        (&["--top", "0", "resnet50:64:224"], "at least 1"),
+    ];
+    for (args, expected) in cases {
+        let full: Vec<&str> = ["pack"].iter().chain(args).copied().collect();
+        let run = colo(&full);
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
+    }
+}

@@ -1,0 +1,125 @@
+//! `colo plan` through the real binary: on a shipped planning scenario, the size it returns
+//! meets the target in a separate `colo simulate`, and one GPU fewer does not.
+use std::path::Path;
+
+use crate::common::{colo, root, write};
+
+const SCENARIO: &str = "scenarios/planning/mps-vs-exclusive.ron";
+const TARGET: &str = "p95_wait <= 2h";
+const BOUND_S: f64 = 7200.0;
+
+/// (mode column, GPUs) of each row plan.csv marks as a candidate's answer.
+fn answers(csv: &str) -> Vec<(String, u32)> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (mode, gpus, smallest) = (col("mode"), col("gpus"), col("smallest"));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|row| row[smallest] == "true")
+        .map(|row| (row[mode].to_owned(), row[gpus].parse().unwrap()))
+        .collect()
+}
+
+/// The shipped scenario with its cluster set to `count` GPUs in `mode`, simulated apart; the
+/// 95th percentile of wait from its summary.json.
+fn simulated_p95_wait(dir: &Path, mode: &str, count: u32) -> f64 {
+    let shipped = std::fs::read_to_string(root().join(SCENARIO)).unwrap();
+    let profile = root().join("calibrate/profiles/h200-provisional.ron");
+    let mode_spec = match mode {
+        "exclusive" => "Exclusive",
+        "mps" => "Mps",
+        other => panic!("unexpected mode {other}"),
+    };
+    let text = shipped
+        .replace(
+            "cluster: [(gpu: \"h200\", count: 8, mode: Exclusive)]",
+            &format!("cluster: [(gpu: \"h200\", count: {count}, mode: {mode_spec})]"),
+        )
+        .replace(
+            "\"../../calibrate/profiles/h200-provisional.ron\"",
+            &format!("\"{}\"", profile.display()),
+        );
+    assert!(text.contains(&format!("count: {count}, mode: {mode_spec}")));
+    let file = write(dir, &format!("{mode}-{count}.ron"), &text);
+    let out = dir.join(format!("sim-{mode}-{count}"));
+    let run = colo(&["simulate", &file, "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["completed"], summary["jobs"]);
+    summary["wait_s"]["p95"].as_f64().unwrap()
+}
+
+#[test]
+fn plan_size_meets_the_target_in_a_separate_simulate_and_one_fewer_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan");
+    let run = colo(&[
+        "plan",
+        SCENARIO,
+        "--target",
+        TARGET,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("provisional"), "{}", run.stdout);
+    for figure in ["plan_target.png", "plan_target.svg"] {
+        assert!(out.join(figure).is_file(), "{figure}");
+    }
+    let found = answers(&std::fs::read_to_string(out.join("plan.csv")).unwrap());
+    assert_eq!(found.len(), 2, "both candidates meet the target: {found:?}");
+    for (mode, gpus) in found {
+        assert!(
+            gpus > 1,
+            "{mode}: a one-GPU answer would not test the size below"
+        );
+        let at = simulated_p95_wait(dir.path(), &mode, gpus);
+        assert!(at <= BOUND_S, "{mode} at {gpus} GPUs: p95 wait {at} s");
+        let below = simulated_p95_wait(dir.path(), &mode, gpus - 1);
+        assert!(
+            below > BOUND_S,
+            "{mode} at {} GPUs: p95 wait {below} s",
+            gpus - 1
+        );
+    }
+}
+
+#[test]
+fn prices_name_the_cheapest_and_draw_the_cost_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan");
+    let run = colo(&[
+        "plan",
+        "scenarios/planning/a100-vs-h200-prices.ron",
+        "--target",
+        "p95_wait <= 1h",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("cheapest: "), "{}", run.stdout);
+    assert!(out.join("plan_cost.png").is_file());
+}
+
+#[test]
+fn bad_requests_say_what_is_wrong() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["scenarios/default.ron", "--target", "p95_jct <= 2h"],
+            "no `plan` section",
+        ),
+        (
+            &[SCENARIO, "--target", "p95_jct >= 2h"],
+            "p95_jct takes <= or <",
+        ),
+        (&[SCENARIO, "--target", "jct <= 2h"], "unknown metric `jct`"),
+    ];
+    for (args, expected) in cases {
+        let full: Vec<&str> = ["plan"].iter().chain(args).copied().collect();
+        let run = colo(&full);
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
+    }
+}
