@@ -18,6 +18,10 @@ pub struct SimulateArgs {
     /// Seed of the workload generator [default: the scenario's `seed`].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Read trace workloads strictly: the first defective row is an error naming its file and
+    /// line, instead of being skipped and counted [default: the scenario's `strict`, false].
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `colo simulate`.
@@ -26,6 +30,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         out: args.out,
         seed: args.seed,
+        strict: args.strict,
     };
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(
@@ -81,12 +86,46 @@ fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
             s.utilization
         );
     }
+    report_skips(runs);
+    let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
+    println!("results: {}", dirs.join(", "));
+}
+
+/// Skipped trace rows and unplaceable jobs, on stderr, once per distinct trace.
+fn report_skips(runs: &[VariantRun]) {
+    let mut seen = Vec::new();
+    for run in runs {
+        let Some(trace) = &run.summary.labels.trace else {
+            continue;
+        };
+        let skips = &run.summary.skipped.trace_rows;
+        let line = format!(
+            "trace {} ({}): {} rows read, {}; {} jobs replayed{}",
+            trace.file,
+            trace.format,
+            trace.rows_read,
+            skips,
+            trace.jobs_replayed,
+            sharing_note(trace)
+        );
+        if !seen.contains(&line) {
+            eprintln!("note: {line}");
+            seen.push(line);
+        }
+    }
     let skipped: u64 = runs.iter().map(|r| r.summary.skipped.unplaceable).sum();
     if skipped > 0 {
         eprintln!(
             "note: {skipped} job(s) fit nowhere and were skipped (see summary.json `skipped`)"
         );
     }
-    let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
-    println!("results: {}", dirs.join(", "));
+}
+
+fn sharing_note(trace: &colo_sim::metrics::TraceSummary) -> String {
+    trace.gpu_sharing.as_ref().map_or(String::new(), |s| {
+        format!(
+            " ({} of the {} GPU-sharing pods read; {} skipped by the reader, {} outside the window)",
+            s.pods_replayed, s.pods_in_trace, s.pods_skipped, s.pods_outside_window
+        )
+    })
 }
