@@ -148,7 +148,7 @@ fn size(plan: &BenchPlan, case: BenchCase) -> (u32, u32) {
 
 fn synthetic_case(plan: &BenchPlan, case: BenchCase) -> Result<BenchRow, BenchError> {
     let (jobs, gpus) = size(plan, case);
-    let name = format!("synthetic {} jobs / {} GPUs, mps best-fit", jobs, gpus);
+    let name = format!("synthetic {jobs} jobs on {gpus} GPUs (mps best-fit)");
     let peak = PeakMemory::reset();
     let start = Instant::now();
     let spec = SyntheticRun {
@@ -399,8 +399,9 @@ fn sweep_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
     let threads = plan.threads.max(1);
     let name = |t: usize| {
         format!(
-            "sweep {} variants x {jobs} jobs / {gpus} GPUs, {t} thread(s)",
-            plan.variants
+            "sweep {} x {jobs} jobs on {gpus} GPUs ({t} thread{})",
+            plan.variants,
+            if t == 1 { "" } else { "s" }
         )
     };
     let peak = PeakMemory::reset();
