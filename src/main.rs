@@ -21,6 +21,8 @@ enum Command {
     Simulate(cmd::simulate::SimulateArgs),
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
     Predict(cmd::predict::PredictArgs),
+    /// List GPU types, their MIG profiles and valid MIG layouts.
+    Hardware(cmd::hardware::HardwareArgs),
     /// Measure real training on a GPU and fit profiles.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Predict(args) => cmd::predict::run(args),
+        Command::Hardware(args) => cmd::hardware::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),
         Command::Bench(args) => cmd::bench::run(args),

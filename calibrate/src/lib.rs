@@ -1,2 +1,4 @@
 //! colo-calibrate: measure real training on a GPU and fit profiles.
 #![warn(clippy::print_stdout)]
+
+pub mod fit;

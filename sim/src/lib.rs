@@ -1,4 +1,5 @@
 //! colo-sim: the world and the engine.
+#![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 #![warn(clippy::print_stdout)]
 

@@ -8,30 +8,31 @@ use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 /// Arguments of `colo bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Cases to run, in order [default: all: small, large, philly, sweep].
+    /// Cases to run, in order, comma-separated (default: all: small,large,philly,sweep).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub case: Vec<CaseArg>,
-    /// Jobs of the synthetic cases and of each sweep variant [default: small 100000, large
-    /// 1000000, sweep 10000].
+    /// Jobs of the synthetic cases and of each sweep variant (default: small 100000, large
+    /// 1000000, sweep 10000).
     #[arg(long)]
     pub jobs: Option<u32>,
-    /// H200s of the synthetic cases and of each sweep variant [default: small 1000, large
-    /// 10000, sweep 100].
+    /// H200s of the synthetic cases and of each sweep variant (default: small 1000, large
+    /// 10000, sweep 100).
     #[arg(long)]
     pub gpus: Option<u32>,
-    /// Threads of the parallel sweep run [default: all cores].
+    /// Threads of the parallel sweep run (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Variants in the sweep [default: 64].
+    /// Variants in the sweep.
     #[arg(long, default_value_t = 64)]
     pub variants: usize,
-    /// Trace scenario of the philly case [default: scenarios/traces/philly.ron].
+    /// Trace scenario of the philly case; a relative path not found from here is looked up
+    /// in the source tree.
     #[arg(long, default_value = "scenarios/traces/philly.ron")]
     pub philly: PathBuf,
-    /// Read at most this many trace jobs in the philly case [default: all].
+    /// Read at most this many trace jobs in the philly case (default: all).
     #[arg(long)]
     pub trace_limit: Option<usize>,
-    /// Output format [default: table].
+    /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
 }
@@ -75,11 +76,22 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         trace_limit: args.trace_limit,
         profiles: Arc::new(crate::profiles::load(&[])?),
     };
-    println!("{}", header(args.format));
-    let mut print = |row: &BenchRow| println!("{}", render(row, args.format));
+    super::print(&format!("{}\n", header(args.format)))?;
+    // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.
+    let mut write_error = None;
+    let mut print = |row: &BenchRow| {
+        if write_error.is_none() {
+            write_error = super::print(&format!("{}\n", render(row, args.format))).err();
+        }
+    };
     bench::run(&plan, &mut print)?;
+    if let Some(err) = write_error {
+        return Err(err);
+    }
     if args.format == FormatArg::Table {
-        println!("all figures measured on this machine (wall clock; events/s over engine time)");
+        super::print(
+            "all figures measured on this machine (wall clock; events/s over engine time)\n",
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
 //! `colo predict`: per-job samples/s of a set of jobs sharing one GPU, with the memory verdict.
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,13 +23,13 @@ pub struct PredictArgs {
     /// How the jobs share the GPU.
     #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
     pub mode: ModeArg,
-    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 [default: none].
+    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 (default: none).
     #[arg(long, value_delimiter = ',')]
     pub sm_pct: Vec<f64>,
     /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
     #[arg(long)]
     pub layout: Option<String>,
-    /// Profile file(s) [default: the profile shipped for the GPU].
+    /// Profile file(s) (default: the profile shipped for the GPU).
     #[arg(long)]
     pub profile: Vec<PathBuf>,
     /// Performance model.
@@ -113,109 +114,123 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         layout,
     };
     let prediction = predict_set(model.as_ref(), &query)?;
-    let origin = profiles.origin(gpu);
+    let report = Report {
+        query: &query,
+        model: model.name(),
+        profile: &profile_path,
+        origin: profiles.origin(gpu).to_string(),
+        sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
+        prediction: &prediction,
+    };
     match args.format {
-        FormatArg::Table => print_table(
-            &query,
-            model.name(),
-            &profile_path,
-            &origin.to_string(),
-            &prediction,
-        ),
-        FormatArg::Json => print_json(
-            &query,
-            model.name(),
-            &profile_path,
-            &origin.to_string(),
-            &prediction,
-        )?,
+        FormatArg::Table => super::print(&report.table())?,
+        FormatArg::Json => super::print(&report.json()?)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(query: &SetQuery, model: &str, profile: &str, origin: &str, p: &SetPrediction) {
-    println!(
-        "{} x {} job(s), mode {}, model {model}, profile {profile} ({origin})",
-        query.gpu.name,
-        p.jobs.len(),
-        query.mode
-    );
-    println!(
-        "{:<28} {:>12} {:>12} {:>9} {:>9} {:>12}  {:<12}",
-        "job", "samples/s", "alone", "fraction", "mem GiB", "place", "origin"
-    );
-    for j in &p.jobs {
-        let place = match (&j.slice, j.sm_budget) {
-            (Some(slice), _) => slice.clone(),
-            (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
-            (None, None) => "whole GPU".into(),
-        };
-        println!(
-            "{:<28} {:>12.1} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
-            j.key.to_string(),
-            j.samples_per_s,
-            j.exclusive_samples_per_s,
-            j.fraction_of_exclusive,
-            j.memory_gib,
-            place,
-            j.origin.to_string()
-        );
-    }
-    println!(
-        "total fraction of exclusive: {:.3} (predicted by {model} from {origin} numbers)",
-        p.total_fraction
-    );
-    let verdict = if p.fits_memory {
-        "fits".to_owned()
-    } else {
-        format!(
-            "does NOT fit ({})",
-            p.memory_note.clone().unwrap_or_default()
-        )
-    };
-    println!(
-        "memory: {:.1} GiB of {:.1} GiB: {verdict}",
-        p.memory_gib, p.capacity_gib
-    );
+/// One prediction with its labels, ready to print.
+struct Report<'a> {
+    query: &'a SetQuery,
+    model: &'a str,
+    profile: &'a str,
+    origin: String,
+    sharing_origin: String,
+    prediction: &'a SetPrediction,
 }
 
-fn print_json(
-    query: &SetQuery,
-    model: &str,
-    profile: &str,
-    origin: &str,
-    p: &SetPrediction,
-) -> anyhow::Result<()> {
-    let jobs: Vec<serde_json::Value> = p
-        .jobs
-        .iter()
-        .map(|j| {
-            json!({
-                "model": j.key.model,
-                "batch": j.key.batch,
-                "image": j.key.image,
-                "samples_per_s": j.samples_per_s,
-                "exclusive_samples_per_s": j.exclusive_samples_per_s,
-                "fraction_of_exclusive": j.fraction_of_exclusive,
-                "memory_gib": j.memory_gib,
-                "slice": j.slice,
-                "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
-                "origin": j.origin.to_string(),
+impl Report<'_> {
+    fn table(&self) -> String {
+        let (q, p, model) = (self.query, self.prediction, self.model);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} x {} job(s), mode {}, model {model}, profile {} ({}); {} sharing parameters: {}",
+            q.gpu.name,
+            p.jobs.len(),
+            q.mode,
+            self.profile,
+            self.origin,
+            q.mode,
+            self.sharing_origin
+        );
+        let _ = writeln!(
+            out,
+            "{:<28} {:>12} {:>12} {:>9} {:>9} {:>12}  {:<12}",
+            "job", "samples/s", "alone", "fraction", "mem GiB", "place", "origin"
+        );
+        for j in &p.jobs {
+            let place = match (&j.slice, j.sm_budget) {
+                (Some(slice), _) => slice.clone(),
+                (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
+                (None, None) => "whole GPU".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{:<28} {:>12.1} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
+                j.key.to_string(),
+                j.samples_per_s,
+                j.exclusive_samples_per_s,
+                j.fraction_of_exclusive,
+                j.memory_gib,
+                place,
+                j.origin.to_string()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
+            p.total_fraction, self.origin, self.sharing_origin
+        );
+        let verdict = if p.fits_memory {
+            "fits".to_owned()
+        } else {
+            format!(
+                "does NOT fit ({})",
+                p.memory_note.clone().unwrap_or_default()
+            )
+        };
+        let _ = writeln!(
+            out,
+            "memory: {:.1} GiB of {:.1} GiB: {verdict}",
+            p.memory_gib, p.capacity_gib
+        );
+        out
+    }
+
+    fn json(&self) -> anyhow::Result<String> {
+        let (q, p) = (self.query, self.prediction);
+        let jobs: Vec<serde_json::Value> = p
+            .jobs
+            .iter()
+            .map(|j| {
+                json!({
+                    "model": j.key.model,
+                    "batch": j.key.batch,
+                    "image": j.key.image,
+                    "samples_per_s": j.samples_per_s,
+                    "exclusive_samples_per_s": j.exclusive_samples_per_s,
+                    "fraction_of_exclusive": j.fraction_of_exclusive,
+                    "memory_gib": j.memory_gib,
+                    "slice": j.slice,
+                    "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
+                    "origin": j.origin.to_string(),
+                })
             })
-        })
-        .collect();
-    let out = json!({
-        "gpu": query.gpu.name,
-        "mode": query.mode.to_string(),
-        "perf_model": model,
-        "profile": profile,
-        "profile_origin": origin,
-        "jobs": jobs,
-        "total_fraction": p.total_fraction,
-        "memory_gib": p.memory_gib,
-        "capacity_gib": p.capacity_gib,
-        "fits_memory": p.fits_memory,
-    });
-    println!("{}", serde_json::to_string_pretty(&out)?);
-    Ok(())
+            .collect();
+        let out = json!({
+            "gpu": q.gpu.name,
+            "mode": q.mode.to_string(),
+            "perf_model": self.model,
+            "profile": self.profile,
+            "profile_origin": self.origin,
+            "sharing_parameters_origin": self.sharing_origin,
+            "jobs": jobs,
+            "total_fraction": p.total_fraction,
+            "memory_gib": p.memory_gib,
+            "capacity_gib": p.capacity_gib,
+            "fits_memory": p.fits_memory,
+        });
+        Ok(format!("{}\n", serde_json::to_string_pretty(&out)?))
+    }
 }

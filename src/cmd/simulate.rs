@@ -1,4 +1,5 @@
 //! `colo simulate`: run a scenario (every sweep variant in parallel) and write its results.
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -12,14 +13,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub struct SimulateArgs {
     /// Scenario file (RON), e.g. scenarios/default.ron.
     pub scenario: PathBuf,
-    /// Result folder [default: the scenario's `output`, else results/<name>].
+    /// Result folder (default: the scenario's `output`, else `results/NAME`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Seed of the workload generator [default: the scenario's `seed`].
+    /// Seed of the workload generator (default: the scenario's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Read trace workloads strictly: the first defective row is an error naming its file and
-    /// line, instead of being skipped and counted [default: the scenario's `strict`, false].
+    /// line, instead of being skipped and counted (default: the scenario's `strict`, false).
     #[arg(long)]
     pub strict: bool,
 }
@@ -49,17 +50,20 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let runs = scenario.run(&options, &report);
     bar.finish_and_clear();
     let runs = runs?;
-    print_table(&scenario, &runs);
+    super::print(&table(&scenario, &runs))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
+fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
+    let mut out = String::new();
     let first = &runs[0].summary;
-    println!(
+    let _ = writeln!(
+        out,
         "{} — perf model {}, profile origin: {} (all figures simulated)",
         scenario.file.name, first.labels.perf_model, first.labels.profile_origin
     );
-    println!(
+    let _ = writeln!(
+        out,
         "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6}",
         "variant",
         "jobs",
@@ -73,7 +77,8 @@ fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
     );
     for run in runs {
         let s = &run.summary;
-        println!(
+        let _ = writeln!(
+            out,
             "{:<14} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2}",
             run.name,
             s.jobs,
@@ -88,7 +93,8 @@ fn print_table(scenario: &Scenario, runs: &[VariantRun]) {
     }
     report_skips(runs);
     let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
-    println!("results: {}", dirs.join(", "));
+    let _ = writeln!(out, "results: {}", dirs.join(", "));
+    out
 }
 
 /// Skipped trace rows and unplaceable jobs, on stderr, once per distinct trace.
@@ -98,13 +104,12 @@ fn report_skips(runs: &[VariantRun]) {
         let Some(trace) = &run.summary.labels.trace else {
             continue;
         };
-        let skips = &run.summary.skipped.trace_rows;
         let line = format!(
             "trace {} ({}): {} rows read, {}; {} jobs replayed{}",
             trace.file,
             trace.format,
             trace.rows_read,
-            skips,
+            run.summary.skipped.trace_rows,
             trace.jobs_replayed,
             sharing_note(trace)
         );

@@ -1,19 +1,12 @@
 //! `colo bench` at tiny sizes: every case prints its rows, CSV parses, the sweep reports its
 //! parallel efficiency, and the case and size options are obeyed.
-use std::process::Command;
+use crate::common::colo;
 
 fn bench(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_colo"))
-        .arg("bench")
-        .args(args)
-        .output()
-        .expect("colo runs");
-    assert!(
-        out.status.success(),
-        "colo bench {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    let args: Vec<&str> = ["bench"].iter().chain(args).copied().collect();
+    let out = colo(&args);
+    assert_eq!(out.code, 0, "colo {args:?} failed:\n{}", out.stderr);
+    out.stdout
 }
 
 /// CSV rows as fields, header checked; quoted fields hold no commas in these rows.

@@ -1,4 +1,8 @@
 //! CLI integration tests: one binary, one module per subcommand.
-
 mod bench;
+mod common;
+mod plot;
+mod predict;
+mod simulate;
 mod simulate_traces;
+mod tidy;

@@ -2,28 +2,14 @@
 //! skip counts of fixtures with planted bad rows reach summary.json and stderr, `--strict`
 //! names the bad line, and the openb replay accounts for every GPU-sharing pod.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{Run, colo, root};
 
-fn colo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_colo"))
-        .args(args)
-        .output()
-        .expect("colo runs")
-}
-
-fn run_ok(args: &[&str]) -> Output {
+fn run_ok(args: &[&str]) -> Run {
     let out = colo(args);
-    assert!(
-        out.status.success(),
-        "colo {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.code, 0, "colo {args:?} failed:\n{}", out.stderr);
     out
 }
 
@@ -137,7 +123,7 @@ fn philly_fixture_skips_reach_summary_and_stderr() {
     assert_eq!(s["skipped"]["unplaceable"], 0);
     assert_eq!(s["jobs"], 3);
     assert_eq!(s["trace"]["rows_read"], 10);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = &out.stderr;
     assert!(
         stderr.contains(
             "10 rows read, 7 rows skipped: 1 missing_field, 2 unparsable, 1 negative_duration, \
@@ -159,8 +145,8 @@ fn strict_flag_and_field_make_a_bad_row_an_error_with_its_line() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.code, 0);
+    let stderr = &out.stderr;
     assert!(
         stderr.contains("philly_bad_rows.csv:4: field `duration` `-5` is negative"),
         "{stderr}"
@@ -174,8 +160,8 @@ fn strict_flag_and_field_make_a_bad_row_an_error_with_its_line() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.code, 0);
+    let stderr = &out.stderr;
     assert!(
         stderr.contains("colo_bad_rows.csv:3: field `gpus` is 0"),
         "{stderr}"
@@ -237,7 +223,7 @@ fn issue_5_openb_replay_reports_3078_gpu_sharing_pods() {
     assert_eq!(sharing["pods_replayed"], 3077);
     assert_eq!(s["cluster"][0]["count"], 6212);
     assert_eq!(s["skipped"]["trace_rows"]["no_gpu"], 1088);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = &out.stderr;
     assert!(
         stderr.contains("3077 of the 3078 GPU-sharing pods read; 1 skipped by the reader"),
         "{stderr}"

@@ -84,6 +84,7 @@ pub struct Simulation<'a> {
     job_class: Vec<u32>,
     job_memory: Vec<u64>,
     view: ClusterView,
+    /// Waiting jobs as (policy key, arrival rank); ties go to the earlier arrival.
     queue: BTreeSet<(u64, u32)>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
@@ -170,14 +171,15 @@ impl<'a> Simulation<'a> {
             if self.jobs[job as usize].arrival_s > time {
                 break;
             }
+            let rank = self.cursor as u32;
             self.cursor += 1;
             self.events += 1;
-            self.enqueue(job);
+            self.enqueue(job, rank);
         }
         Ok(())
     }
 
-    fn enqueue(&mut self, job: u32) {
+    fn enqueue(&mut self, job: u32, rank: u32) {
         let state = &mut self.state[job as usize];
         if state.phase == Phase::Skipped {
             return;
@@ -187,7 +189,7 @@ impl<'a> Simulation<'a> {
             QueueOrder::Fifo => 0,
             QueueOrder::ShortestFirst => self.exclusive_duration(job).to_bits(),
         };
-        self.queue.insert((key, job));
+        self.queue.insert((key, rank));
     }
 
     /// Seconds the job takes alone on the first group that can run it.
@@ -292,10 +294,11 @@ impl<'a> Simulation<'a> {
                 None => self.queue.first().copied(),
                 Some(key) => self.queue.range((Excluded(key), Unbounded)).next().copied(),
             };
-            let Some((key, job)) = next else { break };
+            let Some((key, rank)) = next else { break };
+            let job = self.arrivals[rank as usize];
             match self.find_placement(job) {
                 Some((group, placement)) => {
-                    self.queue.remove(&(key, job));
+                    self.queue.remove(&(key, rank));
                     self.start(job, group, placement)?;
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
                 }
@@ -304,7 +307,7 @@ impl<'a> Simulation<'a> {
                     if misses >= allowed_misses {
                         break;
                     }
-                    after = Some((key, job));
+                    after = Some((key, rank));
                 }
             }
         }

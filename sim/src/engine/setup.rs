@@ -76,6 +76,19 @@ pub struct SimConfig {
     pub timeline_every_s: f64,
 }
 
+impl std::fmt::Debug for SimConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimConfig")
+            .field("cluster", &self.cluster)
+            .field("policy", &self.policy)
+            .field("jobs", &self.jobs)
+            .field("perf", &self.perf.name())
+            .field("on_unplaceable", &self.on_unplaceable)
+            .field("timeline_every_s", &self.timeline_every_s)
+            .finish()
+    }
+}
+
 /// A simulation could not be set up or went wrong. All fatal.
 #[derive(Debug, Error)]
 pub enum EngineError {

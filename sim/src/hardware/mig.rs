@@ -368,7 +368,7 @@ impl GpuSpec {
 }
 
 /// Where to look for every valid layout; part of the hint of a compute-slice error.
-const ENUMERATE_HINT: &str = "GpuSpec::enumerate_mig_layouts lists every valid layout";
+const ENUMERATE_HINT: &str = "`colo hardware --gpu <GPU>` lists every valid layout";
 
 /// Backtracking search for starts. Slices go most constrained first (more memory slices,
 /// then fewer allowed starts, then table order, then request order), each tries its allowed

@@ -144,12 +144,12 @@ fn invalid_h200_layouts_say_which_slice_does_not_fit_where() {
         (
             "4g.71gb, 4g.71gb",
             "MIG layout [4g.71gb, 4g.71gb] does not fit on h200: it uses 8 compute slices, the GPU has 7; \
-             drop slices worth at least 1 compute slice(s) (GpuSpec::enumerate_mig_layouts lists every valid layout)",
+             drop slices worth at least 1 compute slice(s) (`colo hardware --gpu <GPU>` lists every valid layout)",
         ),
         (
             "8 x 1g.18gb",
             "MIG layout [8 x 1g.18gb] does not fit on h200: it uses 8 compute slices, the GPU has 7; \
-             drop slices worth at least 1 compute slice(s) (GpuSpec::enumerate_mig_layouts lists every valid layout)",
+             drop slices worth at least 1 compute slice(s) (`colo hardware --gpu <GPU>` lists every valid layout)",
         ),
         (
             "3g.71gb, 3g.71gb, 1g.18gb",

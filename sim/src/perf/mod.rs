@@ -169,8 +169,14 @@ pub trait PerfModel: Send + Sync {
     /// How `key` runs alone on `gpu`. Called once per job and GPU type, never in the hot loop.
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError>;
 
-    /// Where the sharing parameters used on `gpu` came from.
+    /// Where the profile used on `gpu` came from, overall.
     fn origin(&self, gpu: &GpuSpec) -> Origin;
+
+    /// Where the sharing parameters of `mode` on `gpu` came from.
+    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+        let _ = mode;
+        self.origin(gpu)
+    }
 
     /// GPU memory one process of `class` takes in `mode`, context included, GiB.
     fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64;
@@ -276,6 +282,21 @@ impl ProfileSet {
     /// The profile's overall origin for `gpu` (provisional when none is loaded).
     pub fn origin(&self, gpu: &GpuSpec) -> Origin {
         self.get(gpu).map_or(Origin::Provisional, |(p, _)| p.origin)
+    }
+
+    /// Origin of the sharing parameters `mode` uses on `gpu` (they may be transferred from
+    /// another GPU while the per-model numbers are measured).
+    pub fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+        let Ok((p, _)) = self.get(gpu) else {
+            return Origin::Provisional;
+        };
+        let section = match mode {
+            ShareMode::Exclusive => None,
+            ShareMode::Timeslice => p.timeslice.origin,
+            ShareMode::Mps => p.mps.origin,
+            ShareMode::Mig => p.mig.origin,
+        };
+        section.unwrap_or(p.origin)
     }
 }
 

@@ -35,6 +35,10 @@ impl PerfModel for Parametric {
         self.profiles.origin(gpu)
     }
 
+    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+        self.profiles.mode_origin(gpu, mode)
+    }
+
     fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
         self.profiles.footprint_gib(gpu, mode, class)
     }

@@ -74,6 +74,9 @@ pub struct MemoryParams {
 pub struct TimeSliceParams {
     /// Fraction of GPU time lost per extra busy context (context switches).
     pub switch_overhead: f64,
+    /// Where this parameter came from, when not the profile's own origin (e.g. transferred).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 /// MPS: kernels of several processes share the SMs.
@@ -82,6 +85,9 @@ pub struct TimeSliceParams {
 pub struct MpsParams {
     /// Stretch of a job's GPU time per unit of its co-runners' SM occupancy (caches, bandwidth).
     pub interference: f64,
+    /// Where this parameter came from, when not the profile's own origin (e.g. transferred).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 /// MIG: hardware slices with their own SMs, memory and bandwidth.
@@ -90,6 +96,9 @@ pub struct MpsParams {
 pub struct MigParams {
     /// Rate in a slice relative to the job alone at the same SM budget under MPS.
     pub efficiency: f64,
+    /// Where this parameter came from, when not the profile's own origin (e.g. transferred).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 /// One model at one batch and image size on this GPU, alone.

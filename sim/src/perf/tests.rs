@@ -37,9 +37,16 @@ pub(crate) fn test_profile() -> Profile {
         },
         timeslice: TimeSliceParams {
             switch_overhead: 0.05,
+            origin: None,
         },
-        mps: MpsParams { interference: 0.3 },
-        mig: MigParams { efficiency: 1.0 },
+        mps: MpsParams {
+            interference: 0.3,
+            origin: None,
+        },
+        mig: MigParams {
+            efficiency: 1.0,
+            origin: None,
+        },
         models: vec![
             entry("small", 20000.0, 0.3, 0.3, 2.0),
             entry("big", 1000.0, 0.95, 0.9, 30.0),

@@ -1,0 +1,386 @@
+//! MISO's A100-40GB MIG measurements (boringlee24/socc22-miso, MIT): per-iteration latencies
+//! of 7 models at several batch sizes, alone in each MIG slice. From them: each model's
+//! exclusive rate, time and space demand (fitted on the slice curve), memory, and a held-out
+//! error (leave one slice out), assembled into an A100-40GB profile whose time-slicing and MPS
+//! parameters are carried over from another GPU's profile and labelled transferred.
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use colo_sim::hardware::{self, GpuSpec};
+use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
+use colo_sim::perf::{Origin, Partition, ShareMode};
+use colo_sim::workload::ModelKey;
+use thiserror::Error;
+
+use super::lm::LmConfig;
+use super::parametric::{
+    ClassSpec, FitProblem, Globals, Member, Observation, fit, mape, predictions, profile_of,
+};
+
+/// MISO data could not be read. Fatal.
+#[derive(Debug, Error)]
+pub enum MisoError {
+    /// A file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A file is not in MISO's layout.
+    #[error("{}: {message}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One model at one batch size alone in one slice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceRun {
+    /// MIG profile name (`3g.20gb`).
+    pub slice: String,
+    /// The model key (`miso_resnet:128:32`).
+    pub key: ModelKey,
+    /// Median samples/s over all iterations but the first.
+    pub samples_per_s: f64,
+    /// (p90 - p10) / median of per-iteration rates.
+    pub spread: f64,
+    /// Iterations measured.
+    pub iterations: usize,
+}
+
+/// Model names of MISO's workloads as colo keys; vision models train on CIFAR-10 (32x32:
+/// 391 iterations per epoch at batch 128), the others have no image size (1).
+fn key(model: &str, batch: u32) -> ModelKey {
+    let image = if matches!(model, "resnet" | "mobilenet") {
+        32
+    } else {
+        1
+    };
+    ModelKey::new(&format!("miso_{model}"), batch, image)
+}
+
+/// Reads every `SLICE_MODEL_trainBATCH.json[.gz]` in `dir`, in name order.
+pub fn read_runs(dir: &Path) -> Result<Vec<SliceRun>, MisoError> {
+    let io = |source| MisoError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    names.sort();
+    let mut runs = Vec::new();
+    for path in names {
+        let file = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let stem = file.trim_end_matches(".gz").trim_end_matches(".json");
+        let Some((slice, rest)) = stem.split_once('_') else {
+            continue;
+        };
+        let Some((model, batch)) = rest.rsplit_once("_train") else {
+            continue;
+        };
+        let Ok(batch) = batch.parse::<u32>() else {
+            continue;
+        };
+        runs.push(read_run(&path, slice, model, batch)?);
+    }
+    Ok(runs)
+}
+
+fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRun, MisoError> {
+    let value: serde_json::Value = read_json(path)?;
+    let format = |message: String| MisoError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    let epochs = value
+        .as_object()
+        .ok_or_else(|| format("expected an object of epochs".into()))?;
+    let mut ordered: Vec<(u32, &serde_json::Value)> = epochs
+        .iter()
+        .filter_map(|(k, v)| Some((k.parse().ok()?, v)))
+        .collect();
+    ordered.sort_by_key(|(k, _)| *k);
+    let latencies: Vec<f64> = ordered
+        .iter()
+        .flat_map(|(_, v)| {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_f64())
+        })
+        .skip(1)
+        .filter(|l| *l > 0.0)
+        .collect();
+    if latencies.len() < 10 {
+        return Err(format(format!(
+            "only {} iterations after warm-up; need at least 10",
+            latencies.len()
+        )));
+    }
+    let mut rates: Vec<f64> = latencies.iter().map(|l| f64::from(batch) / l).collect();
+    rates.sort_by(f64::total_cmp);
+    let at = |q: f64| rates[((rates.len() - 1) as f64 * q).round() as usize];
+    let median = at(0.5);
+    Ok(SliceRun {
+        slice: slice.to_owned(),
+        key: key(model, batch),
+        samples_per_s: median,
+        spread: (at(0.9) - at(0.1)) / median,
+        iterations: rates.len(),
+    })
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, MisoError> {
+    let io = |source| MisoError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let mut text = String::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .map_err(io)?;
+    } else {
+        text = String::from_utf8_lossy(&bytes).into_owned();
+    }
+    serde_json::from_str(&text).map_err(|e| MisoError::Format {
+        path: path.to_owned(),
+        message: format!("line {}, column {}: {e}", e.line(), e.column()),
+    })
+}
+
+/// MiB per (model, batch) from `memory.json[.gz]`.
+pub fn read_memory(dir: &Path) -> Result<BTreeMap<ModelKey, f64>, MisoError> {
+    let path = ["memory.json.gz", "memory.json"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.exists())
+        .unwrap_or(dir.join("memory.json"));
+    let value = read_json(&path)?;
+    let mut out = BTreeMap::new();
+    for (model, sizes) in value.as_object().into_iter().flatten() {
+        for (batch, mib) in sizes.as_object().into_iter().flatten() {
+            if let (Ok(batch), Some(mib)) = (batch.parse::<u32>(), mib.as_f64()) {
+                out.insert(key(model, batch), mib);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Fit quality on the MIG slice curves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MisoReport {
+    /// Slice runs read.
+    pub runs: usize,
+    /// Model-batch classes fitted.
+    pub classes: usize,
+    /// MAPE over all runs of the fit on all slices.
+    pub train_mape: f64,
+    /// MAPE predicting each slice of each class from a fit on its other slices.
+    pub heldout_mape: f64,
+    /// Median relative spread (p90-p10 over median) of per-iteration rates.
+    pub median_spread: f64,
+}
+
+fn problem(
+    gpu: &'static GpuSpec,
+    runs: &[&SliceRun],
+    memory: &BTreeMap<ModelKey, f64>,
+    context_gib: f64,
+) -> Result<FitProblem, MisoError> {
+    let mut classes: Vec<ClassSpec> = Vec::new();
+    let mut index: BTreeMap<ModelKey, usize> = BTreeMap::new();
+    let mut observations = Vec::new();
+    for run in runs {
+        let profile = gpu.mig_profile(&run.slice).map_err(|e| MisoError::Format {
+            path: PathBuf::from(&run.slice),
+            message: e.to_string(),
+        })?;
+        let class = *index.entry(run.key.clone()).or_insert_with(|| {
+            classes.push(ClassSpec {
+                key: run.key.clone(),
+                solo_rate: run.samples_per_s,
+                memory_gib: (memory.get(&run.key).copied().unwrap_or(0.0) / 1024.0 - context_gib)
+                    .max(0.0),
+                time_demand_start: 0.8,
+                space_demand_start: 0.5,
+                fit_solo_rate: true,
+            });
+            classes.len() - 1
+        });
+        let partition = Partition {
+            sm_fraction: gpu.sm_fraction(profile),
+            memory_gib: profile.memory_gib,
+            is_mig_slice: true,
+        };
+        observations.push(Observation {
+            mode: ShareMode::Mig,
+            partition,
+            members: vec![Member {
+                class,
+                sm_budget: None,
+                measured: run.samples_per_s,
+            }],
+        });
+    }
+    Ok(FitProblem {
+        gpu,
+        classes,
+        observations,
+        globals: Globals {
+            switch_overhead: 0.05,
+            interference: 0.3,
+            mig_efficiency: 1.0,
+        },
+        fit_globals: [false, false, false],
+    })
+}
+
+/// Builds the A100-40GB profile from MISO's slice runs in `dir`, carrying time-slicing, MPS and
+/// memory-context parameters over from `source` (labelled transferred).
+pub fn a100_profile(
+    dir: &Path,
+    source: &Profile,
+    source_name: &str,
+    created: &str,
+) -> Result<(Profile, MisoReport), MisoError> {
+    let gpu = hardware::gpu("a100-40gb").map_err(|e| MisoError::Format {
+        path: dir.to_owned(),
+        message: e.to_string(),
+    })?;
+    let runs = read_runs(dir)?;
+    let memory = read_memory(dir)?;
+    let all: Vec<&SliceRun> = runs.iter().collect();
+    let full = problem(gpu, &all, &memory, source.memory.context_gib)?;
+    let fitted = fit(&full, &LmConfig::default());
+    let train_mape = mape(&predictions(&full, &fitted.classes, &fitted.globals));
+    let heldout_mape = leave_one_slice_out(gpu, &runs, &memory, source.memory.context_gib)?;
+    let mut spreads: Vec<f64> = runs.iter().map(|r| r.spread).collect();
+    spreads.sort_by(f64::total_cmp);
+    let report = MisoReport {
+        runs: runs.len(),
+        classes: full.classes.len(),
+        train_mape,
+        heldout_mape,
+        median_spread: spreads.get(spreads.len() / 2).copied().unwrap_or(f64::NAN),
+    };
+    let mut profile = profile_of(&full, &fitted.classes, &fitted.globals, Origin::Fitted, "");
+    profile.provenance = Provenance {
+        source: format!(
+            "per-model numbers fitted to MISO's A100-40GB MIG slice runs (boringlee24/socc22-miso @ 39b1ee6); whole-GPU rates extrapolated from slices with MIG efficiency fixed at 1; time-slicing, MPS and context memory transferred from {source_name}"
+        ),
+        data: vec!["calibrate/data/external/miso_a100_mig/".into()],
+        created: created.to_owned(),
+        driver: None,
+    };
+    profile.timeslice = source.timeslice.clone();
+    profile.timeslice.origin = Some(Origin::Transferred);
+    profile.mps = source.mps.clone();
+    profile.mps.origin = Some(Origin::Transferred);
+    profile.mig = MigParams {
+        efficiency: 1.0,
+        origin: Some(Origin::Fitted),
+    };
+    profile.memory = MemoryParams {
+        ..source.memory.clone()
+    };
+    for (entry, class) in profile.models.iter_mut().zip(&full.classes) {
+        entry.spread = runs
+            .iter()
+            .filter(|r| r.key == class.key)
+            .map(|r| r.spread)
+            .reduce(f64::max);
+    }
+    Ok((profile, report))
+}
+
+/// For each class with at least 4 slices: fit on all slices but one, predict that one.
+fn leave_one_slice_out(
+    gpu: &'static GpuSpec,
+    runs: &[SliceRun],
+    memory: &BTreeMap<ModelKey, f64>,
+    context: f64,
+) -> Result<f64, MisoError> {
+    let mut pairs = Vec::new();
+    let keys: Vec<&ModelKey> = runs
+        .iter()
+        .map(|r| &r.key)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for key in keys {
+        let mine: Vec<&SliceRun> = runs.iter().filter(|r| &r.key == key).collect();
+        if mine.len() < 4 {
+            continue;
+        }
+        for held in 0..mine.len() {
+            let train: Vec<&SliceRun> = mine
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != held)
+                .map(|(_, r)| *r)
+                .collect();
+            let train_problem = problem(gpu, &train, memory, context)?;
+            let fitted = fit(&train_problem, &LmConfig::default());
+            let test_problem = problem(gpu, &[mine[held]], memory, context)?;
+            pairs.extend(predictions(&test_problem, &fitted.classes, &fitted.globals));
+        }
+    }
+    Ok(mape(&pairs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/external/miso_a100_mig")
+    }
+
+    #[test]
+    fn reads_every_shipped_run_with_sane_rates() {
+        let runs = read_runs(&shipped()).unwrap();
+        let files = std::fs::read_dir(shipped()).unwrap().filter(|e| {
+            let name = e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
+            name.contains("_train")
+        });
+        assert_eq!(runs.len(), files.count());
+        assert!(
+            runs.iter()
+                .all(|r| r.samples_per_s > 0.0 && r.iterations >= 10)
+        );
+        let memory = read_memory(&shipped()).unwrap();
+        assert!(memory.contains_key(&ModelKey::new("miso_resnet", 128, 32)));
+    }
+
+    #[test]
+    fn bigger_slices_are_faster_for_resnet() {
+        let runs = read_runs(&shipped()).unwrap();
+        let rate = |slice: &str| {
+            runs.iter()
+                .find(|r| r.slice == slice && r.key == ModelKey::new("miso_resnet", 128, 32))
+                .unwrap()
+                .samples_per_s
+        };
+        assert!(rate("1g.5gb") < rate("3g.20gb") && rate("3g.20gb") < rate("7g.40gb"));
+    }
+}

@@ -1,0 +1,438 @@
+//! Fitting the parametric model's parameters to co-run measurements.
+//!
+//! Unknowns: each class's time demand `u` and space demand `s` (kept in (0, 1) through a
+//! logistic transform), and the global time-slicing switch overhead, MPS interference and MIG
+//! efficiency (positive, through a log transform). Classes' exclusive rates are measured and
+//! held fixed. Residuals are `ln(predicted / measured)` of every job of every co-run, so a 10%
+//! miss weighs the same for a fast and a slow model. Parameters no observation constrains keep
+//! their start values (a weak prior pulls them there).
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use colo_sim::hardware::GpuSpec;
+use colo_sim::perf::profile::{
+    MemoryParams, MigParams, ModelEntry, MpsParams, PROFILE_VERSION, Profile, Provenance,
+    TimeSliceParams,
+};
+use colo_sim::perf::{
+    JobClass, Origin, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
+};
+use colo_sim::workload::ModelKey;
+use nalgebra::DVector;
+
+use super::lm::{LmConfig, minimise};
+
+/// One job class: its key and what was measured of it alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassSpec {
+    /// Model, batch, image.
+    pub key: ModelKey,
+    /// Exclusive rate (samples or steps per second), measured.
+    pub solo_rate: f64,
+    /// Peak memory, GiB (0 when unknown).
+    pub memory_gib: f64,
+    /// Start value of the time demand.
+    pub time_demand_start: f64,
+    /// Start value of the space demand.
+    pub space_demand_start: f64,
+    /// Whether the exclusive rate is fitted too (when no whole-GPU run exists, e.g. MIG-only
+    /// data); otherwise `solo_rate` is held fixed.
+    pub fit_solo_rate: bool,
+}
+
+/// A class's fitted numbers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClassFit {
+    /// Time demand.
+    pub time_demand: f64,
+    /// Space demand.
+    pub space_demand: f64,
+    /// Exclusive rate (the measured one unless fitted).
+    pub solo_rate: f64,
+}
+
+/// One job of a measured co-run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Member {
+    /// Index into the classes.
+    pub class: usize,
+    /// MPS SM budget (fraction), if set.
+    pub sm_budget: Option<f64>,
+    /// Measured rate, same unit as the class's solo rate.
+    pub measured: f64,
+}
+
+/// A measured co-run: jobs sharing one partition in one mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// How they shared.
+    pub mode: ShareMode,
+    /// The whole GPU or a (real or emulated) MIG slice.
+    pub partition: Partition,
+    /// The jobs.
+    pub members: Vec<Member>,
+}
+
+/// The global parameters, and which of them to fit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Globals {
+    /// Time-slicing switch overhead.
+    pub switch_overhead: f64,
+    /// MPS interference.
+    pub interference: f64,
+    /// MIG efficiency.
+    pub mig_efficiency: f64,
+}
+
+/// What to fit.
+#[derive(Clone, Debug)]
+pub struct FitProblem {
+    /// The GPU.
+    pub gpu: &'static GpuSpec,
+    /// Job classes.
+    pub classes: Vec<ClassSpec>,
+    /// Measurements.
+    pub observations: Vec<Observation>,
+    /// Start values of the globals.
+    pub globals: Globals,
+    /// Whether to fit each global (switch overhead, interference, MIG efficiency).
+    pub fit_globals: [bool; 3],
+}
+
+/// A fitted parameter set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fitted {
+    /// Per class.
+    pub classes: Vec<ClassFit>,
+    /// The globals.
+    pub globals: Globals,
+    /// Sum of squared log-residuals.
+    pub cost: f64,
+    /// LM iterations.
+    pub iterations: usize,
+    /// Whether LM converged.
+    pub converged: bool,
+}
+
+const PRIOR_WEIGHT: f64 = 1e-3;
+
+fn logistic(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+fn logit(p: f64) -> f64 {
+    let p = p.clamp(1e-6, 1.0 - 1e-6);
+    (p / (1.0 - p)).ln()
+}
+
+impl FitProblem {
+    fn start(&self) -> DVector<f64> {
+        let mut theta = Vec::with_capacity(2 * self.classes.len() + 3);
+        for c in &self.classes {
+            theta.push(logit(c.time_demand_start));
+            theta.push(logit(c.space_demand_start));
+            theta.push(c.solo_rate.max(f64::MIN_POSITIVE).ln());
+        }
+        theta.push(logit(self.globals.switch_overhead));
+        theta.push(self.globals.interference.max(1e-6).ln());
+        theta.push(self.globals.mig_efficiency.max(1e-6).ln());
+        DVector::from_vec(theta)
+    }
+
+    fn decode(&self, theta: &DVector<f64>) -> (Vec<ClassFit>, Globals) {
+        let n = self.classes.len();
+        let classes = self
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ClassFit {
+                time_demand: logistic(theta[3 * i]),
+                space_demand: logistic(theta[3 * i + 1]).max(1e-4),
+                solo_rate: if c.fit_solo_rate {
+                    theta[3 * i + 2].exp()
+                } else {
+                    c.solo_rate
+                },
+            })
+            .collect();
+        let pick =
+            |k: usize, fitted: f64, start: f64| if self.fit_globals[k] { fitted } else { start };
+        let g = &self.globals;
+        let globals = Globals {
+            switch_overhead: pick(0, logistic(theta[3 * n]), g.switch_overhead),
+            interference: pick(1, theta[3 * n + 1].exp(), g.interference),
+            mig_efficiency: pick(2, theta[3 * n + 2].exp(), g.mig_efficiency),
+        };
+        (classes, globals)
+    }
+
+    /// Log-residuals of every job of every observation under `classes` and `globals`.
+    pub fn residuals(&self, classes: &[ClassFit], globals: &Globals) -> Vec<f64> {
+        predictions(self, classes, globals)
+            .into_iter()
+            .map(|(predicted, measured)| (predicted / measured).ln())
+            .collect()
+    }
+}
+
+/// (predicted, measured) for every job of every observation.
+pub fn predictions(problem: &FitProblem, fits: &[ClassFit], globals: &Globals) -> Vec<(f64, f64)> {
+    let profile = profile_of(problem, fits, globals, Origin::Fitted, "fit in progress");
+    let mut set = ProfileSet::default();
+    set.insert(profile, PathBuf::from("fit"));
+    let model = Parametric::new(Arc::new(set));
+    let classes = job_classes(problem, fits);
+    let mut out = Vec::new();
+    for obs in &problem.observations {
+        let tenants: Vec<Tenant<'_>> = obs
+            .members
+            .iter()
+            .map(|m| Tenant {
+                class: &classes[m.class],
+                sm_budget: m.sm_budget,
+                gpus: 1,
+            })
+            .collect();
+        let mut rates = vec![0.0; tenants.len()];
+        model.rates(problem.gpu, obs.mode, &obs.partition, &tenants, &mut rates);
+        out.extend(
+            rates
+                .into_iter()
+                .zip(obs.members.iter().map(|m| m.measured)),
+        );
+    }
+    out
+}
+
+fn job_classes(problem: &FitProblem, fits: &[ClassFit]) -> Vec<JobClass> {
+    problem
+        .classes
+        .iter()
+        .zip(fits)
+        .map(|(c, f)| JobClass {
+            key: c.key.clone(),
+            solo_rate: f.solo_rate,
+            time_demand: f.time_demand,
+            space_demand: f.space_demand,
+            memory_gib: c.memory_gib,
+            spread: None,
+            origin: Origin::Fitted,
+        })
+        .collect()
+}
+
+/// A profile holding `fits` and `globals`.
+pub fn profile_of(
+    problem: &FitProblem,
+    fits: &[ClassFit],
+    globals: &Globals,
+    origin: Origin,
+    source: &str,
+) -> Profile {
+    Profile {
+        version: PROFILE_VERSION,
+        gpu: problem.gpu.name.to_owned(),
+        origin,
+        provenance: Provenance {
+            source: source.to_owned(),
+            data: vec![],
+            created: String::new(),
+            driver: None,
+        },
+        memory: MemoryParams {
+            context_gib: 0.5,
+            mps_context_gib: 0.3,
+        },
+        timeslice: TimeSliceParams {
+            switch_overhead: globals.switch_overhead.min(0.999),
+            origin: None,
+        },
+        mps: MpsParams {
+            interference: globals.interference.min(10.0),
+            origin: None,
+        },
+        mig: MigParams {
+            efficiency: globals.mig_efficiency.clamp(1e-3, 2.0),
+            origin: None,
+        },
+        models: problem
+            .classes
+            .iter()
+            .zip(fits)
+            .map(|(c, f)| ModelEntry {
+                model: c.key.model.clone(),
+                batch: c.key.batch,
+                image: c.key.image,
+                samples_per_s: f.solo_rate,
+                time_demand: f.time_demand,
+                space_demand: f.space_demand,
+                memory_gib: c.memory_gib,
+                spread: None,
+                origin: None,
+            })
+            .collect(),
+    }
+}
+
+/// Fits the problem's free parameters by Levenberg–Marquardt on log-residuals.
+pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
+    let start = problem.start();
+    let prior = start.clone();
+    let residuals = |theta: &DVector<f64>| {
+        let (classes, globals) = problem.decode(theta);
+        let mut r = problem.residuals(&classes, &globals);
+        r.extend((theta - &prior).iter().map(|d| d * PRIOR_WEIGHT));
+        DVector::from_vec(
+            r.into_iter()
+                .map(|x| if x.is_finite() { x } else { 1e3 })
+                .collect(),
+        )
+    };
+    let result = minimise(&residuals, start, config);
+    let (classes, globals) = problem.decode(&result.theta);
+    Fitted {
+        classes,
+        globals,
+        cost: result.cost,
+        iterations: result.iterations,
+        converged: result.converged,
+    }
+}
+
+/// Mean absolute percentage error of predicted against measured rates, over every job.
+pub fn mape(pairs: &[(f64, f64)]) -> f64 {
+    if pairs.is_empty() {
+        return f64::NAN;
+    }
+    pairs.iter().map(|(p, m)| ((p - m) / m).abs()).sum::<f64>() / pairs.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use colo_sim::hardware;
+
+    fn problem(truth: &[(f64, f64)], globals: Globals) -> FitProblem {
+        let gpu = hardware::gpu("h200").unwrap();
+        let classes: Vec<ClassSpec> = truth
+            .iter()
+            .enumerate()
+            .map(|(i, _)| ClassSpec {
+                key: ModelKey::new(&format!("m{i}"), 1, 1),
+                solo_rate: 100.0 * (i + 1) as f64,
+                memory_gib: 1.0,
+                time_demand_start: 0.5,
+                space_demand_start: 0.5,
+                fit_solo_rate: false,
+            })
+            .collect();
+        let mut observations = Vec::new();
+        let whole = Partition::whole(gpu);
+        for i in 0..truth.len() {
+            for budget in [0.5, 0.25, 0.12] {
+                let member = Member {
+                    class: i,
+                    sm_budget: Some(budget),
+                    measured: 0.0,
+                };
+                observations.push(Observation {
+                    mode: ShareMode::Mps,
+                    partition: whole,
+                    members: vec![member],
+                });
+            }
+            for j in i..truth.len() {
+                for mode in [ShareMode::Timeslice, ShareMode::Mps] {
+                    let members = [i, j]
+                        .iter()
+                        .map(|&c| Member {
+                            class: c,
+                            sm_budget: None,
+                            measured: 0.0,
+                        })
+                        .collect();
+                    observations.push(Observation {
+                        mode,
+                        partition: whole,
+                        members,
+                    });
+                }
+            }
+        }
+        let mut p = FitProblem {
+            gpu,
+            classes,
+            observations,
+            globals,
+            fit_globals: [true, true, false],
+        };
+        // Noise-free "measurements" from the true parameters.
+        let truth: Vec<ClassFit> = truth
+            .iter()
+            .enumerate()
+            .map(|(i, &(u, s))| ClassFit {
+                time_demand: u,
+                space_demand: s,
+                solo_rate: 100.0 * (i + 1) as f64,
+            })
+            .collect();
+        let measured = predictions(&p, &truth, &globals);
+        let mut k = 0;
+        for obs in &mut p.observations {
+            for m in &mut obs.members {
+                m.measured = measured[k].0;
+                k += 1;
+            }
+        }
+        p.globals = Globals {
+            switch_overhead: 0.05,
+            interference: 0.3,
+            mig_efficiency: 1.0,
+        };
+        p
+    }
+
+    #[test]
+    fn fit_on_noise_free_data_recovers_its_parameters() {
+        let truth = [(0.3, 0.4), (0.9, 0.8), (0.6, 0.25)];
+        let globals = Globals {
+            switch_overhead: 0.12,
+            interference: 0.7,
+            mig_efficiency: 1.0,
+        };
+        let p = problem(&truth, globals);
+        let fitted = fit(&p, &LmConfig::default());
+        for (f, (tu, ts)) in fitted.classes.iter().zip(truth) {
+            assert!(
+                (f.time_demand - tu).abs() < 1e-3 && (f.space_demand - ts).abs() < 1e-3,
+                "{:?} vs {truth:?}",
+                fitted.classes
+            );
+        }
+        assert!(
+            (fitted.globals.switch_overhead - 0.12).abs() < 1e-3,
+            "{:?}",
+            fitted.globals
+        );
+        assert!(
+            (fitted.globals.interference - 0.7).abs() < 1e-3,
+            "{:?}",
+            fitted.globals
+        );
+        let pairs = predictions(&p, &fitted.classes, &fitted.globals);
+        assert!(mape(&pairs) < 1e-4);
+    }
+
+    #[test]
+    fn fit_is_deterministic() {
+        let p = problem(
+            &[(0.4, 0.5), (0.8, 0.9)],
+            Globals {
+                switch_overhead: 0.1,
+                interference: 0.5,
+                mig_efficiency: 1.0,
+            },
+        );
+        assert_eq!(fit(&p, &LmConfig::default()), fit(&p, &LmConfig::default()));
+    }
+}

@@ -1,0 +1,393 @@
+//! The shared line/scatter chart: series on linear or log axes, with title, axis labels and a
+//! legend, sized to read at 100% zoom (1200x800, text 20 px and up).
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
+use plotters::prelude::*;
+
+use crate::error::DrawError;
+use crate::render::{FONT, Figure};
+
+/// Title text size, pixels.
+pub(crate) const TITLE_PX: u32 = 32;
+/// Axis description text size, pixels.
+pub(crate) const AXIS_LABEL_PX: u32 = 26;
+/// Tick label and legend text size, pixels.
+pub(crate) const TICK_PX: u32 = 22;
+
+/// Tableau 10: distinct colours that survive greyscale printing reasonably.
+pub(crate) const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The colour of the `idx`-th series.
+pub(crate) fn series_color(idx: usize) -> RGBColor {
+    PALETTE[idx % PALETTE.len()]
+}
+
+/// Titles of a chart: what it shows and its axes, with units.
+#[derive(Debug, Clone)]
+pub struct ChartText {
+    /// Figure title; say whether the numbers are measured, fitted or emulated.
+    pub title: String,
+    /// X axis description with its unit, e.g. `SM budget (% of SMs)`.
+    pub x_label: String,
+    /// Y axis description with its unit, e.g. `throughput (samples/s, measured)`.
+    pub y_label: String,
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SeriesStyle {
+    /// A solid line.
+    Line,
+    /// A solid line with a dot on each point.
+    LineWithMarkers,
+    /// Dots only.
+    Markers,
+    /// A dashed black reference line (e.g. y = x).
+    Reference,
+}
+
+/// One labelled series of (x, y) points.
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    pub style: SeriesStyle,
+}
+
+/// One axis: its range and whether it is logarithmic.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AxisRange {
+    pub min: f64,
+    pub max: f64,
+    pub log: bool,
+    /// Counts (queued jobs): ticks only at whole numbers.
+    pub integer: bool,
+}
+
+impl AxisRange {
+    /// A linear axis covering `values`, padded by 5% (a flat range gets a unit of room).
+    pub fn linear(values: impl Iterator<Item = f64>, from_zero: bool) -> AxisRange {
+        let (mut min, max) = min_max(values).unwrap_or((0.0, 1.0));
+        if from_zero {
+            min = min.min(0.0);
+        }
+        let pad = if max > min { 0.05 * (max - min) } else { 1.0 };
+        let min = if from_zero && min >= 0.0 {
+            0.0
+        } else {
+            min - pad
+        };
+        AxisRange {
+            min,
+            max: max + pad,
+            log: false,
+            integer: false,
+        }
+    }
+
+    /// A log axis when the positive `values` span more than two decades, else a linear one.
+    pub fn auto(values: &[f64], from_zero: bool) -> AxisRange {
+        let positive = min_max(values.iter().copied().filter(|v| *v > 0.0));
+        match positive {
+            Some((lo, hi)) if hi / lo > 100.0 => AxisRange {
+                min: lo / 1.5,
+                max: hi * 1.5,
+                log: true,
+                integer: false,
+            },
+            _ => AxisRange::linear(values.iter().copied(), from_zero),
+        }
+    }
+
+    /// How many tick labels to ask plotters for: one per whole number on a short count axis.
+    pub fn n_labels(&self) -> usize {
+        if self.integer && !self.log && self.max <= 10.0 {
+            self.max.floor().max(1.0) as usize + 1
+        } else {
+            10
+        }
+    }
+
+    /// Where a value sits on this axis: non-positive values of a log axis go to its left edge.
+    pub fn clamp(&self, value: f64) -> f64 {
+        if self.log { value.max(self.min) } else { value }
+    }
+}
+
+/// Smallest and largest finite value, if any.
+pub(crate) fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// Short tick text: 1500 -> "1.5k", 0.25 -> "0.25", 2e6 -> "2M".
+pub(crate) fn format_tick(value: f64) -> String {
+    let abs = value.abs();
+    let (scaled, suffix) = match abs {
+        a if a >= 1e9 => (value / 1e9, "G"),
+        a if a >= 1e6 => (value / 1e6, "M"),
+        a if a >= 1e4 => (value / 1e3, "k"),
+        _ => (value, ""),
+    };
+    let text = if scaled.abs() >= 100.0 || scaled.fract().abs() < 1e-9 {
+        format!("{scaled:.0}")
+    } else if scaled.abs() >= 1.0 {
+        format!("{scaled:.1}")
+    } else {
+        format!("{scaled:.2}")
+    };
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{suffix}")
+}
+
+/// A chart of labelled series on two axes.
+#[derive(Debug, Clone)]
+pub(crate) struct LineChart {
+    pub text: ChartText,
+    pub x: AxisRange,
+    pub y: AxisRange,
+    pub series: Vec<Series>,
+    pub legend_at: SeriesLabelPosition,
+}
+
+impl Figure for LineChart {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let (x, y) = (self.x, self.y);
+        match (x.log, y.log) {
+            (false, false) => self.draw_on(root, x.min..x.max, y.min..y.max),
+            (true, false) => self.draw_on(root, (x.min..x.max).log_scale(), y.min..y.max),
+            (false, true) => self.draw_on(root, x.min..x.max, (y.min..y.max).log_scale()),
+            (true, true) => {
+                self.draw_on(root, (x.min..x.max).log_scale(), (y.min..y.max).log_scale())
+            }
+        }
+    }
+}
+
+impl LineChart {
+    fn draw_on<DB, X, Y>(&self, root: &DrawingArea<DB, Shift>, x: X, y: Y) -> Result<(), DrawError>
+    where
+        DB: DrawingBackend,
+        DB::ErrorType: 'static,
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.text.title, (FONT, TITLE_PX))
+            .margin(20)
+            .x_label_area_size(70)
+            .y_label_area_size(100)
+            .build_cartesian_2d(x, y)?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.text.x_label)
+            .y_desc(&self.text.y_label)
+            .axis_desc_style((FONT, AXIS_LABEL_PX))
+            .label_style((FONT, TICK_PX))
+            .x_labels(self.x.n_labels())
+            .y_labels(self.y.n_labels())
+            .x_label_formatter(&|v| format_tick(*v))
+            .y_label_formatter(&|v| format_tick(*v))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        let mut color_idx = 0;
+        for series in &self.series {
+            let color = match series.style {
+                SeriesStyle::Reference => BLACK,
+                _ => {
+                    color_idx += 1;
+                    series_color(color_idx - 1)
+                }
+            };
+            self.draw_series(&mut chart, series, color)?;
+        }
+        if self.series.iter().any(|s| !s.label.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(self.legend_at.clone())
+                .label_font((FONT, TICK_PX))
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK.mix(0.5))
+                .margin(15)
+                .draw()?;
+        }
+        Ok(())
+    }
+
+    fn draw_series<DB, X, Y>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+        series: &Series,
+        color: RGBColor,
+    ) -> Result<(), DrawError>
+    where
+        DB: DrawingBackend,
+        DB::ErrorType: 'static,
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let points: Vec<(f64, f64)> = series
+            .points
+            .iter()
+            .map(|&(px, py)| (self.x.clamp(px), self.y.clamp(py)))
+            .collect();
+        let line_style = color.stroke_width(3);
+        let anno = match series.style {
+            SeriesStyle::Line => chart.draw_series(LineSeries::new(points, line_style))?,
+            SeriesStyle::LineWithMarkers => {
+                chart.draw_series(LineSeries::new(points.clone(), line_style))?;
+                chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 6, color.filled())),
+                )?
+            }
+            SeriesStyle::Markers => chart.draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 7, color.mix(0.8).filled())),
+            )?,
+            SeriesStyle::Reference => {
+                chart.draw_series(DashedLineSeries::new(points, 12, 8, BLACK.stroke_width(2)))?
+            }
+        };
+        if series.label.is_empty() {
+            return Ok(());
+        }
+        let anno = anno.label(series.label.as_str());
+        match series.style {
+            SeriesStyle::Markers => {
+                anno.legend(move |(lx, ly)| Circle::new((lx + 9, ly), 7, color.filled()));
+            }
+            SeriesStyle::Reference => {
+                anno.legend(|(lx, ly)| {
+                    PathElement::new(vec![(lx, ly), (lx + 18, ly)], BLACK.stroke_width(2))
+                });
+            }
+            SeriesStyle::Line | SeriesStyle::LineWithMarkers => {
+                anno.legend(move |(lx, ly)| {
+                    PathElement::new(vec![(lx, ly), (lx + 18, ly)], color.stroke_width(4))
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An axis of `n` categories (bar groups, Gantt rows) at 0, 1, .., n-1, spanning
+/// -0.5..n-0.5, with a tick at every category (every k-th past the hint's limit).
+/// plotters' `with_key_points` cannot format f64 labels, hence this small coordinate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CategoryAxis {
+    pub n: usize,
+}
+
+impl Ranged for CategoryAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = self.n.max(1) as f64;
+        let fraction = (value + 0.5) / span;
+        limit.0 + (fraction * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        let stride = self.n.div_ceil(hint.max_num_points().max(1)).max(1);
+        (0..self.n).step_by(stride).map(|idx| idx as f64).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        -0.5..self.n as f64 - 0.5
+    }
+}
+
+/// The label of category `value` (a tick position), or "" off the categories.
+pub(crate) fn category_label(labels: &[String], value: f64) -> String {
+    let idx = value.round();
+    if (value - idx).abs() > 1e-6 || idx < 0.0 {
+        return String::new();
+    }
+    labels.get(idx as usize).cloned().unwrap_or_default()
+}
+
+/// Keeps at most about `max_points` of a step series, keeping each bucket's first, lowest,
+/// highest and last point so that peaks survive (a month-long replay has millions of rows).
+pub(crate) fn decimate(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f64)> {
+    let n_buckets = (max_points / 4).max(1);
+    if points.len() <= max_points {
+        return points.to_vec();
+    }
+    let bucket_len = points.len().div_ceil(n_buckets);
+    let mut kept = Vec::with_capacity(n_buckets * 4);
+    for bucket in points.chunks(bucket_len) {
+        let by_y = |a: &&(f64, f64), b: &&(f64, f64)| a.1.total_cmp(&b.1);
+        let (Some(first), Some(last)) = (bucket.first(), bucket.last()) else {
+            continue;
+        };
+        let low = bucket.iter().min_by(by_y).unwrap_or(first);
+        let high = bucket.iter().max_by(by_y).unwrap_or(first);
+        let mut picks = [*first, *low, *high, *last];
+        picks.sort_by(|a, b| a.0.total_cmp(&b.0));
+        kept.extend(picks);
+    }
+    kept.dedup_by(|a, b| a == b);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(format_tick(1500.0), "1500");
+        assert_eq!(format_tick(15_000.0), "15k");
+        assert_eq!(format_tick(2.5e6), "2.5M");
+        assert_eq!(format_tick(0.25), "0.25");
+        assert_eq!(format_tick(3.0), "3");
+        assert_eq!(format_tick(12.5), "12.5");
+    }
+
+    #[test]
+    fn log_axis_only_past_two_decades() {
+        assert!(!AxisRange::auto(&[1.0, 50.0], true).log);
+        assert!(AxisRange::auto(&[0.0, 1.0, 500.0], true).log);
+    }
+
+    #[test]
+    fn decimation_keeps_peaks_and_ends() {
+        let mut points: Vec<(f64, f64)> = (0..10_000).map(|i| (f64::from(i), 1.0)).collect();
+        points[5_000].1 = 99.0;
+        let kept = decimate(&points, 400);
+        assert!(kept.len() <= 400, "{}", kept.len());
+        assert!(kept.iter().any(|p| p.1 == 99.0));
+        assert_eq!(kept.first(), points.first());
+        assert_eq!(kept.last(), points.last());
+    }
+}

@@ -1,0 +1,260 @@
+//! Engine tests: hand-checked cases, a differential test against `NaiveEngine`, and property
+//! tests of the engine's invariants.
+mod naive;
+mod properties;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::*;
+use crate::hardware;
+use crate::perf::profile::{
+    MemoryParams, MigParams, ModelEntry, MpsParams, PROFILE_VERSION, Profile, Provenance,
+    TimeSliceParams,
+};
+use crate::perf::{EqualShare, Origin, Parametric, ProfileSet};
+use crate::policy::PlacementRule;
+use crate::workload::ModelKey;
+
+pub(super) fn entry(model: &str, rate: f64, u: f64, s: f64, mem: f64) -> ModelEntry {
+    ModelEntry {
+        model: model.into(),
+        batch: 1,
+        image: 1,
+        samples_per_s: rate,
+        time_demand: u,
+        space_demand: s,
+        memory_gib: mem,
+        spread: None,
+        origin: None,
+    }
+}
+
+/// A profile for every catalog GPU with models `small`, `mid`, `big` and `huge` (200 GiB).
+pub(super) fn profiles() -> Arc<ProfileSet> {
+    let mut set = ProfileSet::default();
+    for gpu in hardware::catalog() {
+        let profile = Profile {
+            version: PROFILE_VERSION,
+            gpu: gpu.name.into(),
+            origin: Origin::Provisional,
+            provenance: Provenance {
+                source: "test".into(),
+                data: vec![],
+                created: "2026-11-30".into(),
+                driver: None,
+            },
+            memory: MemoryParams {
+                context_gib: 0.5,
+                mps_context_gib: 0.25,
+            },
+            timeslice: TimeSliceParams {
+                switch_overhead: 0.1,
+                origin: None,
+            },
+            mps: MpsParams {
+                interference: 0.4,
+                origin: None,
+            },
+            mig: MigParams {
+                efficiency: 0.95,
+                origin: None,
+            },
+            models: vec![
+                entry("small", 100.0, 0.3, 0.3, 2.0),
+                entry("mid", 50.0, 0.7, 0.6, 9.0),
+                entry("big", 10.0, 0.95, 0.9, 30.0),
+                entry("huge", 10.0, 0.95, 0.9, 200.0),
+            ],
+        };
+        set.insert(profile, PathBuf::from(format!("{}.ron", gpu.name)));
+    }
+    Arc::new(set)
+}
+
+pub(super) fn job(name: &str, model: &str, arrival_s: f64, samples: f64, gpus: u32) -> Job {
+    Job {
+        name: name.into(),
+        model: ModelKey::new(model, 1, 1),
+        arrival_s,
+        samples,
+        gpus,
+    }
+}
+
+pub(super) fn group(gpu: &str, count: u32, mode: ShareMode, layout: Option<&str>) -> GpuGroup {
+    let spec = hardware::gpu(gpu).unwrap();
+    GpuGroup {
+        gpu: spec,
+        count,
+        mode,
+        mig_layout: layout.map(|l| spec.parse_mig_layout(l).unwrap()),
+        sm_budget: None,
+        jobs_per_slice: 1,
+    }
+}
+
+pub(super) fn config(groups: Vec<GpuGroup>, jobs: Vec<Job>, placement: PlacementRule) -> SimConfig {
+    SimConfig {
+        cluster: Cluster { groups },
+        policy: Policy {
+            placement,
+            ..Policy::default()
+        },
+        jobs,
+        perf: Arc::new(Parametric::new(profiles())),
+        on_unplaceable: Unplaceable::Error,
+        timeline_every_s: 0.0,
+    }
+}
+
+#[test]
+fn a_job_alone_takes_work_over_rate() {
+    let cfg = config(
+        vec![group("h200", 1, ShareMode::Exclusive, None)],
+        vec![job("a", "small", 5.0, 1000.0, 1)],
+        PlacementRule::BestFit,
+    );
+    let run = Simulation::run(&cfg, None).unwrap();
+    let o = &run.outcomes[0];
+    assert_eq!((o.start_s, o.end_s), (5.0, 15.0));
+}
+
+#[test]
+fn exclusive_gpu_makes_the_second_job_wait() {
+    let jobs = vec![
+        job("a", "small", 0.0, 1000.0, 1),
+        job("b", "small", 1.0, 1000.0, 1),
+    ];
+    let cfg = config(
+        vec![group("h200", 1, ShareMode::Exclusive, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let run = Simulation::run(&cfg, None).unwrap();
+    assert_eq!(run.outcomes[1].start_s, 10.0);
+    assert_eq!(run.outcomes[1].end_s, 20.0);
+}
+
+#[test]
+fn equal_share_pair_finishes_as_hand_computed() {
+    // Two jobs of 1000 samples at 100/s alone; b arrives at 5 s. Equal share halves both.
+    // a: 500 samples by 5 s, then 50/s -> 500 more take 10 s -> ends 15 s.
+    // b: 500 samples by 15 s at 50/s, then 100/s alone -> 5 s more -> ends 20 s.
+    let jobs = vec![
+        job("a", "small", 0.0, 1000.0, 1),
+        job("b", "small", 5.0, 1000.0, 1),
+    ];
+    let mut cfg = config(
+        vec![group("h200", 1, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    cfg.perf = Arc::new(EqualShare::new(profiles()));
+    let run = Simulation::run(&cfg, None).unwrap();
+    assert!((run.outcomes[0].end_s - 15.0).abs() < 1e-9);
+    assert!((run.outcomes[1].end_s - 20.0).abs() < 1e-9);
+}
+
+#[test]
+fn multi_gpu_job_takes_whole_idle_gpus() {
+    let jobs = vec![
+        job("small", "small", 0.0, 1000.0, 1),
+        job("wide", "small", 1.0, 3000.0, 3),
+    ];
+    let cfg = config(
+        vec![group("h200", 4, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let run = Simulation::run(&cfg, None).unwrap();
+    let wide = &run.outcomes[1];
+    assert_eq!(wide.gpus.len(), 3);
+    assert!(
+        !wide.gpus.contains(&run.outcomes[0].gpus[0]),
+        "a multi-GPU job never shares"
+    );
+    assert!(
+        (wide.end_s - wide.start_s - 10.0).abs() < 1e-9,
+        "3 GPUs at 100/s each"
+    );
+}
+
+#[test]
+fn mig_jobs_get_slices_and_slice_speed() {
+    let jobs = vec![
+        job("a", "big", 0.0, 100.0, 1),
+        job("b", "big", 0.0, 100.0, 1),
+    ];
+    let cfg = config(
+        vec![group("h200", 1, ShareMode::Mig, Some("3g.71gb,4g.71gb"))],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let run = Simulation::run(&cfg, None).unwrap();
+    let slices: Vec<&str> = run
+        .outcomes
+        .iter()
+        .map(|o| o.slice.unwrap().profile.name)
+        .collect();
+    assert_eq!(
+        slices,
+        ["3g.71gb", "4g.71gb"],
+        "best-fit takes the smaller slice first"
+    );
+    assert!(
+        run.outcomes[0].end_s > run.outcomes[1].end_s,
+        "60 SMs are slower than 64"
+    );
+}
+
+#[test]
+fn job_too_big_for_any_gpu_is_an_error_naming_it() {
+    let cfg = config(
+        vec![group("h200", 2, ShareMode::Mps, None)],
+        vec![job("giant", "huge", 0.0, 1.0, 1)],
+        PlacementRule::BestFit,
+    );
+    let err = Simulation::run(&cfg, None).unwrap_err().to_string();
+    assert!(
+        err.contains("job `giant`") && err.contains("fits nowhere"),
+        "{err}"
+    );
+    assert!(err.contains("needs 200.2 GiB per process"), "{err}");
+}
+
+#[test]
+fn unplaceable_jobs_can_be_skipped_and_counted() {
+    let mut cfg = config(
+        vec![group("h200", 2, ShareMode::Mps, None)],
+        vec![
+            job("giant", "huge", 0.0, 1.0, 1),
+            job("ok", "small", 0.0, 10.0, 1),
+        ],
+        PlacementRule::BestFit,
+    );
+    cfg.on_unplaceable = Unplaceable::Skip;
+    let run = Simulation::run(&cfg, None).unwrap();
+    assert!(!run.outcomes[0].completed);
+    assert!(run.outcomes[1].completed);
+}
+
+#[test]
+fn unknown_model_is_an_error_naming_the_job() {
+    let cfg = config(
+        vec![group("h200", 1, ShareMode::Mps, None)],
+        vec![job("x", "vgg", 0.0, 1.0, 1)],
+        PlacementRule::BestFit,
+    );
+    let err = Simulation::run(&cfg, None).unwrap_err().to_string();
+    assert!(
+        err.contains("job `x`") && err.contains("no entry for vgg:1:1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn simulation_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Simulation<'static>>();
+}

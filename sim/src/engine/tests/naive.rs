@@ -1,0 +1,401 @@
+//! `NaiveEngine`: a slow, obviously-correct reference for the engine. At every step it looks
+//! at every job and every slot: the next event is the earliest arrival or finish over all jobs,
+//! placement is a linear scan, and every rate is recomputed from scratch. It shares only the
+//! inputs (SimConfig) and the PerfModel with the real engine.
+use crate::engine::{SimConfig, Unplaceable};
+use crate::hardware::MigSlice;
+use crate::perf::{JobClass, Partition, ShareMode, Tenant};
+use crate::policy::{PlacementRule, QueueOrder};
+
+/// What the naive engine says happened to one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NaiveOutcome {
+    pub completed: bool,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub gpus: Vec<u32>,
+    pub slice: Option<MigSlice>,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    group: usize,
+    gpu: u32,
+    pos: usize,
+    partition: Partition,
+    slice: Option<MigSlice>,
+    capacity_mib: u64,
+    max_jobs: u32,
+    jobs: Vec<usize>,
+}
+
+struct Job {
+    class: Vec<Option<JobClass>>,
+    memory_mib: Vec<u64>,
+    remaining: f64,
+    rate: f64,
+    slots: Vec<usize>,
+    state: u8, // 0 pending, 1 queued, 2 running, 3 done, 4 skipped
+    start: f64,
+    end: f64,
+}
+
+/// Runs `config` naively.
+pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
+    let mut slots = build_slots(config);
+    let mut jobs = build_jobs(config, &slots);
+    let mut now = 0.0f64;
+    loop {
+        let next_arrival = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.state == 0)
+            .map(|(i, _)| config.jobs[i].arrival_s)
+            .fold(f64::INFINITY, f64::min);
+        let next_finish = jobs
+            .iter()
+            .filter(|j| j.state == 2)
+            .map(|j| now + j.remaining / j.rate)
+            .fold(f64::INFINITY, f64::min);
+        let t = next_arrival.min(next_finish);
+        if !t.is_finite() {
+            break;
+        }
+        let tolerance = 1e-9 * t.abs().max(1.0);
+        let mut finishing = Vec::new();
+        for (i, job) in jobs.iter_mut().enumerate().filter(|(_, j)| j.state == 2) {
+            let finish = now + job.remaining / job.rate;
+            job.remaining -= job.rate * (t - now);
+            if finish <= t + tolerance {
+                finishing.push(i);
+            }
+        }
+        now = t;
+        for i in finishing {
+            let job = &mut jobs[i];
+            job.state = 3;
+            job.end = now;
+            for &s in &job.slots {
+                slots[s].jobs.retain(|&k| k != i);
+            }
+        }
+        for (i, job) in jobs.iter_mut().enumerate() {
+            if job.state == 0 && config.jobs[i].arrival_s <= now {
+                job.state = 1;
+            }
+        }
+        schedule(config, &mut slots, &mut jobs, now);
+        rerate_all(config, &slots, &mut jobs);
+    }
+    jobs.iter()
+        .map(|j| NaiveOutcome {
+            completed: j.state == 3,
+            start_s: j.start,
+            end_s: j.end,
+            gpus: j.slots.iter().map(|&s| slots[s].gpu).collect(),
+            slice: j.slots.first().and_then(|&s| slots[s].slice),
+        })
+        .collect()
+}
+
+fn build_slots(config: &SimConfig) -> Vec<Slot> {
+    let mut slots = Vec::new();
+    let mut gpu = 0u32;
+    for (group, g) in config.cluster.groups.iter().enumerate() {
+        for _ in 0..g.count {
+            match (&g.mig_layout, g.mode) {
+                (Some(layout), ShareMode::Mig) => {
+                    for (pos, slice) in layout.slices.iter().enumerate() {
+                        slots.push(Slot {
+                            group,
+                            gpu,
+                            pos,
+                            partition: Partition {
+                                sm_fraction: g.gpu.sm_fraction(slice.profile),
+                                memory_gib: slice.profile.memory_gib,
+                                is_mig_slice: true,
+                            },
+                            slice: Some(*slice),
+                            capacity_mib: (slice.profile.memory_gib * 1024.0).floor() as u64,
+                            max_jobs: g.jobs_per_slice.max(1),
+                            jobs: vec![],
+                        });
+                    }
+                }
+                _ => slots.push(Slot {
+                    group,
+                    gpu,
+                    pos: 0,
+                    partition: Partition::whole(g.gpu),
+                    slice: None,
+                    capacity_mib: (g.gpu.memory_gib * 1024.0).floor() as u64,
+                    max_jobs: if g.mode == ShareMode::Exclusive {
+                        1
+                    } else {
+                        config.policy.max_jobs_per_gpu.max(1)
+                    },
+                    jobs: vec![],
+                }),
+            }
+            gpu += 1;
+        }
+    }
+    slots
+}
+
+fn build_jobs(config: &SimConfig, slots: &[Slot]) -> Vec<Job> {
+    config
+        .jobs
+        .iter()
+        .map(|job| {
+            let class: Vec<Option<JobClass>> = config
+                .cluster
+                .groups
+                .iter()
+                .map(|g| config.perf.class(g.gpu, &job.model).ok())
+                .collect();
+            let memory_mib = config
+                .cluster
+                .groups
+                .iter()
+                .zip(&class)
+                .map(|(g, c)| {
+                    c.as_ref().map_or(u64::MAX, |c| {
+                        (config.perf.footprint_gib(g.gpu, g.mode, c) * 1024.0).ceil() as u64
+                    })
+                })
+                .collect();
+            let mut j = Job {
+                class,
+                memory_mib,
+                remaining: job.samples,
+                rate: 0.0,
+                slots: vec![],
+                state: 0,
+                start: f64::NAN,
+                end: f64::NAN,
+            };
+            if !can_ever_run(config, slots, &j, job.gpus) {
+                assert_eq!(
+                    config.on_unplaceable,
+                    Unplaceable::Skip,
+                    "naive engine: unplaceable job with on_unplaceable = Error"
+                );
+                j.state = 4;
+            }
+            j
+        })
+        .collect()
+}
+
+fn can_ever_run(config: &SimConfig, slots: &[Slot], job: &Job, gpus: u32) -> bool {
+    config.cluster.groups.iter().enumerate().any(|(g, group)| {
+        job.class[g].is_some()
+            && if gpus > 1 {
+                group.mode != ShareMode::Mig
+                    && group.count >= gpus
+                    && slots
+                        .iter()
+                        .any(|s| s.group == g && s.capacity_mib >= job.memory_mib[g])
+            } else {
+                slots
+                    .iter()
+                    .any(|s| s.group == g && s.capacity_mib >= job.memory_mib[g])
+            }
+    })
+}
+
+fn queue_order(config: &SimConfig, jobs: &[Job]) -> Vec<usize> {
+    let mut queued: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].state == 1).collect();
+    let key = |i: usize| -> (u64, f64, usize) {
+        let j = &config.jobs[i];
+        let order = match config.policy.order {
+            QueueOrder::Fifo => 0,
+            QueueOrder::ShortestFirst => {
+                let rate = jobs[i]
+                    .class
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map_or(f64::MAX, |c| c.solo_rate);
+                (j.samples / (rate * f64::from(j.gpus))).to_bits()
+            }
+        };
+        (order, j.arrival_s, i)
+    };
+    queued.sort_by(|&a, &b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then(ka.1.total_cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
+    });
+    queued
+}
+
+fn schedule(config: &SimConfig, slots: &mut [Slot], jobs: &mut [Job], now: f64) {
+    let allowed_misses = if config.policy.backfill {
+        config.policy.backfill_depth.max(1)
+    } else {
+        1
+    };
+    let mut misses = 0;
+    for i in queue_order(config, jobs) {
+        match find(config, slots, jobs, i) {
+            Some((group, chosen)) => {
+                let memory = jobs[i].memory_mib[group];
+                let _ = memory;
+                for &s in &chosen {
+                    slots[s].jobs.push(i);
+                }
+                let job = &mut jobs[i];
+                job.slots = chosen;
+                job.state = 2;
+                job.start = now;
+            }
+            None => {
+                misses += 1;
+                if misses >= allowed_misses {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn used_mib(slots: &[Slot], jobs: &[Job], s: usize) -> u64 {
+    slots[s]
+        .jobs
+        .iter()
+        .map(|&k| jobs[k].memory_mib[slots[s].group])
+        .sum()
+}
+
+fn gpu_jobs(slots: &[Slot], gpu: u32) -> usize {
+    slots
+        .iter()
+        .filter(|s| s.gpu == gpu)
+        .map(|s| s.jobs.len())
+        .sum()
+}
+
+fn locked(slots: &[Slot], jobs: &[Job], gpu: u32) -> bool {
+    slots
+        .iter()
+        .filter(|s| s.gpu == gpu)
+        .flat_map(|s| &s.jobs)
+        .any(|&k| jobs[k].slots.len() > 1)
+}
+
+fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(usize, Vec<usize>)> {
+    let want = config.jobs[i].gpus;
+    (0..config.cluster.groups.len()).find_map(|g| {
+        jobs[i].class[g].as_ref()?;
+        let need = jobs[i].memory_mib[g];
+        let in_group: Vec<usize> = (0..slots.len()).filter(|&s| slots[s].group == g).collect();
+        if want > 1 {
+            if config.cluster.groups[g].mode == ShareMode::Mig {
+                return None;
+            }
+            let idle: Vec<usize> = in_group
+                .iter()
+                .copied()
+                .filter(|&s| gpu_jobs(slots, slots[s].gpu) == 0)
+                .take(want as usize)
+                .collect();
+            return (idle.len() == want as usize).then_some((g, idle));
+        }
+        let room = |s: usize| {
+            slots[s].capacity_mib >= need
+                && (slots[s].jobs.len() as u32) < slots[s].max_jobs
+                && !locked(slots, jobs, slots[s].gpu)
+                && slots[s].capacity_mib - used_mib(slots, jobs, s) >= need
+        };
+        let is_mig = config.cluster.groups[g].mode == ShareMode::Mig;
+        let exclusive = config.policy.placement == PlacementRule::Exclusive
+            || in_group.iter().all(|&s| slots[s].max_jobs == 1 && !is_mig);
+        let pick = if exclusive {
+            let empty = |s: usize| {
+                if is_mig {
+                    slots[s].jobs.is_empty()
+                } else {
+                    gpu_jobs(slots, slots[s].gpu) == 0
+                }
+            };
+            in_group
+                .iter()
+                .copied()
+                .filter(|&s| empty(s) && room(s))
+                .min_by_key(|&s| (slots[s].gpu, slots[s].pos))
+        } else {
+            match (config.policy.placement, is_mig) {
+                (PlacementRule::BestFit, false) => in_group
+                    .iter()
+                    .copied()
+                    .filter(|&s| room(s))
+                    .min_by_key(|&s| {
+                        (
+                            slots[s].capacity_mib - used_mib(slots, jobs, s),
+                            slots[s].gpu,
+                        )
+                    }),
+                (PlacementRule::BestFit, true) => in_group
+                    .iter()
+                    .copied()
+                    .filter(|&s| room(s))
+                    .min_by_key(|&s| {
+                        (
+                            slots[s].capacity_mib,
+                            slots[s].slice.map_or(0, |x| x.profile.sms),
+                            slots[s].pos,
+                            slots[s].gpu,
+                        )
+                    }),
+                _ => in_group
+                    .iter()
+                    .copied()
+                    .filter(|&s| room(s))
+                    .min_by_key(|&s| (slots[s].gpu, slots[s].pos)),
+            }
+        };
+        pick.map(|s| (g, vec![s]))
+    })
+}
+
+fn rerate_all(config: &SimConfig, slots: &[Slot], jobs: &mut [Job]) {
+    for slot in slots {
+        let lead: Vec<usize> = slot
+            .jobs
+            .iter()
+            .copied()
+            .filter(|&k| slots[jobs[k].slots[0]].gpu == slot.gpu)
+            .collect();
+        if lead.is_empty() {
+            continue;
+        }
+        let group = &config.cluster.groups[slot.group];
+        let classes: Vec<JobClass> = lead
+            .iter()
+            .map(|&k| {
+                jobs[k].class[slot.group]
+                    .clone()
+                    .expect("placed job has a class")
+            })
+            .collect();
+        let tenants: Vec<Tenant<'_>> = classes
+            .iter()
+            .zip(&lead)
+            .map(|(c, &k)| Tenant {
+                class: c,
+                sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
+                gpus: config.jobs[k].gpus,
+            })
+            .collect();
+        let mut rates = vec![0.0; tenants.len()];
+        config
+            .perf
+            .rates(group.gpu, group.mode, &slot.partition, &tenants, &mut rates);
+        for (&k, r) in lead.iter().zip(rates) {
+            jobs[k].rate = r;
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! The one way CLI tests run `colo`: from the repository root, output captured as text.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What one `colo` run printed and how it ended.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `colo args...` in the repository root with extra environment variables.
+pub fn colo_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_colo"))
+        .args(args)
+        .current_dir(root())
+        .envs(env.iter().copied())
+        .output()
+        .expect("colo runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `colo args...` in the repository root.
+pub fn colo(args: &[&str]) -> Run {
+    colo_env(args, &[])
+}
+
+/// Writes `text` to `dir/name` and returns the path as a string.
+pub fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write fixture");
+    path.to_string_lossy().into_owned()
+}
+
+/// A small valid scenario, with `{cluster}` and `{jobs}` left for the test to fill.
+pub fn scenario(cluster: &str, jobs: &str) -> String {
+    let profile = root().join("calibrate/profiles/h200-provisional.ron");
+    format!(
+        "#![enable(implicit_some)]\n(\n    name: \"t\",\n    profiles: [\"{}\"],\n    cluster: [{cluster}],\n    workload: Jobs([{jobs}]),\n)\n",
+        profile.display()
+    )
+}

@@ -1,0 +1,122 @@
+//! `colo predict` through the real binary: every mode answers, JSON has the documented keys,
+//! and bad requests say what is wrong.
+use crate::common::colo;
+
+#[test]
+fn every_mode_answers_with_rates_and_a_memory_verdict() {
+    let cases: [&[&str]; 4] = [
+        &["--mode", "exclusive", "resnet50:64:224"],
+        &["--mode", "timeslice", "resnet50:64:224", "vit_b_16:32:224"],
+        &[
+            "--mode",
+            "mps",
+            "--sm-pct",
+            "45,48",
+            "resnet50:64:224",
+            "vit_b_16:32:224",
+        ],
+        &[
+            "--mode",
+            "mig",
+            "--layout",
+            "3g.71gb,4g.71gb",
+            "resnet50:64:224",
+            "vit_b_16:32:224",
+        ],
+    ];
+    for case in cases {
+        let args: Vec<&str> = ["predict", "--gpu", "h200"]
+            .iter()
+            .chain(case)
+            .copied()
+            .collect();
+        let run = colo(&args);
+        assert_eq!(run.code, 0, "{case:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("resnet50:64:224") && run.stdout.contains("memory:"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("provisional"),
+            "numbers say where they come from"
+        );
+    }
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let run = colo(&[
+        "predict",
+        "--mode",
+        "mps",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for key in [
+        "model",
+        "batch",
+        "image",
+        "samples_per_s",
+        "fraction_of_exclusive",
+    ] {
+        assert!(!jobs[0][key].is_null(), "missing {key}");
+    }
+    let sum: f64 = jobs
+        .iter()
+        .map(|j| j["fraction_of_exclusive"].as_f64().unwrap())
+        .sum();
+    assert!((v["total_fraction"].as_f64().unwrap() - sum).abs() < 1e-12);
+    assert_eq!(v["fits_memory"], true);
+}
+
+#[test]
+fn bad_requests_say_what_is_wrong() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[
+                "--mode",
+                "mig",
+                "--layout",
+                "4g.71gb,4g.71gb",
+                "resnet50:64:224",
+            ],
+            "uses 8 compute slices",
+        ),
+        (
+            &["--mode", "mps", "resnet50:8:224"],
+            "no entry for resnet50:8:224",
+        ),
+        (
+            &["--mode", "exclusive", "resnet50:64:224", "resnet50:64:224"],
+            "one job per GPU",
+        ),
+        (&["--mode", "mps", "resnet50:64"], "MODEL:BATCH:IMAGE"),
+        (&["--gpu", "v100", "resnet50:64:224"], "a100-40gb"),
+    ];
+    for (args, expected) in cases {
+        let full: Vec<&str> = ["predict"].iter().chain(args).copied().collect();
+        let run = colo(&full);
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn memory_overflow_is_reported() {
+    let jobs = vec!["gpt_small:32:1024"; 8];
+    let args: Vec<&str> = ["predict", "--mode", "mps"]
+        .iter()
+        .copied()
+        .chain(jobs)
+        .collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("does NOT fit"), "{}", run.stdout);
+}

@@ -1,0 +1,185 @@
+//! `colo simulate` through the real binary: the default scenario, determinism across thread
+//! counts, and errors that name the file, line, field or job.
+use std::path::Path;
+
+use crate::common::{colo, colo_env, scenario, write};
+
+fn read_all(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in walk(dir) {
+        let rel = entry
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        files.push((rel, std::fs::read(&entry).unwrap()));
+    }
+    files.sort();
+    files
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path))
+        } else {
+            out.push(path)
+        }
+    }
+    out
+}
+
+#[test]
+fn default_scenario_writes_every_variant_and_prints_a_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("default");
+    let run = colo(&[
+        "simulate",
+        "scenarios/default.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for variant in ["exclusive", "timeslice", "mps", "mig"] {
+        assert!(run.stdout.contains(variant), "{}", run.stdout);
+        for file in ["jobs.csv", "placements.csv", "timeline.csv", "summary.json"] {
+            assert!(out.join(variant).join(file).is_file(), "{variant}/{file}");
+        }
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(variant).join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["completed"], 400);
+        assert_eq!(summary["profile_origin"], "h200: provisional");
+    }
+    let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(sweep.lines().count(), 5, "{sweep}");
+    assert!(
+        run.stdout.contains("provisional"),
+        "the table says where its numbers come from"
+    );
+}
+
+#[test]
+fn same_seed_same_bytes_at_one_and_two_threads_other_seed_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two, other) = (
+        tmp.path().join("one"),
+        tmp.path().join("two"),
+        tmp.path().join("other"),
+    );
+    for (dir, threads, seed) in [(&one, "1", "7"), (&two, "2", "7"), (&other, "2", "8")] {
+        let run = colo_env(
+            &[
+                "simulate",
+                "scenarios/default.ron",
+                "--out",
+                dir.to_str().unwrap(),
+                "--seed",
+                seed,
+            ],
+            &[("RAYON_NUM_THREADS", threads)],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    assert_eq!(read_all(&one), read_all(&two));
+    assert_ne!(read_all(&one), read_all(&other));
+}
+
+fn simulate_text(text: &str) -> crate::common::Run {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write(tmp.path(), "bad.ron", text);
+    colo(&[
+        "simulate",
+        &path,
+        "--out",
+        tmp.path().join("out").to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn malformed_ron_names_file_line_and_column() {
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mps)",
+        "(model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    let run = simulate_text(&text.replace("count: 1,", "count: 1,,"));
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("bad.ron:5:"), "{}", run.stderr);
+}
+
+#[test]
+fn unknown_field_is_rejected_with_its_name() {
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mps, colour: 3)",
+        "(model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    let run = simulate_text(&text);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("bad.ron:5:") && run.stderr.contains("colour"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn invalid_mig_layout_names_the_field_and_the_slice() {
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"3g.71gb,3g.71gb,1g.18gb\")",
+        "(model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    let run = simulate_text(&text);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("cluster[0].mig_layout"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("1g.18gb #1 can start only at memory slices 0-6"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn unknown_model_names_the_job_and_what_the_profile_has() {
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mps)",
+        "(name: \"x\", model: \"resnet50:7:224\", samples: 10.0)",
+    );
+    let run = simulate_text(&text);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("job `x`") && run.stderr.contains("it has resnet50 at"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn job_that_fits_nowhere_is_an_error_unless_skipped() {
+    // 20 GiB of model memory cannot fit a 16 GiB 1g.18gb slice.
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"7x1g.18gb\")",
+        "(name: \"big\", model: \"gpt_small:32:1024\", samples: 10.0), (model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    let run = simulate_text(&text);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("job `big`") && run.stderr.contains("fits nowhere"),
+        "{}",
+        run.stderr
+    );
+    let skipping = text.replace("workload:", "on_unplaceable: Skip,\n    workload:");
+    let run = simulate_text(&skipping);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 job(s) fit nowhere and were skipped"),
+        "{}",
+        run.stderr
+    );
+}
