@@ -346,6 +346,108 @@ mod tests {
         }
     }
 
+    fn spec(models: ModelMapSpec) -> TraceSpec {
+        TraceSpec {
+            format: TraceFormatSpec::Colo,
+            path: "t.csv".into(),
+            nodes: None,
+            strict: false,
+            limit: None,
+            window_hours: Some((1.0, 3.0)),
+            arrival_scale: 0.5,
+            duration_scale: 2.0,
+            models,
+            reference_gpu: None,
+            node_gpu: None,
+            node_gpu_map: BTreeMap::new(),
+        }
+    }
+
+    fn replay_with(spec: &TraceSpec, seed: u64) -> Result<(Vec<Job>, TraceSummary), ScenarioError> {
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        let profiles = crate::perf::ProfileSet::load(&[profile]).unwrap();
+        let perf = crate::perf::Exclusive::new(std::sync::Arc::new(profiles));
+        let plan = ReplayPlan {
+            path: Path::new("s.ron"),
+            spec,
+            seed,
+            reference: hardware::gpu("h200").unwrap(),
+            perf: &perf,
+        };
+        let mut trace_jobs = Vec::new();
+        for (idx, (arrival_h, hours, gpus)) in
+            [(0.5, 1.0, 1), (1.0, 0.5, 1), (2.5, 2.0, 4), (3.0, 1.0, 1)]
+                .into_iter()
+                .enumerate()
+        {
+            trace_jobs.push(TraceJob {
+                line: idx as u64 + 2,
+                arrival_s: arrival_h * 3600.0,
+                ..job(gpus, hours, None)
+            });
+        }
+        let trace = Trace {
+            jobs: trace_jobs,
+            skips: Default::default(),
+            nodes: None,
+            rows_read: 4,
+            gpu_sharing_rows: None,
+        };
+        replay(&plan, &trace)
+    }
+
+    #[test]
+    fn replay_windows_scales_and_converts_duration_to_work() {
+        let rules = ModelMapSpec::Rules(vec![
+            RuleSpec {
+                model: "resnet18:128:32".into(),
+                ..rule(Some(1), None, None)
+            },
+            RuleSpec {
+                model: "resnet50:64:224".into(),
+                ..rule(None, None, None)
+            },
+        ]);
+        let (jobs, summary) = replay_with(&spec(rules), 1).unwrap();
+        // Jobs at 1.0 h and 2.5 h are in [1, 3) h; they restart at 0, then arrive twice as fast.
+        let arrivals: Vec<f64> = jobs.iter().map(|j| j.arrival_s).collect();
+        assert_eq!(arrivals, [0.0, 0.75 * 3600.0]);
+        // samples = duration x duration_scale x solo rate x GPUs (provisional: 19500 and 1100).
+        assert_eq!(jobs[0].samples, 0.5 * 3600.0 * 2.0 * 19500.0);
+        assert_eq!(jobs[1].samples, 2.0 * 3600.0 * 2.0 * 1100.0 * 4.0);
+        assert_eq!((summary.jobs_read, summary.outside_window), (4, 2));
+        assert_eq!(summary.models.get("resnet50:64:224"), Some(&1));
+    }
+
+    #[test]
+    fn mix_is_seeded_and_unmatched_rules_name_the_job() {
+        let mix = ModelMapSpec::Mix(vec![
+            super::super::schema::MixSpec {
+                model: "resnet18:128:32".into(),
+                weight: 1.0,
+            },
+            super::super::schema::MixSpec {
+                model: "vit_b_16:32:224".into(),
+                weight: 1.0,
+            },
+        ]);
+        let models = |seed| -> Vec<ModelKey> {
+            let (jobs, _) = replay_with(&spec(mix.clone()), seed).unwrap();
+            jobs.into_iter().map(|j| j.model).collect()
+        };
+        assert_eq!(models(7), models(7));
+        let only_single = ModelMapSpec::Rules(vec![RuleSpec {
+            model: "resnet18:128:32".into(),
+            ..rule(Some(1), None, None)
+        }]);
+        let err = replay_with(&spec(only_single), 1).unwrap_err().to_string();
+        assert!(
+            err.contains("no rule matches trace job `j` (line 4: 4 GPU(s)"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn rules_check_every_condition_they_set() {
         let short_single = rule(Some(1), Some(1.0), None);
