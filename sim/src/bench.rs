@@ -6,7 +6,9 @@
 //!
 //! Peak memory is the process's `VmHWM` from `/proc/self/status`, reset before each case by
 //! writing `5` to `/proc/self/clear_refs` (Linux >= 4.0). Where either is not possible, the
-//! row says so: the peak is then unknown, or the process's peak so far.
+//! row says so: the peak is then unknown, or the process's peak so far. The reset brings the
+//! mark down to the memory resident at that moment, which includes heap the allocator kept
+//! from earlier cases: run a case alone (`colo bench --case large`) for its own peak.
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
