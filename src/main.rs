@@ -31,6 +31,8 @@ enum Command {
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
     Plot(cmd::plot::PlotArgs),
+    /// Time the engine (build with --release): synthetic, trace and sweep cases.
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Hardware(args) => cmd::hardware::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     };
     match res {
         Ok(code) => code,

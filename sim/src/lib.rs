@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::print_stdout)]
 
+pub mod bench;
 pub mod engine;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;

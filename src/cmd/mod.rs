@@ -1,4 +1,5 @@
 //! One module per subcommand: its clap arguments and the thin function that runs it.
+pub mod bench;
 pub mod calibrate;
 pub mod hardware;
 pub mod pack;

@@ -19,6 +19,10 @@ pub struct SimulateArgs {
     /// Seed of the workload generator (default: the scenario's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Read trace workloads strictly: the first defective row is an error naming its file and
+    /// line, instead of being skipped and counted (default: the scenario's `strict`, false).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs `colo simulate`.
@@ -27,6 +31,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         out: args.out,
         seed: args.seed,
+        strict: args.strict,
     };
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(
@@ -86,13 +91,46 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
             s.utilization
         );
     }
+    report_skips(runs);
+    let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
+    let _ = writeln!(out, "results: {}", dirs.join(", "));
+    out
+}
+
+/// Skipped trace rows and unplaceable jobs, on stderr, once per distinct trace.
+fn report_skips(runs: &[VariantRun]) {
+    let mut seen = Vec::new();
+    for run in runs {
+        let Some(trace) = &run.summary.labels.trace else {
+            continue;
+        };
+        let line = format!(
+            "trace {} ({}): {} rows read, {}; {} jobs replayed{}",
+            trace.file,
+            trace.format,
+            trace.rows_read,
+            run.summary.skipped.trace_rows,
+            trace.jobs_replayed,
+            sharing_note(trace)
+        );
+        if !seen.contains(&line) {
+            eprintln!("note: {line}");
+            seen.push(line);
+        }
+    }
     let skipped: u64 = runs.iter().map(|r| r.summary.skipped.unplaceable).sum();
     if skipped > 0 {
         eprintln!(
             "note: {skipped} job(s) fit nowhere and were skipped (see summary.json `skipped`)"
         );
     }
-    let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
-    let _ = writeln!(out, "results: {}", dirs.join(", "));
-    out
+}
+
+fn sharing_note(trace: &colo_sim::metrics::TraceSummary) -> String {
+    trace.gpu_sharing.as_ref().map_or(String::new(), |s| {
+        format!(
+            " ({} of the {} GPU-sharing pods read; {} skipped by the reader, {} outside the window)",
+            s.pods_replayed, s.pods_in_trace, s.pods_skipped, s.pods_outside_window
+        )
+    })
 }

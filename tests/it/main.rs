@@ -1,8 +1,10 @@
 //! CLI integration tests: one binary, one module per subcommand.
+mod bench;
 mod common;
 mod pack;
 mod plan;
 mod plot;
 mod predict;
 mod simulate;
+mod simulate_traces;
 mod tidy;

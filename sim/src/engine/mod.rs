@@ -15,6 +15,9 @@ use crate::workload::Job;
 use heap::Event;
 pub use setup::{Cluster, EngineError, GpuGroup, SimConfig, Unplaceable};
 
+/// Co-located sets up to this size are passed to the performance model from the stack.
+const INLINE_TENANTS: usize = 8;
+
 /// A job's place in the life cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -338,18 +341,23 @@ impl<'a> Simulation<'a> {
     fn start(&mut self, job: u32, group: u32, placement: Placement) -> Result<(), EngineError> {
         let n_groups = self.groups.len();
         let memory = self.job_memory[job as usize * n_groups + group as usize];
-        let slots: Vec<SlotRef> = match &placement {
-            Placement::Slot(slot) => vec![*slot],
-            Placement::Gpus(gpus) => gpus
-                .iter()
-                .map(|&gpu| SlotRef {
-                    group,
-                    gpu,
-                    slot: 0,
-                })
-                .collect(),
+        // A single slot is borrowed, not collected: this runs once per job start.
+        let gang: Vec<SlotRef>;
+        let slots: &[SlotRef] = match &placement {
+            Placement::Slot(slot) => std::slice::from_ref(slot),
+            Placement::Gpus(gpus) => {
+                gang = gpus
+                    .iter()
+                    .map(|&gpu| SlotRef {
+                        group,
+                        gpu,
+                        slot: 0,
+                    })
+                    .collect();
+                &gang
+            }
         };
-        for slot in &slots {
+        for slot in slots {
             let idle_needed = matches!(placement, Placement::Gpus(_));
             if !self.view.has_room(*slot, memory)
                 || (idle_needed && self.view.jobs_on_gpu(slot.gpu) > 0)
@@ -360,8 +368,8 @@ impl<'a> Simulation<'a> {
                 });
             }
         }
-        self.advance_gpus(&slots);
-        for slot in &slots {
+        self.advance_gpus(slots);
+        for slot in slots {
             if self.view.jobs_on_gpu(slot.gpu) == 0 {
                 self.busy_gpus += 1;
             }
@@ -410,25 +418,33 @@ impl<'a> Simulation<'a> {
             if p.tenants.is_empty() {
                 continue;
             }
-            let tenants: Vec<Tenant<'_>> = p
-                .tenants
-                .iter()
-                .map(|&job| {
-                    let idx =
-                        job as usize * self.groups.len() + self.gpus[gpu as usize].group as usize;
-                    Tenant {
-                        class: &self.classes[self.job_class[idx] as usize],
-                        sm_budget: group.sm_budget,
-                        gpus: self.jobs[job as usize].gpus,
-                    }
-                })
-                .collect();
+            let tenant_of = |job: u32| {
+                let idx = job as usize * self.groups.len() + self.gpus[gpu as usize].group as usize;
+                Tenant {
+                    class: &self.classes[self.job_class[idx] as usize],
+                    sm_budget: group.sm_budget,
+                    gpus: self.jobs[job as usize].gpus,
+                }
+            };
+            // Small sets (the usual case) live on the stack: this runs at every set change.
+            let n = p.tenants.len();
+            let mut inline = [tenant_of(p.tenants[0]); INLINE_TENANTS];
+            let on_heap: Vec<Tenant<'_>>;
+            let tenants: &[Tenant<'_>] = if n <= INLINE_TENANTS {
+                for (slot, &job) in inline.iter_mut().zip(&p.tenants) {
+                    *slot = tenant_of(job);
+                }
+                &inline[..n]
+            } else {
+                on_heap = p.tenants.iter().map(|&job| tenant_of(job)).collect();
+                &on_heap
+            };
             self.scratch_rates.resize(tenants.len(), 0.0);
             self.perf.rates(
                 group.spec,
                 group.mode,
                 &p.partition,
-                &tenants,
+                tenants,
                 &mut self.scratch_rates,
             );
             for (&job, &rate) in p.tenants.iter().zip(&self.scratch_rates) {

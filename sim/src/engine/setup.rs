@@ -419,9 +419,10 @@ fn fit_check(
     let mut reasons = Vec::new();
     for (g, (kind, count)) in kinds.iter().enumerate() {
         let group = &config.cluster.groups[g];
-        let label = format!("group {g} ({} x {}, {})", count, group.gpu.name, group.mode);
+        // Formatted only when the job does not fit: this runs once per job and group.
+        let label = || format!("group {g} ({} x {}, {})", count, group.gpu.name, group.mode);
         if job_class[idx * n_groups + g] == u32::MAX {
-            reasons.push(format!("{label}: no profile entry"));
+            reasons.push(format!("{}: no profile entry", label()));
             continue;
         }
         let need = job_memory[idx * n_groups + g];
@@ -447,7 +448,7 @@ fn fit_check(
         };
         match reason {
             None => return Ok(()),
-            Some(r) => reasons.push(format!("{label}: {r}")),
+            Some(r) => reasons.push(format!("{}: {r}", label())),
         }
     }
     Err(reasons.join("; "))

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::hardware::MigSlice;
 use crate::perf::ShareMode;
 use crate::workload::Job;
+use crate::workload::trace::SkipCounts;
 pub use files::{jobs_csv, placements_csv, timeline_csv, write_atomic, write_result_dir};
 
 /// Cluster state after a change.
@@ -139,6 +140,49 @@ pub struct RunLabels {
     pub profile_origin: String,
     /// The cluster.
     pub cluster: Vec<GroupSummary>,
+    /// Where a trace workload came from and what became of its rows (trace workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSummary>,
+}
+
+/// A replayed trace: rows read, jobs kept, and the models they were given.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// Trace format (philly, alibaba_openb, itp, helios, colo).
+    pub format: String,
+    /// The file, as the scenario names it.
+    pub file: String,
+    /// Data rows read (header excluded); with `limit`, only the rows read before stopping.
+    pub rows_read: u64,
+    /// Rows skipped by the reader (the reasons are in `skipped.trace_rows`).
+    pub rows_skipped: u64,
+    /// The reader's skips by reason (written once, as `skipped.trace_rows`).
+    #[serde(skip)]
+    pub skips: SkipCounts,
+    /// Jobs the reader kept.
+    pub jobs_read: u64,
+    /// Jobs left out because they arrived outside `window_hours`.
+    pub outside_window: u64,
+    /// Jobs replayed (`jobs_read - outside_window`); `jobs` of the summary.
+    pub jobs_replayed: u64,
+    /// Replayed jobs per model (MODEL:BATCH:IMAGE).
+    pub models: std::collections::BTreeMap<String, u64>,
+    /// Alibaba openb: GPU-sharing pods (`gpu_milli` < 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_sharing: Option<GpuSharingSummary>,
+}
+
+/// Alibaba openb GPU-sharing pods, from the file to the replay.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuSharingSummary {
+    /// Rows of the file read that are GPU-sharing pods (kept or skipped).
+    pub pods_in_trace: u64,
+    /// Of those, rows the reader skipped (for example `zero_duration`).
+    pub pods_skipped: u64,
+    /// Of those, pods outside `window_hours`.
+    pub pods_outside_window: u64,
+    /// Of those, pods replayed, each as a one-GPU job that packing may share.
+    pub pods_replayed: u64,
 }
 
 /// Skip counts by reason.
@@ -146,6 +190,8 @@ pub struct RunLabels {
 pub struct Skips {
     /// Jobs that fit on no GPU group.
     pub unplaceable: u64,
+    /// Trace rows the reader skipped, by reason (empty unless the workload is a trace).
+    pub trace_rows: SkipCounts,
 }
 
 /// summary.json: the run's headline numbers. All are simulated ("emulated") from a profile
@@ -185,6 +231,7 @@ pub struct Summary {
 
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
+    let trace_rows = labels.trace.as_ref().map(|t| t.skips.clone());
     let done: Vec<(&Job, &JobOutcome)> = jobs
         .iter()
         .zip(&run.outcomes)
@@ -204,6 +251,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         completed: done.len() as u64,
         skipped: Skips {
             unplaceable: (jobs.len() - done.len()) as u64,
+            trace_rows: trace_rows.unwrap_or_default(),
         },
         makespan_s,
         jct_s: Stats::of(&mut jct),

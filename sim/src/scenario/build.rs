@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::schema::*;
-use super::{Scenario, ScenarioError};
+use super::trace_workload::{self, ReplayPlan};
+use super::{RunOptions, Scenario, ScenarioError};
 use crate::engine::{Cluster, GpuGroup, SimConfig, Unplaceable};
 use crate::hardware::{self, GpuSpec};
-use crate::metrics::{GroupSummary, RunLabels};
+use crate::metrics::{GroupSummary, RunLabels, TraceSummary};
 use crate::perf::{
     EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
 };
@@ -21,9 +22,22 @@ pub fn build_variant(
     variant: &VariantSpec,
     seed: Option<u64>,
 ) -> Result<(SimConfig, RunLabels), ScenarioError> {
+    let options = RunOptions {
+        seed,
+        ..RunOptions::default()
+    };
+    build_variant_with(scenario, variant, &options)
+}
+
+/// As [`build_variant`], with every command-line option (seed, strict trace reading).
+pub fn build_variant_with(
+    scenario: &Scenario,
+    variant: &VariantSpec,
+    options: &RunOptions,
+) -> Result<(SimConfig, RunLabels), ScenarioError> {
     let file = &scenario.file;
     let path = scenario.path.as_path();
-    let seed = seed.or(variant.seed).unwrap_or(file.seed);
+    let seed = options.seed.or(variant.seed).unwrap_or(file.seed);
     let profile_names = variant.profiles.as_ref().unwrap_or(&file.profiles);
     let profile_paths: Vec<PathBuf> = profile_names.iter().map(|p| scenario.resolve(p)).collect();
     let profiles =
@@ -35,9 +49,24 @@ pub fn build_variant(
         );
     let perf_spec = variant.perf_model.as_ref().unwrap_or(&file.perf_model);
     let perf = perf_model(perf_spec, profiles.clone());
-    let cluster = cluster(path, variant.cluster.as_ref().unwrap_or(&file.cluster))?;
     let workload = variant.workload.as_ref().unwrap_or(&file.workload);
-    let jobs = jobs(path, workload, seed, &cluster, perf.as_ref())?;
+    let trace = match workload {
+        WorkloadSpec::Trace(spec) => Some(trace_workload::read(scenario, spec, options.strict)?),
+        _ => None,
+    };
+    let node_gpus = match (workload, &trace) {
+        (WorkloadSpec::Trace(spec), Some(trace)) => trace_workload::node_gpus(path, spec, trace)?,
+        _ => None,
+    };
+    let groups = variant.cluster.as_ref().unwrap_or(&file.cluster);
+    let cluster = cluster(path, groups, node_gpus.as_deref())?;
+    let workload_plan = WorkloadPlan {
+        path,
+        seed,
+        cluster: &cluster,
+        perf: perf.as_ref(),
+    };
+    let (jobs, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
     let on_unplaceable = match variant.on_unplaceable.unwrap_or(file.on_unplaceable) {
         UnplaceableSpec::Error => Unplaceable::Error,
@@ -51,6 +80,7 @@ pub fn build_variant(
         profiles: profile_names.clone(),
         profile_origin: origins(&cluster, perf.as_ref()),
         cluster: cluster.groups.iter().map(group_summary).collect(),
+        trace: trace_summary,
     };
     let timeline_every_s = file.timeline_every_s;
     Ok((
@@ -96,7 +126,14 @@ fn group_summary(group: &GpuGroup) -> GroupSummary {
     }
 }
 
-fn cluster(path: &Path, groups: &[GroupSpec]) -> Result<Cluster, ScenarioError> {
+/// GPUs per catalog type defined by a trace's node list.
+type NodeGpus = [(&'static GpuSpec, u32)];
+
+fn cluster(
+    path: &Path,
+    groups: &[GroupSpec],
+    node_gpus: Option<&NodeGpus>,
+) -> Result<Cluster, ScenarioError> {
     if groups.is_empty() {
         return Err(ScenarioError::field(
             path,
@@ -104,24 +141,97 @@ fn cluster(path: &Path, groups: &[GroupSpec]) -> Result<Cluster, ScenarioError> 
             "no GPU groups; add at least one, e.g. (gpu: \"h200\", count: 8, mode: Mps)",
         ));
     }
-    let groups = groups
+    let built: Vec<GpuGroup> = groups
         .iter()
         .enumerate()
-        .map(|(idx, spec)| group(path, idx, spec))
+        .map(|(idx, spec)| group(path, idx, spec, node_gpus))
         .collect::<Result<_, _>>()?;
-    Ok(Cluster { groups })
+    let from_trace: Vec<&str> = groups
+        .iter()
+        .zip(&built)
+        .filter(|(spec, _)| spec.from_trace)
+        .map(|(_, group)| group.gpu.name)
+        .collect();
+    check_nodes_placed(path, &from_trace, node_gpus)?;
+    Ok(Cluster { groups: built })
 }
 
-fn group(path: &Path, idx: usize, spec: &GroupSpec) -> Result<GpuGroup, ScenarioError> {
+/// With a node list in use (some group `from_trace`), each of its GPU types must have one.
+fn check_nodes_placed(
+    path: &Path,
+    from_trace: &[&str],
+    node_gpus: Option<&NodeGpus>,
+) -> Result<(), ScenarioError> {
+    let Some(node_gpus) = node_gpus.filter(|_| !from_trace.is_empty()) else {
+        return Ok(());
+    };
+    for (gpu, count) in node_gpus {
+        if !from_trace.contains(&gpu.name) {
+            return Err(ScenarioError::field(
+                path,
+                "cluster",
+                format!(
+                    "the trace's node list has {count} GPU(s) that map to {}, but no group \
+                     (gpu: \"{}\", from_trace: true); add one, or map them elsewhere",
+                    gpu.name, gpu.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The group's GPU count: `count`, or with `from_trace` the node list's GPUs of its type.
+fn group_count(
+    path: &Path,
+    idx: usize,
+    spec: &GroupSpec,
+    gpu: &GpuSpec,
+    node_gpus: Option<&NodeGpus>,
+) -> Result<u32, ScenarioError> {
+    let field = format!("cluster[{idx}].count");
+    match (spec.from_trace, node_gpus) {
+        (false, _) if spec.count == 0 => {
+            Err(ScenarioError::field(path, field, "must be at least 1"))
+        }
+        (false, _) => Ok(spec.count),
+        (true, _) if spec.count != 0 => Err(ScenarioError::field(
+            path,
+            field,
+            "give either `count` or `from_trace: true`, not both",
+        )),
+        (true, None) => Err(ScenarioError::field(
+            path,
+            format!("cluster[{idx}].from_trace"),
+            "needs a trace workload with a node list (AlibabaOpenb); give `count` instead",
+        )),
+        (true, Some(nodes)) => nodes
+            .iter()
+            .find(|(g, _)| g.name == gpu.name)
+            .map(|(_, count)| *count)
+            .ok_or_else(|| {
+                ScenarioError::field(
+                    path,
+                    format!("cluster[{idx}].from_trace"),
+                    format!(
+                        "no node of the trace maps to {}; set the trace's `node_gpu` or \
+                         `node_gpu_map`",
+                        gpu.name
+                    ),
+                )
+            }),
+    }
+}
+
+fn group(
+    path: &Path,
+    idx: usize,
+    spec: &GroupSpec,
+    node_gpus: Option<&NodeGpus>,
+) -> Result<GpuGroup, ScenarioError> {
     let field = |name: &str| format!("cluster[{idx}].{name}");
     let gpu = hardware::gpu(&spec.gpu).map_err(|e| ScenarioError::field(path, field("gpu"), e))?;
-    if spec.count == 0 {
-        return Err(ScenarioError::field(
-            path,
-            field("count"),
-            "must be at least 1",
-        ));
-    }
+    let count = group_count(path, idx, spec, gpu, node_gpus)?;
     let mode = match spec.mode {
         ModeSpec::Exclusive => ShareMode::Exclusive,
         ModeSpec::Timeslice => ShareMode::Timeslice,
@@ -171,7 +281,7 @@ fn group(path: &Path, idx: usize, spec: &GroupSpec) -> Result<GpuGroup, Scenario
     };
     Ok(GpuGroup {
         gpu,
-        count: spec.count,
+        count,
         mode,
         mig_layout,
         sm_budget,
@@ -209,20 +319,61 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
     })
 }
 
-fn jobs(
-    path: &Path,
-    spec: &WorkloadSpec,
+/// What turning a workload into jobs needs besides the workload.
+struct WorkloadPlan<'a> {
+    path: &'a Path,
     seed: u64,
-    cluster: &Cluster,
-    perf: &dyn PerfModel,
-) -> Result<Vec<Job>, ScenarioError> {
-    match spec {
-        WorkloadSpec::Jobs(list) => list
+    cluster: &'a Cluster,
+    perf: &'a dyn PerfModel,
+}
+
+/// The jobs, and for a trace (read beforehand: `trace`) its summary.
+fn jobs(
+    plan: &WorkloadPlan<'_>,
+    spec: &WorkloadSpec,
+    trace: Option<&crate::workload::trace::Trace>,
+) -> Result<(Vec<Job>, Option<TraceSummary>), ScenarioError> {
+    let path = plan.path;
+    match (spec, trace) {
+        (WorkloadSpec::Jobs(list), _) => list
             .iter()
             .enumerate()
             .map(|(idx, job)| listed_job(path, idx, job))
-            .collect(),
-        WorkloadSpec::Synthetic(syn) => synthetic_jobs(path, syn, seed, cluster, perf),
+            .collect::<Result<_, _>>()
+            .map(|jobs| (jobs, None)),
+        (WorkloadSpec::Synthetic(syn), _) => {
+            synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf).map(|jobs| (jobs, None))
+        }
+        (WorkloadSpec::Trace(spec), Some(trace)) => {
+            let reference = reference_gpu(path, spec.reference_gpu.as_deref(), plan.cluster)?;
+            let replay = ReplayPlan {
+                path,
+                spec,
+                seed: plan.seed,
+                reference,
+                perf: plan.perf,
+            };
+            let (jobs, summary) = trace_workload::replay(&replay, trace)?;
+            Ok((jobs, Some(summary)))
+        }
+        (WorkloadSpec::Trace(_), None) => Err(ScenarioError::field(
+            path,
+            "workload.Trace",
+            "internal error: the trace was not read before its jobs were built",
+        )),
+    }
+}
+
+/// The named GPU, or the first group's.
+fn reference_gpu(
+    path: &Path,
+    name: Option<&str>,
+    cluster: &Cluster,
+) -> Result<&'static GpuSpec, ScenarioError> {
+    match name {
+        Some(name) => hardware::gpu(name)
+            .map_err(|e| ScenarioError::field(path, "workload.Trace.reference_gpu", e)),
+        None => Ok(cluster.groups[0].gpu),
     }
 }
 

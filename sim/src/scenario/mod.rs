@@ -2,6 +2,7 @@
 //! sweep of variants that run side by side (rayon, one simulation per thread).
 mod build;
 pub mod schema;
+mod trace_workload;
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,8 @@ use crate::engine::{EngineError, SimConfig, Simulation};
 use crate::metrics::{self, RunLabels, Summary};
 use crate::perf::ProfileError;
 use crate::ronfile::{RonFileError, read_ron};
-pub use build::build_variant;
+use crate::workload::trace::TraceError;
+pub use build::{build_variant, build_variant_with};
 use schema::{ScenarioFile, VariantSpec};
 
 /// A scenario could not be loaded, built or run. Fatal; the message names the file and field.
@@ -38,6 +40,15 @@ pub enum ScenarioError {
         path: PathBuf,
         /// The profile's error.
         source: ProfileError,
+    },
+    /// The trace named by a `Trace` workload could not be read (or, in strict mode, has a bad
+    /// row: the message names its file and line).
+    #[error("{}: workload.Trace: {source}", path.display())]
+    Trace {
+        /// The scenario file.
+        path: PathBuf,
+        /// The reader's error.
+        source: TraceError,
     },
     /// The simulation failed.
     #[error("{}: variant `{variant}`: {source}", path.display())]
@@ -85,6 +96,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Replaces the seed of every variant.
     pub seed: Option<u64>,
+    /// Reads traces in strict mode: a defective row is an error naming its line.
+    pub strict: bool,
 }
 
 /// One variant's run: its jobs, what happened, and the summary.
@@ -212,7 +225,7 @@ impl Scenario {
         dir: PathBuf,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<VariantRun, ScenarioError> {
-        let (config, labels) = build_variant(self, variant, options.seed)?;
+        let (config, labels) = build_variant_with(self, variant, options)?;
         let summary = simulate_into(&config, labels, &dir, progress).map_err(|err| match err {
             SimulateError::Engine(source) => ScenarioError::Engine {
                 path: self.path.clone(),

@@ -119,8 +119,12 @@ pub enum ModeSpec {
 pub struct GroupSpec {
     /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
     pub gpu: String,
-    /// How many.
+    /// How many (leave out with `from_trace: true`).
+    #[serde(default)]
     pub count: u32,
+    /// Take the count from the trace's node list: every node GPU that maps to `gpu`.
+    #[serde(default)]
+    pub from_trace: bool,
     /// Sharing mode.
     pub mode: ModeSpec,
     /// MIG layout of each GPU, e.g. "3g.71gb,4g.71gb" or "7x1g.18gb" (mode Mig only).
@@ -145,6 +149,100 @@ pub enum WorkloadSpec {
     Jobs(Vec<JobSpec>),
     /// Generated: Poisson arrivals, log-normal durations, a model mix.
     Synthetic(SyntheticSpec),
+    /// Replayed from a cluster trace file; see the "Trace workloads" section of
+    /// scenarios/README.md.
+    Trace(TraceSpec),
+}
+
+/// The layout of a trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum TraceFormatSpec {
+    /// Microsoft Philly as prepared for Pollux.
+    Philly,
+    /// Alibaba GPU cluster trace 2023 "openb" (pod list; node list beside it).
+    AlibabaOpenb,
+    /// Microsoft ITP 2021, one cluster's CSV.
+    Itp,
+    /// SenseTime Helios / Acme job log.
+    Helios,
+    /// colo's own CSV: `name,arrival_s,duration_s,gpus`.
+    Colo,
+}
+
+/// A workload replayed from a trace.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Layout of the file.
+    pub format: TraceFormatSpec,
+    /// The trace file (the pod list for AlibabaOpenb), relative to the scenario file; .gz ok.
+    pub path: String,
+    /// AlibabaOpenb: the node list, relative to the scenario file (default: beside the pods).
+    #[serde(default)]
+    pub nodes: Option<String>,
+    /// Refuse the first defective row with an error naming its line (default false).
+    #[serde(default)]
+    pub strict: bool,
+    /// Read at most this many jobs, in file order (default: all).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Keep jobs arriving in [from, to) hours after the first arrival; arrivals restart at 0.
+    #[serde(default)]
+    pub window_hours: Option<(f64, f64)>,
+    /// Multiplies arrival times (0.5: the same jobs arrive twice as fast). Default 1.
+    #[serde(default = "unit_scale")]
+    pub arrival_scale: f64,
+    /// Multiplies traced durations before they become work. Default 1.
+    #[serde(default = "unit_scale")]
+    pub duration_scale: f64,
+    /// Which model each trace job trains.
+    pub models: ModelMapSpec,
+    /// GPU type on which a job alone takes exactly its traced duration (default: the first
+    /// group's).
+    #[serde(default)]
+    pub reference_gpu: Option<String>,
+    /// AlibabaOpenb: catalog GPU for every node's GPU model (overridden by `node_gpu_map`).
+    #[serde(default)]
+    pub node_gpu: Option<String>,
+    /// AlibabaOpenb: catalog GPU per node GPU model, e.g. {"V100M32": "a100-40gb"}.
+    #[serde(default)]
+    pub node_gpu_map: BTreeMap<String, String>,
+}
+
+fn unit_scale() -> f64 {
+    1.0
+}
+
+/// How trace jobs (duration and GPU count, no model) get a model.
+#[derive(Clone, Debug, Deserialize)]
+pub enum ModelMapSpec {
+    /// A seeded weighted draw per job.
+    Mix(Vec<MixSpec>),
+    /// The first rule whose conditions all hold; every job must match one.
+    Rules(Vec<RuleSpec>),
+}
+
+/// One mapping rule: conditions (all optional) and the model they give.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Matches jobs with at most this many GPUs.
+    #[serde(default)]
+    pub max_gpus: Option<u32>,
+    /// Matches jobs with at least this many GPUs.
+    #[serde(default)]
+    pub min_gpus: Option<u32>,
+    /// Matches jobs whose traced duration is at most this many hours.
+    #[serde(default)]
+    pub max_hours: Option<f64>,
+    /// Matches jobs whose traced duration is more than this many hours.
+    #[serde(default)]
+    pub min_hours: Option<f64>,
+    /// Matches Alibaba GPU-sharing pods (true) or every other job (false).
+    #[serde(default)]
+    pub gpu_sharing: Option<bool>,
+    /// MODEL:BATCH:IMAGE the matching jobs train.
+    pub model: String,
 }
 
 /// One job written out.

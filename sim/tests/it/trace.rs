@@ -341,6 +341,7 @@ fn issue_5_openb_default_holds_3078_gpu_sharing_pods() {
     let trace = read_shipped(TraceFormat::AlibabaOpenb, name);
     let shared_jobs = trace.jobs.iter().filter(|j| j.shares_gpu()).count();
     assert_eq!(shared_jobs + sharing_zero_length, 3_078);
+    assert_eq!(trace.gpu_sharing_rows, Some(3_078));
     assert_eq!(trace.skips.get(SkipReason::NoGpu), cpu_only);
     assert_eq!(trace.skips.defects(), 0);
     let nodes = trace

@@ -135,6 +135,9 @@ pub struct Trace {
     pub nodes: Option<Vec<TraceNode>>,
     /// Data rows read (header excluded): `jobs.len() + skips.total()`.
     pub rows_read: u64,
+    /// Alibaba only: rows that are GPU-sharing pods (a valid `gpu_milli` below 1000), whether
+    /// kept or skipped for a later field (such as `zero_duration`). `None` for other formats.
+    pub gpu_sharing_rows: Option<u64>,
 }
 
 /// How to read a trace.
@@ -194,7 +197,10 @@ pub(crate) fn read_jobs(
         }
         TraceFormat::AlibabaOpenb => {
             let cols = openb::PodCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+            let mut trace =
+                source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))?;
+            trace.gpu_sharing_rows = Some(cols.sharing_rows.get());
+            Ok(trace)
         }
         TraceFormat::Itp => {
             let cols = itp::ItpCols::find(&header)?;

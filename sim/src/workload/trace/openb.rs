@@ -2,6 +2,7 @@
 //! gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time`) and a node list
 //! (`sn,cpu_milli,memory_mib,gpu,model`) that defines the cluster.
 
+use std::cell::Cell;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,8 @@ pub(crate) struct PodCols {
     gpu_milli: Col,
     creation_time: Col,
     deletion_time: Col,
+    /// Rows seen so far with a valid GPU share below 1000, kept or not.
+    pub sharing_rows: Cell<u64>,
 }
 
 impl PodCols {
@@ -31,6 +34,7 @@ impl PodCols {
             gpu_milli: header.require("gpu_milli")?,
             creation_time: header.require("creation_time")?,
             deletion_time: header.require("deletion_time")?,
+            sharing_rows: Cell::new(0),
         })
     }
 
@@ -67,6 +71,9 @@ impl PodCols {
         if !valid {
             let detail = format!("`{milli}` is not a share in 1..=1000 for a {gpus}-GPU pod");
             return Err(Skip::new(SkipReason::BadGpuShare, self.gpu_milli, detail));
+        }
+        if milli < 1000 {
+            self.sharing_rows.set(self.sharing_rows.get() + 1);
         }
         Ok(milli as u32)
     }

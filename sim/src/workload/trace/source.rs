@@ -139,6 +139,7 @@ pub(crate) fn collect_jobs(
         skips,
         nodes: None,
         rows_read,
+        gpu_sharing_rows: None,
     })
 }
 

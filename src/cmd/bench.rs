@@ -1,0 +1,174 @@
+//! `colo bench`: time the engine on synthetic and trace workloads and print a table.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
+
+/// Arguments of `colo bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Cases to run, in order, comma-separated (default: all: small,large,philly,sweep).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub case: Vec<CaseArg>,
+    /// Jobs of the synthetic cases and of each sweep variant (default: small 100000, large
+    /// 1000000, sweep 10000).
+    #[arg(long)]
+    pub jobs: Option<u32>,
+    /// H200s of the synthetic cases and of each sweep variant (default: small 1000, large
+    /// 10000, sweep 100).
+    #[arg(long)]
+    pub gpus: Option<u32>,
+    /// Threads of the parallel sweep run (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Variants in the sweep.
+    #[arg(long, default_value_t = 64)]
+    pub variants: usize,
+    /// Trace scenario of the philly case; a relative path not found from here is looked up
+    /// in the source tree.
+    #[arg(long, default_value = "scenarios/traces/philly.ron")]
+    pub philly: PathBuf,
+    /// Read at most this many trace jobs in the philly case (default: all).
+    #[arg(long)]
+    pub trace_limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+}
+
+/// A benchmark case on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CaseArg {
+    /// 100,000 synthetic jobs on 1,000 H200s, MPS best-fit.
+    Small,
+    /// 1,000,000 synthetic jobs on 10,000 H200s, MPS best-fit.
+    Large,
+    /// The 82k-job Philly trace scenario, each variant (mode) in turn.
+    Philly,
+    /// A 64-variant synthetic sweep on 1 thread, then on --threads.
+    Sweep,
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Aligned columns.
+    Table,
+    /// Comma-separated values with a header.
+    Csv,
+}
+
+/// Runs `colo bench`.
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its timings say little. Use `cargo run --release -- bench`."
+        );
+    }
+    let plan = BenchPlan {
+        cases: cases(&args.case),
+        jobs: args.jobs,
+        gpus: args.gpus,
+        threads: args.threads.unwrap_or_else(all_cores).max(1),
+        variants: args.variants.max(1),
+        philly_scenario: find_scenario(&args.philly),
+        trace_limit: args.trace_limit,
+        profiles: Arc::new(crate::profiles::load(&[])?),
+    };
+    super::print(&format!("{}\n", header(args.format)))?;
+    // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.
+    let mut write_error = None;
+    let mut print = |row: &BenchRow| {
+        if write_error.is_none() {
+            write_error = super::print(&format!("{}\n", render(row, args.format))).err();
+        }
+    };
+    bench::run(&plan, &mut print)?;
+    if let Some(err) = write_error {
+        return Err(err);
+    }
+    if args.format == FormatArg::Table {
+        super::print(
+            "all figures measured on this machine (wall clock; events/s over engine time)\n",
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cases(chosen: &[CaseArg]) -> Vec<BenchCase> {
+    if chosen.is_empty() {
+        return BenchCase::ALL.to_vec();
+    }
+    chosen
+        .iter()
+        .map(|c| match c {
+            CaseArg::Small => BenchCase::Small,
+            CaseArg::Large => BenchCase::Large,
+            CaseArg::Philly => BenchCase::Philly,
+            CaseArg::Sweep => BenchCase::Sweep,
+        })
+        .collect()
+}
+
+fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The scenario as given, or else relative to the source tree the binary was built from (so
+/// the default works from any folder of a clone).
+fn find_scenario(given: &Path) -> PathBuf {
+    if given.is_file() || given.is_absolute() {
+        return given.to_owned();
+    }
+    let in_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join(given);
+    if in_tree.is_file() {
+        in_tree
+    } else {
+        given.to_owned()
+    }
+}
+
+fn header(format: FormatArg) -> String {
+    match format {
+        FormatArg::Table => format!(
+            "{:<58} {:>9} {:>6} {:>3} {:>8} {:>8} {:>10} {:>11} {:>8}  note",
+            "case", "jobs", "GPUs", "thr", "wall s", "engine s", "events", "events/s", "peak MiB"
+        ),
+        FormatArg::Csv => {
+            "case,jobs,gpus,threads,wall_s,engine_s,events,events_per_s,peak_mib,note".into()
+        }
+    }
+}
+
+fn render(row: &BenchRow, format: FormatArg) -> String {
+    let peak = row.peak_mib.map_or("n/a".to_owned(), |p| format!("{p:.0}"));
+    match format {
+        FormatArg::Table => format!(
+            "{:<58} {:>9} {:>6} {:>3} {:>8.3} {:>8.3} {:>10} {:>11.0} {:>8}  {}",
+            row.case,
+            row.jobs,
+            row.gpus,
+            row.threads,
+            row.wall_s,
+            row.engine_s,
+            row.events,
+            row.events_per_s,
+            peak,
+            row.note
+        ),
+        FormatArg::Csv => format!(
+            "\"{}\",{},{},{},{:.4},{:.4},{},{:.0},{},\"{}\"",
+            row.case,
+            row.jobs,
+            row.gpus,
+            row.threads,
+            row.wall_s,
+            row.engine_s,
+            row.events,
+            row.events_per_s,
+            row.peak_mib.map_or(String::new(), |p| format!("{p:.1}")),
+            row.note.replace('"', "\"\"")
+        ),
+    }
+}

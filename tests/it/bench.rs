@@ -1,0 +1,81 @@
+//! `colo bench` at tiny sizes: every case prints its rows, CSV parses, the sweep reports its
+//! parallel efficiency, and the case and size options are obeyed.
+use crate::common::colo;
+
+fn bench(args: &[&str]) -> String {
+    let args: Vec<&str> = ["bench"].iter().chain(args).copied().collect();
+    let out = colo(&args);
+    assert_eq!(out.code, 0, "colo {args:?} failed:\n{}", out.stderr);
+    out.stdout
+}
+
+/// CSV rows as fields, header checked; quoted fields hold no commas in these rows.
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("case,jobs,gpus,threads,wall_s,engine_s,events,events_per_s,peak_mib,note")
+    );
+    lines
+        .map(|l| {
+            l.split(',')
+                .map(|f| f.trim_matches('"').to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn synthetic_and_sweep_cases_obey_sizes_and_report_efficiency() {
+    let text = bench(&[
+        "--case",
+        "small,large,sweep",
+        "--jobs",
+        "200",
+        "--gpus",
+        "4",
+        "--variants",
+        "4",
+        "--threads",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    let rows = csv_rows(&text);
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in &rows {
+        assert_eq!(row.len(), 10, "{row:?}");
+        assert_eq!(row[2], "4", "GPUs per run: {row:?}");
+        let events: u64 = row[6].parse().unwrap();
+        assert!(events >= 2 * 200, "every job arrives and ends: {row:?}");
+        let wall: f64 = row[4].parse().unwrap();
+        assert!(wall > 0.0);
+    }
+    assert_eq!(rows[0][1], "200");
+    assert_eq!(rows[2][1], "800", "4 variants x 200 jobs");
+    assert_eq!(rows[2][3], "1");
+    assert_eq!(rows[3][3], "2");
+    assert!(
+        rows[3][9].starts_with("parallel efficiency t1/(N*tN) = "),
+        "{:?}",
+        rows[3]
+    );
+}
+
+#[test]
+fn philly_case_times_each_mode_of_the_trace_scenario() {
+    let text = bench(&["--case", "philly", "--trace-limit", "300"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("case"), "{text}");
+    for (line, mode) in lines[1..5]
+        .iter()
+        .zip(["exclusive", "timeslice", "mps", "mig"])
+    {
+        assert!(
+            line.starts_with(&format!("traces-philly/{mode} ")),
+            "{line}"
+        );
+        assert!(line.contains(" 300 "), "300 jobs: {line}");
+    }
+    assert!(lines[5].contains("measured"), "{text}");
+}
