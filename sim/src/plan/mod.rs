@@ -208,14 +208,18 @@ fn prices(given: &BTreeMap<String, f64>) -> Result<BTreeMap<&'static str, f64>, 
     Ok(out)
 }
 
-/// The scenario's workload, with a synthetic workload's reference GPU pinned to the first
+/// The scenario's workload, with a synthetic or trace workload's reference GPU pinned to the first
 /// cluster group's, so every candidate runs the same jobs.
 fn pinned_workload(scenario: &Scenario) -> WorkloadSpec {
     let mut workload = scenario.file.workload.clone();
-    if let WorkloadSpec::Synthetic(syn) = &mut workload
-        && syn.reference_gpu.is_none()
-    {
-        syn.reference_gpu = scenario.file.cluster.first().map(|g| g.gpu.clone());
+    let first_gpu = scenario.file.cluster.first().map(|g| g.gpu.clone());
+    let reference = match &mut workload {
+        WorkloadSpec::Synthetic(syn) => &mut syn.reference_gpu,
+        WorkloadSpec::Trace(trace) => &mut trace.reference_gpu,
+        WorkloadSpec::Jobs(_) => return workload,
+    };
+    if reference.is_none() {
+        *reference = first_gpu;
     }
     workload
 }
@@ -261,6 +265,7 @@ pub fn group_at(candidate: &CandidateSpec, gpus: u32) -> GroupSpec {
         mig_layout: candidate.mig_layout.clone(),
         sm_budget_pct: candidate.sm_budget_pct,
         jobs_per_slice: candidate.jobs_per_slice,
+        from_trace: false,
     }
 }
 
