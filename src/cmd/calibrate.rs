@@ -1,11 +1,228 @@
-//! `colo calibrate`: placeholder until its issue lands.
+//! `colo calibrate`: run calibration plans on a GPU and summarise the measurements.
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use colo_calibrate::execute::{self, RunOptions};
+use colo_calibrate::plan::Plan;
+use colo_calibrate::runner::{self, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner};
+use colo_calibrate::{store, summary};
 
 /// Arguments of `colo calibrate`.
 #[derive(clap::Args)]
-pub struct CalibrateArgs {}
+pub struct CalibrateArgs {
+    #[command(subcommand)]
+    command: CalibrateCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum CalibrateCommand {
+    /// Run a calibration plan on the GPU, appending one JSON line per process-point to
+    /// OUT/<plan>.jsonl; re-running skips what is already recorded.
+    Run(RunArgs),
+    /// Print a table of a folder of measurements (all *.jsonl files).
+    Summary(SummaryArgs),
+}
+
+/// Arguments of `colo calibrate run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Plan file (RON); see calibrate/README.md.
+    plan: PathBuf,
+    /// Folder of the measurement store (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Print the plan and its estimated GPU time; run nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Worker command, split on spaces; the runner appends --points, --barrier, ... [default:
+    /// python3 calibrate/workloads/train.py]
+    #[arg(
+        long,
+        default_value = "python3 calibrate/workloads/train.py",
+        hide_default_value = true
+    )]
+    worker: String,
+    /// GPU index, as nvidia-smi numbers it [default: 0]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    gpu: u32,
+    /// MPS control program [default: nvidia-cuda-mps-control]
+    #[arg(
+        long,
+        default_value = "nvidia-cuda-mps-control",
+        hide_default_value = true
+    )]
+    mps_control: PathBuf,
+    /// Folder for each launch's private barrier and MPS pipe/log folders [default: /tmp]
+    #[arg(long, default_value = "/tmp", hide_default_value = true)]
+    tmp: PathBuf,
+    /// Stop starting work after this many seconds; unfinished points stay unrecorded, so a
+    /// re-run resumes them [default: no limit]
+    #[arg(long)]
+    time_limit_s: Option<f64>,
+    /// GPU sampling period in milliseconds [default: 200]
+    #[arg(long, default_value_t = 200, hide_default_value = true)]
+    sample_ms: u64,
+    /// Replay a synthetic profile instead of a GPU (tests).
+    #[arg(long, hide = true)]
+    fake_gpu: bool,
+}
+
+/// Arguments of `colo calibrate summary`.
+#[derive(clap::Args)]
+struct SummaryArgs {
+    /// Folder of *.jsonl measurement files.
+    dir: PathBuf,
+    /// Also write the table as CSV to this file [default: none]
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
 
 /// Runs `colo calibrate`.
-pub fn run(_args: CalibrateArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("colo calibrate is not built yet")
+pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        CalibrateCommand::Run(args) => run_plan(args),
+        CalibrateCommand::Summary(args) => print_summary(args),
+    }
+}
+
+fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::load(&args.plan)?;
+    if args.dry_run {
+        print!("{}", describe_plan(&plan));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut runner: Box<dyn Runner> = if args.fake_gpu {
+        Box::new(FakeRunner::new())
+    } else {
+        let cfg = ProcessRunnerConfig {
+            worker: args.worker.split_whitespace().map(str::to_string).collect(),
+            mps_control: args.mps_control.clone(),
+            gpu_index: args.gpu,
+            tmp_root: args.tmp.clone(),
+            sample_interval: Duration::from_millis(args.sample_ms.max(10)),
+            barrier_timeout_s: 300.0,
+            step_grace_s: 60.0,
+            launch_grace_s: 120.0,
+        };
+        match ProcessRunner::open(cfg) {
+            Ok(runner) => Box::new(runner),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    let gpu = runner.gpu().clone();
+    eprintln!(
+        "GPU {} ({}, driver {}, {}); plan {}: est. {:.0} s",
+        gpu.index,
+        gpu.name,
+        gpu.driver,
+        gpu.uuid,
+        plan.name,
+        plan.estimated_gpu_s()
+    );
+    let opts = RunOptions {
+        deadline: args
+            .time_limit_s
+            .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0))),
+    };
+    let outcome = execute::run_plan(&plan, runner.as_mut(), &args.out, &opts, &mut |line| {
+        eprintln!("{line}")
+    })?;
+    for (line, message) in &outcome.bad_lines {
+        eprintln!(
+            "warning: {}:{line}: unreadable record skipped: {message}",
+            outcome.store.display()
+        );
+    }
+    eprintln!(
+        "{}: {} records written ({} failed), {} set repeats already recorded{}",
+        outcome.store.display(),
+        outcome.written,
+        outcome.failed,
+        outcome.already_done,
+        if outcome.stopped_early {
+            "; stopped at the time limit: re-run to resume"
+        } else {
+            ""
+        }
+    );
+    let loaded = store::load(&outcome.store)?;
+    print!(
+        "{}",
+        summary::render_table(&summary::summarize(&loaded.records))
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe_plan(plan: &Plan) -> String {
+    let mut out = format!(
+        "plan {}: {} repeats, warm-up {} s, window {} s\n",
+        plan.name, plan.repeats, plan.warmup_s, plan.window_s
+    );
+    for group in &plan.groups {
+        let settings: Vec<String> = group
+            .procs
+            .iter()
+            .map(|p| match (&p.mig_profile, p.sm_percent, p.mem_limit_mib) {
+                (Some(profile), Some(pct), Some(mib)) => {
+                    format!("{profile} ({pct}% SMs, {mib} MiB)")
+                }
+                (_, Some(pct), None) => format!("{pct}% SMs"),
+                (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
+                (_, None, Some(mib)) => format!("{mib} MiB"),
+                _ => "-".into(),
+            })
+            .collect();
+        out += &format!(
+            "  {} [{}] {} processes, {} sets, per process: {}\n",
+            group.id,
+            group.mode.label(),
+            group.n_procs(),
+            group.sets.len(),
+            settings.join(" / ")
+        );
+        for set in &group.sets {
+            let points: Vec<String> = set.iter().map(ToString::to_string).collect();
+            out += &format!("    {}\n", points.join(" + "));
+        }
+    }
+    out += &format!(
+        "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group)\n",
+        plan.n_process_points(),
+        plan.estimated_gpu_s()
+    );
+    out
+}
+
+fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
+    let files = store::load_dir(&args.dir)?;
+    if files.is_empty() {
+        anyhow::bail!(
+            "{}: no *.jsonl files; run `colo calibrate run PLAN --out {}` first",
+            args.dir.display(),
+            args.dir.display()
+        );
+    }
+    let mut records = Vec::new();
+    for (path, loaded) in files {
+        for (line, message) in &loaded.skipped {
+            eprintln!(
+                "warning: {}:{line}: unreadable record skipped: {message}",
+                path.display()
+            );
+        }
+        records.extend(loaded.records);
+    }
+    let rows = summary::summarize(&records);
+    print!("{}", summary::render_table(&rows));
+    if let Some(csv) = &args.csv {
+        summary::write_atomic(csv, &summary::render_csv(&rows))?;
+        eprintln!("wrote {}", csv.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }
