@@ -3,8 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::plan::{Group, Plan};
-use crate::runner::{Launch, Report, RunError, Runner, Step};
+use crate::plan::{Group, Mode, Plan, ProcSettings};
+use crate::runner::{
+    CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step,
+};
 use crate::store::{self, Appender, Record, RecordKey, Status};
 
 /// Options of a plan run.
@@ -174,6 +176,125 @@ fn make_record(
         co_failed: report.co_failed.clone(),
         error: report.error.clone(),
         env: report.env.clone(),
+        command: None,
+        lifetime_s: None,
+    }
+}
+
+/// A set of user commands to profile together (`colo calibrate profile`).
+#[derive(Debug, Clone)]
+pub struct CommandPlan {
+    /// Store name: records go to `<name>.jsonl`, group `cmd`.
+    pub name: String,
+    /// Sharing mode.
+    pub mode: Mode,
+    /// Per-command settings.
+    pub procs: Vec<ProcSettings>,
+    /// Shell commands, started together.
+    pub commands: Vec<String>,
+    /// Times the set runs (one after the other).
+    pub repeats: u32,
+    /// Progress reports in the first seconds are ignored.
+    pub warmup_s: f64,
+    /// A command still running after this many seconds is killed (status timeout).
+    pub timeout_s: f64,
+}
+
+/// Profiles the commands `repeats` times, skipping repeats the store already holds.
+pub fn profile_commands(
+    plan: &CommandPlan,
+    runner: &mut ProcessRunner,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunOutcome, RunError> {
+    let path = store::store_path(out_dir, &plan.name);
+    let loaded = store::load(&path)?;
+    let done = store::done_keys(&loaded.records);
+    let mut appender = Appender::open(&path)?;
+    let mut outcome = RunOutcome {
+        store: path,
+        bad_lines: loaded.skipped,
+        ..RunOutcome::default()
+    };
+    for repeat in 0..plan.repeats {
+        if (0..plan.commands.len()).all(|rank| done.contains(&("cmd".to_string(), 0, repeat, rank)))
+        {
+            outcome.already_done += 1;
+            continue;
+        }
+        progress(&format!(
+            "repeat {repeat}: {} commands ({})",
+            plan.commands.len(),
+            plan.mode.label()
+        ));
+        let set = CommandSet {
+            mode: plan.mode,
+            procs: &plan.procs,
+            commands: &plan.commands,
+            warmup_s: plan.warmup_s,
+            timeout_s: plan.timeout_s,
+        };
+        for result in runner.profile_commands(&set)? {
+            let rec = command_record(plan, repeat, &result, runner.gpu());
+            outcome.written += 1;
+            outcome.failed += usize::from(rec.status != Status::Ok);
+            appender.append(&rec)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn command_record(
+    plan: &CommandPlan,
+    repeat: u32,
+    res: &CommandResult,
+    gpu: &crate::gpu::GpuInfo,
+) -> Record {
+    let proc = &plan.procs[res.rank];
+    Record {
+        source: "measured".into(),
+        plan: plan.name.clone(),
+        group: "cmd".into(),
+        set_index: 0,
+        repeat,
+        rank: res.rank,
+        point: plan.commands[res.rank].clone(),
+        model: "cmd".into(),
+        batch: 0,
+        image: 0,
+        mode: plan.mode.label().into(),
+        n_procs: plan.commands.len(),
+        co_runners: plan
+            .commands
+            .iter()
+            .enumerate()
+            .filter(|(r, _)| *r != res.rank)
+            .map(|(_, c)| c.clone())
+            .collect(),
+        sm_percent: proc.sm_percent,
+        mem_limit_mib: proc.mem_limit_mib,
+        mig_profile: proc.mig_profile.clone(),
+        mig_uuid: proc.mig_uuid.clone(),
+        gpu_name: gpu.name.clone(),
+        driver: gpu.driver.clone(),
+        gpu_uuid: gpu.uuid.clone(),
+        t_start: res.t_start,
+        t_end: res.t_end,
+        status: res.status,
+        samples_per_s: res.samples_per_s,
+        iterations: None,
+        window_s: Some(res.lifetime_s - plan.warmup_s)
+            .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
+        warmup_s: Some(plan.warmup_s),
+        cpu_time_s: None,
+        peak_allocated_mib: None,
+        peak_reserved_mib: None,
+        gpu: res.gpu.clone(),
+        co_failed: Vec::new(),
+        error: res.error.clone(),
+        env: res.env.clone(),
+        command: Some(plan.commands[res.rank].clone()),
+        lifetime_s: Some(res.lifetime_s),
     }
 }
 

@@ -400,25 +400,56 @@ fn proc_settings(
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<Vec<ProcSettings>, PlanError> {
-    if group.mode != Mode::Mps && (!group.sm_percent.is_empty() || !group.mem_limit_mib.is_empty())
-    {
+    let lists = SettingLists {
+        sm_percent: &group.sm_percent,
+        mem_limit_mib: &group.mem_limit_mib,
+        mig_profiles: &group.mig_profiles,
+        mig_uuids: &group.mig_uuids,
+    };
+    settings(group.mode, n_procs, &lists, at, path)
+}
+
+/// Per-process lists as a plan group (or the command line) gives them: empty, one value for all
+/// processes, or one per process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SettingLists<'a> {
+    /// MPS SM budgets, percent.
+    pub sm_percent: &'a [u32],
+    /// MPS memory limits, MiB.
+    pub mem_limit_mib: &'a [u64],
+    /// MIG profiles (MigEmulated).
+    pub mig_profiles: &'a [String],
+    /// MIG instance UUIDs (Mig).
+    pub mig_uuids: &'a [String],
+}
+
+/// Checks the lists against the mode and spreads them over `n_procs` processes; `at` names a
+/// field in messages, `path` the file (or flag) they came from.
+pub fn settings(
+    mode: Mode,
+    n_procs: usize,
+    lists: &SettingLists<'_>,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<Vec<ProcSettings>, PlanError> {
+    if mode != Mode::Mps && (!lists.sm_percent.is_empty() || !lists.mem_limit_mib.is_empty()) {
         return Err(invalid(
             path,
             at("sm_percent"),
             "SM budgets and memory limits are set only in mode Mps (MigEmulated takes them from mig_profiles)",
         ));
     }
-    if let Some(p) = group.sm_percent.iter().find(|p| !(1..=100).contains(*p)) {
+    if let Some(p) = lists.sm_percent.iter().find(|p| !(1..=100).contains(*p)) {
         return Err(invalid(
             path,
             at("sm_percent"),
             format!("{p} is not a percentage in 1..=100"),
         ));
     }
-    let sm = per_proc(&group.sm_percent, n_procs, at("sm_percent"), path)?;
-    let mem = per_proc(&group.mem_limit_mib, n_procs, at("mem_limit_mib"), path)?;
-    let profiles = per_proc(&group.mig_profiles, n_procs, at("mig_profiles"), path)?;
-    let uuids = per_proc(&group.mig_uuids, n_procs, at("mig_uuids"), path)?;
+    let sm = per_proc(lists.sm_percent, n_procs, at("sm_percent"), path)?;
+    let mem = per_proc(lists.mem_limit_mib, n_procs, at("mem_limit_mib"), path)?;
+    let profiles = per_proc(lists.mig_profiles, n_procs, at("mig_profiles"), path)?;
+    let uuids = per_proc(lists.mig_uuids, n_procs, at("mig_uuids"), path)?;
     let mut procs = Vec::with_capacity(n_procs);
     for rank in 0..n_procs {
         let mut proc = ProcSettings {
@@ -427,7 +458,7 @@ fn proc_settings(
             mig_profile: profiles[rank].clone(),
             mig_uuid: uuids[rank].clone(),
         };
-        match group.mode {
+        match mode {
             Mode::MigEmulated => emulate_mig(&mut proc, at, path)?,
             Mode::Mig if proc.mig_uuid.is_none() => {
                 return Err(invalid(
@@ -448,7 +479,7 @@ fn proc_settings(
         }
         procs.push(proc);
     }
-    if group.mode == Mode::Mig && n_procs > 1 {
+    if mode == Mode::Mig && n_procs > 1 {
         let mut seen: Vec<&Option<String>> = procs.iter().map(|p| &p.mig_uuid).collect();
         seen.sort();
         seen.dedup();

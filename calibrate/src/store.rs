@@ -119,6 +119,12 @@ pub struct Record {
     pub error: Option<String>,
     /// Environment the worker saw (CUDA_VISIBLE_DEVICES, MPS variables).
     pub env: serde_json::Map<String, serde_json::Value>,
+    /// The user command (`colo calibrate profile`); `None` for training points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Seconds from the command's start to its exit (`colo calibrate profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime_s: Option<f64>,
 }
 
 /// Key of one process of one set's repeat: (group, set index, repeat, rank).

@@ -140,7 +140,7 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
             .filter(|r| r.status == Status::Ok)
             .filter_map(|r| r.peak_reserved_mib)
             .collect();
-        let n_ok = rates.len();
+        let n_ok = recs.iter().filter(|r| r.status == Status::Ok).count();
         let (lo, hi) = rates
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {

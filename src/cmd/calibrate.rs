@@ -1,11 +1,11 @@
-//! `colo calibrate`: run calibration plans on a GPU and summarise the measurements.
-use std::path::PathBuf;
+//! `colo calibrate`: run calibration plans or user commands on a GPU, summarise the measurements.
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use colo_calibrate::execute::{self, RunOptions};
-use colo_calibrate::plan::Plan;
+use colo_calibrate::execute::{self, CommandPlan, RunOptions};
+use colo_calibrate::plan::{self, Mode, Plan, SettingLists};
 use colo_calibrate::runner::{self, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner};
 use colo_calibrate::{store, summary};
 
@@ -20,7 +20,9 @@ pub struct CalibrateArgs {
 enum CalibrateCommand {
     /// Run a calibration plan on the GPU, appending one JSON line per process-point to
     /// OUT/<plan>.jsonl; re-running skips what is already recorded.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
+    /// Profile user commands run together under a mode (`--cmd "python train.py ..."`).
+    Profile(Box<ProfileArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
 }
@@ -44,6 +46,17 @@ struct RunArgs {
         hide_default_value = true
     )]
     worker: String,
+    /// Stop starting work after this many seconds; unfinished points stay unrecorded, so a
+    /// re-run resumes them [default: no limit]
+    #[arg(long)]
+    time_limit_s: Option<f64>,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+/// Options shared by the subcommands that run work on a GPU.
+#[derive(clap::Args)]
+struct GpuArgs {
     /// GPU index, as nvidia-smi numbers it [default: 0]
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     gpu: u32,
@@ -57,16 +70,84 @@ struct RunArgs {
     /// Folder for each launch's private barrier and MPS pipe/log folders [default: /tmp]
     #[arg(long, default_value = "/tmp", hide_default_value = true)]
     tmp: PathBuf,
-    /// Stop starting work after this many seconds; unfinished points stay unrecorded, so a
-    /// re-run resumes them [default: no limit]
-    #[arg(long)]
-    time_limit_s: Option<f64>,
     /// GPU sampling period in milliseconds [default: 200]
     #[arg(long, default_value_t = 200, hide_default_value = true)]
     sample_ms: u64,
-    /// Replay a synthetic profile instead of a GPU (tests).
+    /// Use no GPU: `run` replays a synthetic profile, `profile` runs the commands with a fake
+    /// GPU identity and no sampling (tests).
     #[arg(long, hide = true)]
     fake_gpu: bool,
+}
+
+/// Arguments of `colo calibrate profile`.
+#[derive(clap::Args)]
+struct ProfileArgs {
+    /// A command to profile (run with `sh -c`); repeat the flag to run several together. A
+    /// command that prints `samples=<N>` (cumulative) is measured by its progress, otherwise by
+    /// its lifetime.
+    #[arg(long = "cmd", required = true)]
+    commands: Vec<String>,
+    /// Sharing mode of the commands [default: timeslice]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "timeslice",
+        hide_default_value = true
+    )]
+    mode: ModeArg,
+    /// MPS SM budget per command (one for all, or one per command; mode mps) [default: none]
+    #[arg(long)]
+    sm_percent: Vec<u32>,
+    /// MIG profile per command (mode mig-emulated, e.g. 3g.71gb) [default: none]
+    #[arg(long)]
+    mig_profile: Vec<String>,
+    /// MIG instance UUID per command (mode mig) [default: none]
+    #[arg(long)]
+    mig_uuid: Vec<String>,
+    /// Folder of the measurement store (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Store name: records go to OUT/<name>.jsonl [default: profile]
+    #[arg(long, default_value = "profile", hide_default_value = true)]
+    name: String,
+    /// Times the set runs [default: 3]
+    #[arg(long, default_value_t = 3, hide_default_value = true)]
+    repeats: u32,
+    /// Progress reports in the first seconds are ignored [default: 10]
+    #[arg(long, default_value_t = 10.0, hide_default_value = true)]
+    warmup_s: f64,
+    /// Kill commands still running after this many seconds [default: 3600]
+    #[arg(long, default_value_t = 3600.0, hide_default_value = true)]
+    timeout_s: f64,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+/// Sharing modes on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    /// One command alone.
+    Exclusive,
+    /// Plain processes, time-sliced by the driver.
+    Timeslice,
+    /// Under the calibrator's own MPS daemon.
+    Mps,
+    /// On existing MIG instances (--mig-uuid).
+    Mig,
+    /// MPS with budgets and memory limits of MIG profiles (--mig-profile).
+    MigEmulated,
+}
+
+impl ModeArg {
+    fn mode(self) -> Mode {
+        match self {
+            ModeArg::Exclusive => Mode::Exclusive,
+            ModeArg::Timeslice => Mode::Timeslice,
+            ModeArg::Mps => Mode::Mps,
+            ModeArg::Mig => Mode::Mig,
+            ModeArg::MigEmulated => Mode::MigEmulated,
+        }
+    }
 }
 
 /// Arguments of `colo calibrate summary`.
@@ -82,7 +163,8 @@ struct SummaryArgs {
 /// Runs `colo calibrate`.
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        CalibrateCommand::Run(args) => run_plan(args),
+        CalibrateCommand::Run(args) => run_plan(*args),
+        CalibrateCommand::Profile(args) => profile(*args),
         CalibrateCommand::Summary(args) => print_summary(args),
     }
 }
@@ -93,20 +175,10 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         print!("{}", describe_plan(&plan));
         return Ok(ExitCode::SUCCESS);
     }
-    let mut runner: Box<dyn Runner> = if args.fake_gpu {
+    let mut runner: Box<dyn Runner> = if args.gpu.fake_gpu {
         Box::new(FakeRunner::new())
     } else {
-        let cfg = ProcessRunnerConfig {
-            worker: args.worker.split_whitespace().map(str::to_string).collect(),
-            mps_control: args.mps_control.clone(),
-            gpu_index: args.gpu,
-            tmp_root: args.tmp.clone(),
-            sample_interval: Duration::from_millis(args.sample_ms.max(10)),
-            barrier_timeout_s: 300.0,
-            step_grace_s: 60.0,
-            launch_grace_s: 120.0,
-        };
-        match ProcessRunner::open(cfg) {
+        match ProcessRunner::open(runner_config(&args.gpu, &args.worker)) {
             Ok(runner) => Box::new(runner),
             Err(err) => {
                 eprintln!("error: {err}");
@@ -156,6 +228,98 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         "{}",
         summary::render_table(&summary::summarize(&loaded.records))
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
+    ProcessRunnerConfig {
+        worker: worker.split_whitespace().map(str::to_string).collect(),
+        mps_control: gpu.mps_control.clone(),
+        gpu_index: gpu.gpu,
+        tmp_root: gpu.tmp.clone(),
+        sample_interval: Duration::from_millis(gpu.sample_ms.max(10)),
+        barrier_timeout_s: 300.0,
+        step_grace_s: 60.0,
+        launch_grace_s: 120.0,
+    }
+}
+
+fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
+    let mode = args.mode.mode();
+    let n_procs = args.commands.len();
+    if mode == Mode::Exclusive && n_procs != 1 {
+        anyhow::bail!("--mode exclusive runs one command; use timeslice or mps for {n_procs}");
+    }
+    if args.repeats < plan::MIN_REPEATS {
+        anyhow::bail!(
+            "--repeats {}: at least {} (noise must be measured)",
+            args.repeats,
+            plan::MIN_REPEATS
+        );
+    }
+    let lists = SettingLists {
+        sm_percent: &args.sm_percent,
+        mem_limit_mib: &[],
+        mig_profiles: &args.mig_profile,
+        mig_uuids: &args.mig_uuid,
+    };
+    let procs = plan::settings(
+        mode,
+        n_procs,
+        &lists,
+        &|field| format!("--{}", field.replace('_', "-")),
+        Path::new("command line"),
+    )?;
+    let mut runner = if args.gpu.fake_gpu {
+        ProcessRunner::without_sampling(
+            runner_config(&args.gpu, ""),
+            FakeRunner::new().gpu().clone(),
+        )
+    } else {
+        match ProcessRunner::open(runner_config(&args.gpu, "")) {
+            Ok(runner) => runner,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    let cmd_plan = CommandPlan {
+        name: args.name,
+        mode,
+        procs,
+        commands: args.commands,
+        repeats: args.repeats,
+        warmup_s: args.warmup_s,
+        timeout_s: args.timeout_s,
+    };
+    let outcome = execute::profile_commands(&cmd_plan, &mut runner, &args.out, &mut |line| {
+        eprintln!("{line}")
+    })?;
+    eprintln!(
+        "{}: {} records written ({} failed), {} repeats already recorded",
+        outcome.store.display(),
+        outcome.written,
+        outcome.failed,
+        outcome.already_done
+    );
+    let loaded = store::load(&outcome.store)?;
+    println!(
+        "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds"
+    );
+    for rec in loaded.records.iter().filter(|r| r.command.is_some()) {
+        let rate = rec
+            .samples_per_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let lifetime = rec
+            .lifetime_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+        println!(
+            "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}",
+            rec.repeat, rec.rank, rec.status, rec.point
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

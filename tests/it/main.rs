@@ -1,1 +1,2 @@
 //! CLI integration tests: one binary, one module per subcommand.
+mod calibrate;

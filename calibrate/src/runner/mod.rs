@@ -11,10 +11,12 @@ use crate::gpu::{GpuInfo, WindowStats};
 use crate::plan::{Group, Mode, ProcSettings};
 use crate::store::Status;
 
+mod command;
 mod fake;
 mod mps;
 mod process;
 
+pub use command::{CommandResult, CommandSet, parse_progress};
 pub use fake::FakeRunner;
 pub use mps::MpsDaemon;
 pub use process::{ProcessRunner, ProcessRunnerConfig};

@@ -45,8 +45,8 @@ pub struct ProcessRunnerConfig {
 /// The real runner.
 pub struct ProcessRunner {
     pub(super) cfg: ProcessRunnerConfig,
-    gpu: GpuInfo,
-    source: Option<Source>,
+    pub(super) gpu: GpuInfo,
+    pub(super) source: Option<Source>,
 }
 
 /// Result of a launch: finished, or stopped at the caller's deadline (unfinished points are not
