@@ -71,6 +71,31 @@ fn budget_label(rec: &Record) -> String {
     }
 }
 
+/// Co-runners sorted, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or `-`.
+fn co_runner_label(co_runners: &[String]) -> String {
+    let mut sorted = co_runners.to_vec();
+    sorted.sort();
+    let mut parts: Vec<String> = Vec::new();
+    let mut idx = 0;
+    while idx < sorted.len() {
+        let count = sorted[idx..]
+            .iter()
+            .take_while(|p| **p == sorted[idx])
+            .count();
+        parts.push(if count == 1 {
+            sorted[idx].clone()
+        } else {
+            format!("{}x{count}", sorted[idx])
+        });
+        idx += count;
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("+")
+    }
+}
+
 /// Sort and group key of a row: point, mode order, processes, budget, co-runners, mode, source.
 type RowKey = (String, usize, usize, String, String, String, String);
 
@@ -105,13 +130,7 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
         .collect();
     let mut groups: BTreeMap<RowKey, Vec<&Record>> = BTreeMap::new();
     for rec in records {
-        let mut co = rec.co_runners.clone();
-        co.sort();
-        let co = if co.is_empty() {
-            "-".to_string()
-        } else {
-            co.join("+")
-        };
+        let co = co_runner_label(&rec.co_runners);
         let key = (
             rec.point.clone(),
             mode_rank(&rec.mode),
@@ -265,4 +284,26 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SummaryError> {
     std::io::Write::write_all(&mut tmp, contents.as_bytes()).map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn co_runners_are_sorted_and_counted() {
+        let co: Vec<String> = ["b:1:1", "a:1:1", "b:1:1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(co_runner_label(&co), "a:1:1+b:1:1x2");
+        assert_eq!(co_runner_label(&[]), "-");
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
 }
