@@ -176,6 +176,7 @@ fn make_record(
         co_failed: report.co_failed.clone(),
         error: report.error.clone(),
         env: report.env.clone(),
+        framework: report.framework.clone(),
         command: None,
         lifetime_s: None,
     }
@@ -293,6 +294,7 @@ fn command_record(
         co_failed: Vec::new(),
         error: res.error.clone(),
         env: res.env.clone(),
+        framework: None,
         command: Some(plan.commands[res.rank].clone()),
         lifetime_s: Some(res.lifetime_s),
     }

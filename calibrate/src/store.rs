@@ -119,6 +119,9 @@ pub struct Record {
     pub error: Option<String>,
     /// Environment the worker saw (CUDA_VISIBLE_DEVICES, MPS variables).
     pub env: serde_json::Map<String, serde_json::Value>,
+    /// Framework of the worker (torch version and TF32 flags); absent in early H200 records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
     /// The user command (`colo calibrate profile`); `None` for training points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,

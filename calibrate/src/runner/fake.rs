@@ -150,6 +150,7 @@ impl Runner for FakeRunner {
                         co_failed: failed.iter().copied().filter(|&r| r != rank).collect(),
                         error: None,
                         env,
+                        framework: None,
                         gpu: WindowStats::default(),
                     }
                 };

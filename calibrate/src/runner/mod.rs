@@ -132,6 +132,8 @@ pub struct Report {
     pub error: Option<String>,
     /// Environment the worker saw.
     pub env: serde_json::Map<String, serde_json::Value>,
+    /// Framework of the worker (e.g. `torch 2.11.0+cu130, tf32 matmul=false cudnn=true`).
+    pub framework: Option<String>,
     /// GPU state during the window.
     pub gpu: WindowStats,
 }

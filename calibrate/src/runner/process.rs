@@ -294,6 +294,7 @@ pub(crate) fn failure_report(
         co_failed: Vec::new(),
         error: Some(why.to_string()),
         env: serde_json::Map::new(),
+        framework: None,
         gpu: WindowStats::default(),
     }
 }
@@ -346,8 +347,25 @@ fn parse_report(line: &str, rank: usize, n_steps: usize) -> Option<Report> {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
+        framework: framework(&value),
         gpu: WindowStats::default(),
     })
+}
+
+/// `torch <version>, tf32 matmul=<b> cudnn=<b>` from a worker line, if it says.
+fn framework(value: &Value) -> Option<String> {
+    let torch = value.get("torch")?.as_str()?;
+    let tf32 = value.get("tf32");
+    let flag = |key: &str| {
+        tf32.and_then(|t| t.get(key))
+            .and_then(Value::as_bool)
+            .map_or("?".to_string(), |b| b.to_string())
+    };
+    Some(format!(
+        "torch {torch}, tf32 matmul={} cudnn={}",
+        flag("matmul"),
+        flag("cudnn")
+    ))
 }
 
 impl Runner for ProcessRunner {

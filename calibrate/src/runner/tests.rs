@@ -104,6 +104,10 @@ fn barrier_starts_every_window_together() {
     assert!((fast.t_start - slow.t_start).abs() < 0.2);
     assert_eq!(env_of(fast, "CUDA_VISIBLE_DEVICES"), "GPU-test");
     assert_eq!(
+        fast.framework.as_deref(),
+        Some("torch fake, tf32 matmul=? cudnn=?")
+    );
+    assert_eq!(
         env_of(fast, "CUDA_MPS_PIPE_DIRECTORY"),
         "",
         "no MPS variables outside MPS modes"
