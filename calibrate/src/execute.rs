@@ -96,31 +96,40 @@ pub fn run_plan(
             window_s: plan.window_s,
             deadline: opts.deadline,
         };
-        let gpu = runner.gpu().clone();
-        let source = runner.source_label();
-        let mut on_report = |report: Report| -> Result<(), RunError> {
-            let rec = make_record(plan, &launch, &report, &gpu, source);
-            if rec.status != Status::Ok {
-                outcome.failed += 1;
-                progress(&format!(
-                    "  {} rank {} {}: {:?} {}",
-                    rec.group,
-                    rec.rank,
-                    rec.point,
-                    rec.status,
-                    rec.error.as_deref().unwrap_or("")
-                ));
-            }
-            outcome.written += 1;
-            appender.append(&rec)?;
-            Ok(())
-        };
-        runner.run(&launch, &mut on_report)?;
+        run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
     }
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
         outcome.stopped_early = true;
     }
     Ok(outcome)
+}
+
+/// Runs one launch, appending each record as it arrives.
+fn run_launch(
+    plan: &Plan,
+    launch: &Launch<'_>,
+    runner: &mut dyn Runner,
+    appender: &mut Appender,
+    outcome: &mut RunOutcome,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), RunError> {
+    let gpu = runner.gpu().clone();
+    let source = runner.source_label();
+    let mut on_report = |report: Report| -> Result<(), RunError> {
+        let rec = make_record(plan, launch, &report, &gpu, source);
+        if rec.status != Status::Ok {
+            outcome.failed += 1;
+            let error = rec.error.as_deref().unwrap_or("");
+            progress(&format!(
+                "  {} rank {} {}: {:?} {error}",
+                rec.group, rec.rank, rec.point, rec.status
+            ));
+        }
+        outcome.written += 1;
+        appender.append(&rec)?;
+        Ok(())
+    };
+    runner.run(launch, &mut on_report)
 }
 
 fn make_record(

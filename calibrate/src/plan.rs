@@ -458,25 +458,7 @@ pub fn settings(
             mig_profile: profiles[rank].clone(),
             mig_uuid: uuids[rank].clone(),
         };
-        match mode {
-            Mode::MigEmulated => emulate_mig(&mut proc, at, path)?,
-            Mode::Mig if proc.mig_uuid.is_none() => {
-                return Err(invalid(
-                    path,
-                    at("mig_uuids"),
-                    "mode Mig needs one existing MIG instance UUID per process (nvidia-smi -L lists them)",
-                ));
-            }
-            Mode::Mig => {}
-            _ if proc.mig_profile.is_some() || proc.mig_uuid.is_some() => {
-                return Err(invalid(
-                    path,
-                    at("mig_profiles"),
-                    "MIG fields are used only in modes Mig and MigEmulated",
-                ));
-            }
-            _ => {}
-        }
+        check_proc(mode, &mut proc, at, path)?;
         procs.push(proc);
     }
     if mode == Mode::Mig && n_procs > 1 {
@@ -492,6 +474,35 @@ pub fn settings(
         }
     }
     Ok(procs)
+}
+
+/// Checks one process's MIG fields against the mode and fills in emulated budgets.
+fn check_proc(
+    mode: Mode,
+    proc: &mut ProcSettings,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<(), PlanError> {
+    match mode {
+        Mode::MigEmulated => emulate_mig(proc, at, path)?,
+        Mode::Mig if proc.mig_uuid.is_none() => {
+            return Err(invalid(
+                path,
+                at("mig_uuids"),
+                "mode Mig needs one existing MIG instance UUID per process (nvidia-smi -L lists them)",
+            ));
+        }
+        Mode::Mig => {}
+        _ if proc.mig_profile.is_some() || proc.mig_uuid.is_some() => {
+            return Err(invalid(
+                path,
+                at("mig_profiles"),
+                "MIG fields are used only in modes Mig and MigEmulated",
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn emulate_mig(

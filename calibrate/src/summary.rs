@@ -106,28 +106,52 @@ fn mode_rank(mode: &str) -> usize {
         .unwrap_or(9)
 }
 
-/// Builds the rows, sorted by point, mode, number of co-runners, budget and co-runners.
-pub fn summarize(records: &[Record]) -> Vec<Row> {
-    let ok_rate = |r: &Record| r.samples_per_s.filter(|_| r.status == Status::Ok);
-    let mut alone: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    let mut alone_any: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for rec in records.iter().filter(|r| is_alone(r)) {
-        if let Some(rate) = ok_rate(rec) {
-            alone
-                .entry((rec.gpu_uuid.clone(), rec.point.clone()))
-                .or_default()
-                .push(rate);
-            alone_any.entry(rec.point.clone()).or_default().push(rate);
+fn ok_rate(rec: &Record) -> Option<f64> {
+    rec.samples_per_s.filter(|_| rec.status == Status::Ok)
+}
+
+/// Median samples/s of each point alone: per GPU UUID, and over all GPUs as a fallback.
+struct AloneBaseline {
+    per_gpu: BTreeMap<(String, String), f64>,
+    any_gpu: BTreeMap<String, f64>,
+}
+
+impl AloneBaseline {
+    fn new(records: &[Record]) -> AloneBaseline {
+        let mut per_gpu: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+        let mut any_gpu: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for rec in records.iter().filter(|r| is_alone(r)) {
+            if let Some(rate) = ok_rate(rec) {
+                per_gpu
+                    .entry((rec.gpu_uuid.clone(), rec.point.clone()))
+                    .or_default()
+                    .push(rate);
+                any_gpu.entry(rec.point.clone()).or_default().push(rate);
+            }
+        }
+        AloneBaseline {
+            per_gpu: per_gpu
+                .into_iter()
+                .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
+                .collect(),
+            any_gpu: any_gpu
+                .into_iter()
+                .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
+                .collect(),
         }
     }
-    let alone: BTreeMap<_, _> = alone
-        .into_iter()
-        .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
-        .collect();
-    let alone_any: BTreeMap<_, _> = alone_any
-        .into_iter()
-        .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
-        .collect();
+
+    /// The record's point alone on its GPU, else on any GPU.
+    fn get(&self, rec: &Record) -> Option<&f64> {
+        self.per_gpu
+            .get(&(rec.gpu_uuid.clone(), rec.point.clone()))
+            .or_else(|| self.any_gpu.get(&rec.point))
+    }
+}
+
+/// Builds the rows, sorted by point, mode, number of co-runners, budget and co-runners.
+pub fn summarize(records: &[Record]) -> Vec<Row> {
+    let baseline = AloneBaseline::new(records);
     let mut groups: BTreeMap<RowKey, Vec<&Record>> = BTreeMap::new();
     for rec in records {
         let co = co_runner_label(&rec.co_runners);
@@ -148,9 +172,7 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
         let mut fracs: Vec<f64> = recs
             .iter()
             .filter_map(|r| {
-                let base = alone
-                    .get(&(r.gpu_uuid.clone(), r.point.clone()))
-                    .or_else(|| alone_any.get(&r.point))?;
+                let base = baseline.get(r)?;
                 ok_rate(r).map(|rate| rate / base)
             })
             .collect();

@@ -245,36 +245,10 @@ fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
 }
 
 fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
-    let mode = args.mode.mode();
-    let n_procs = args.commands.len();
-    if mode == Mode::Exclusive && n_procs != 1 {
-        anyhow::bail!("--mode exclusive runs one command; use timeslice or mps for {n_procs}");
-    }
-    if args.repeats < plan::MIN_REPEATS {
-        anyhow::bail!(
-            "--repeats {}: at least {} (noise must be measured)",
-            args.repeats,
-            plan::MIN_REPEATS
-        );
-    }
-    let lists = SettingLists {
-        sm_percent: &args.sm_percent,
-        mem_limit_mib: &[],
-        mig_profiles: &args.mig_profile,
-        mig_uuids: &args.mig_uuid,
-    };
-    let procs = plan::settings(
-        mode,
-        n_procs,
-        &lists,
-        &|field| format!("--{}", field.replace('_', "-")),
-        Path::new("command line"),
-    )?;
+    let cmd_plan = command_plan(&args)?;
     let mut runner = if args.gpu.fake_gpu {
-        ProcessRunner::without_sampling(
-            runner_config(&args.gpu, ""),
-            FakeRunner::new().gpu().clone(),
-        )
+        let gpu = FakeRunner::new().gpu().clone();
+        ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)
     } else {
         match ProcessRunner::open(runner_config(&args.gpu, "")) {
             Ok(runner) => runner,
@@ -285,15 +259,6 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         }
     };
     ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
-    let cmd_plan = CommandPlan {
-        name: args.name,
-        mode,
-        procs,
-        commands: args.commands,
-        repeats: args.repeats,
-        warmup_s: args.warmup_s,
-        timeout_s: args.timeout_s,
-    };
     let outcome = execute::profile_commands(&cmd_plan, &mut runner, &args.out, &mut |line| {
         eprintln!("{line}")
     })?;
@@ -321,6 +286,39 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Validates `profile`'s flags into a command plan.
+fn command_plan(args: &ProfileArgs) -> anyhow::Result<CommandPlan> {
+    let mode = args.mode.mode();
+    let n_procs = args.commands.len();
+    if mode == Mode::Exclusive && n_procs != 1 {
+        anyhow::bail!("--mode exclusive runs one command; use timeslice or mps for {n_procs}");
+    }
+    if args.repeats < plan::MIN_REPEATS {
+        let min = plan::MIN_REPEATS;
+        anyhow::bail!(
+            "--repeats {}: at least {min} (noise must be measured)",
+            args.repeats
+        );
+    }
+    let lists = SettingLists {
+        sm_percent: &args.sm_percent,
+        mem_limit_mib: &[],
+        mig_profiles: &args.mig_profile,
+        mig_uuids: &args.mig_uuid,
+    };
+    let flag = |field: &str| format!("--{}", field.replace('_', "-"));
+    let procs = plan::settings(mode, n_procs, &lists, &flag, Path::new("command line"))?;
+    Ok(CommandPlan {
+        name: args.name.clone(),
+        mode,
+        procs,
+        commands: args.commands.clone(),
+        repeats: args.repeats,
+        warmup_s: args.warmup_s,
+        timeout_s: args.timeout_s,
+    })
 }
 
 fn describe_plan(plan: &Plan) -> String {

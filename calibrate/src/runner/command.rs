@@ -123,41 +123,15 @@ impl super::ProcessRunner {
         let (tx, rx) = mpsc::channel::<(usize, f64)>();
         let mut running = Vec::with_capacity(set.commands.len());
         let mut envs = Vec::with_capacity(set.commands.len());
-        for (rank, command) in set.commands.iter().enumerate() {
+        for rank in 0..set.commands.len() {
             let env = worker_env(set.mode, &set.procs[rank], &self.gpu.uuid, Some(dirs));
-            let mut cmd = Command::new("sh");
-            cmd.args(["-c", command])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit());
-            for key in CLEARED_ENV {
-                cmd.env_remove(key);
-            }
-            let mut child = cmd.envs(&env).spawn().map_err(|source| RunError::Spawn {
-                program: command.clone(),
-                source,
-            })?;
-            if let Some(stdout) = child.stdout.take() {
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                        if let Some(samples) = parse_progress(&line) {
-                            let _ = tx.send((rank, samples));
-                        }
-                    }
-                });
-            }
-            running.push(Running {
-                child: Some(child),
-                started: gpu::unix_now(),
-                ended: None,
-                progress: Vec::new(),
-            });
+            running.push(spawn_command(&set.commands[rank], rank, &env, tx.clone())?);
             envs.push(env);
         }
         let deadline = Instant::now() + Duration::from_secs_f64(set.timeout_s);
         while running.iter().any(|r| r.ended.is_none()) {
-            while let Ok((rank, samples)) = rx.recv_timeout(Duration::from_millis(20)) {
+            std::thread::sleep(Duration::from_millis(20));
+            while let Ok((rank, samples)) = rx.try_recv() {
                 running[rank].progress.push((gpu::unix_now(), samples));
             }
             let stop = interrupted() || Instant::now() > deadline;
@@ -177,7 +151,9 @@ impl super::ProcessRunner {
             .enumerate()
             .map(|(rank, (run, env))| {
                 let (t_end, status, error) =
-                    run.ended.unwrap_or((gpu::unix_now(), Status::Error, None));
+                    run.ended
+                        .clone()
+                        .unwrap_or((gpu::unix_now(), Status::Error, None));
                 let env = env
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
@@ -200,6 +176,52 @@ impl super::ProcessRunner {
                 }
             });
         Ok(results.collect())
+    }
+}
+
+/// Starts one command; a thread forwards its `samples=<N>` reports as `(rank, N)`.
+fn spawn_command(
+    command: &str,
+    rank: usize,
+    env: &std::collections::BTreeMap<String, String>,
+    tx: mpsc::Sender<(usize, f64)>,
+) -> Result<Running, RunError> {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for key in CLEARED_ENV {
+        cmd.env_remove(key);
+    }
+    let mut child = cmd.envs(env).spawn().map_err(|source| RunError::Spawn {
+        program: command.to_string(),
+        source,
+    })?;
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(samples) = parse_progress(&line) {
+                    let _ = tx.send((rank, samples));
+                }
+            }
+        });
+    }
+    Ok(Running {
+        child: Some(child),
+        started: gpu::unix_now(),
+        ended: None,
+        progress: Vec::new(),
+    })
+}
+
+impl Drop for Running {
+    /// A command still running when the watch ends early (Ctrl-C) is killed.
+    fn drop(&mut self) {
+        if let (None, Some(child)) = (&self.ended, self.child.as_mut()) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! `max(1, s/p)`. Model `oom` (or a point over its memory limit) fails with status `oom`; model
 //! `crash` fails with status `crash`.
 use super::process::failure_report;
-use super::{Launch, MpsDirs, Report, RunError, Runner, worker_env};
+use super::{Launch, MpsDirs, Report, RunError, Runner, Step, worker_env};
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
 use crate::plan::{Mode, Point};
 use crate::store::Status;
@@ -78,6 +78,63 @@ fn fake_rate(launch: &Launch<'_>, set: &[Point], rank: usize, repeat: u32) -> f6
     alone * share / stretch * noise
 }
 
+/// The synthetic outcome of one process-point.
+fn fake_report(
+    launch: &Launch<'_>,
+    step_idx: usize,
+    step: Step,
+    rank: usize,
+    env: serde_json::Map<String, serde_json::Value>,
+) -> Report {
+    let set = &launch.group.sets[step.set_index];
+    let point = &set[rank];
+    let (_, _, _, memory) = synthetic(point);
+    let now = unix_now();
+    let over_limit = launch.group.procs[rank]
+        .mem_limit_mib
+        .is_some_and(|limit| memory > limit as f64);
+    if point.model == "crash" {
+        let why = "worker exited (exit status: 3) before reporting this point (fake)";
+        return failure_report(step_idx, rank, Status::Crash, why, now);
+    }
+    if point.model == "oom" || over_limit {
+        let oom = failure_report(
+            step_idx,
+            rank,
+            Status::Oom,
+            "CUDA out of memory (fake)",
+            now,
+        );
+        return Report {
+            peak_reserved_mib: Some(memory),
+            env,
+            ..oom
+        };
+    }
+    let failed =
+        (0..set.len()).filter(|&r| r != rank && matches!(set[r].model.as_str(), "crash" | "oom"));
+    let rate = fake_rate(launch, set, rank, step.repeat);
+    Report {
+        step: step_idx,
+        rank,
+        status: Status::Ok,
+        samples_per_s: Some(rate),
+        iterations: Some((rate * launch.window_s / f64::from(point.batch)).round() as u64),
+        window_s: Some(launch.window_s),
+        warmup_s: Some(launch.warmup_s),
+        cpu_time_s: Some(launch.window_s * 0.9),
+        peak_allocated_mib: Some(memory * 0.8),
+        peak_reserved_mib: Some(memory),
+        t_start: now,
+        t_end: now + launch.window_s,
+        co_failed: failed.collect(),
+        error: None,
+        env,
+        framework: None,
+        gpu: WindowStats::default(),
+    }
+}
+
 impl Runner for FakeRunner {
     fn gpu(&self) -> &GpuInfo {
         &self.gpu
@@ -94,67 +151,14 @@ impl Runner for FakeRunner {
     ) -> Result<(), RunError> {
         let dirs = MpsDirs::under(std::path::Path::new("/tmp/colo-calibrate-fake"));
         for (step_idx, step) in launch.steps.iter().enumerate() {
-            let set = &launch.group.sets[step.set_index];
-            let failed: Vec<usize> = (0..set.len())
-                .filter(|&r| set[r].model == "crash" || set[r].model == "oom")
-                .collect();
-            for (rank, point) in set.iter().enumerate() {
+            for rank in 0..launch.group.n_procs() {
                 let proc = &launch.group.procs[rank];
                 let env = worker_env(launch.group.mode, proc, &self.gpu.uuid, Some(&dirs));
                 let env = env
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                let (_, _, _, memory) = synthetic(point);
-                let now = unix_now();
-                let over_limit = proc
-                    .mem_limit_mib
-                    .is_some_and(|limit| memory > limit as f64);
-                let report = if point.model == "crash" {
-                    failure_report(
-                        step_idx,
-                        rank,
-                        Status::Crash,
-                        "worker exited (exit status: 3) before reporting this point (fake)",
-                        now,
-                    )
-                } else if point.model == "oom" || over_limit {
-                    Report {
-                        peak_reserved_mib: Some(memory),
-                        env,
-                        ..failure_report(
-                            step_idx,
-                            rank,
-                            Status::Oom,
-                            "CUDA out of memory (fake)",
-                            now,
-                        )
-                    }
-                } else {
-                    let rate = fake_rate(launch, set, rank, step.repeat);
-                    Report {
-                        step: step_idx,
-                        rank,
-                        status: Status::Ok,
-                        samples_per_s: Some(rate),
-                        iterations: Some(
-                            (rate * launch.window_s / f64::from(point.batch)).round() as u64
-                        ),
-                        window_s: Some(launch.window_s),
-                        warmup_s: Some(launch.warmup_s),
-                        cpu_time_s: Some(launch.window_s * 0.9),
-                        peak_allocated_mib: Some(memory * 0.8),
-                        peak_reserved_mib: Some(memory),
-                        t_start: now,
-                        t_end: now + launch.window_s,
-                        co_failed: failed.iter().copied().filter(|&r| r != rank).collect(),
-                        error: None,
-                        env,
-                        framework: None,
-                        gpu: WindowStats::default(),
-                    }
-                };
-                on_report(report)?;
+                on_report(fake_report(launch, step_idx, *step, rank, env))?;
             }
         }
         Ok(())

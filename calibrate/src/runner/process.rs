@@ -134,58 +134,53 @@ impl ProcessRunner {
             dir: dir.to_path_buf(),
         };
         for (rank, proc) in group.procs.iter().enumerate() {
-            let points: Vec<String> = launch
-                .steps
-                .iter()
-                .map(|s| group.sets[s.set_index][rank].to_string())
-                .collect();
             let env = worker_env(group.mode, proc, &self.gpu.uuid, Some(mps_dirs));
             let stderr_path = workers.stderr_path(rank);
             let stderr = std::fs::File::create(&stderr_path).map_err(|source| RunError::Io {
                 path: stderr_path,
                 source,
             })?;
-            let program = self
-                .cfg
-                .worker
-                .first()
-                .cloned()
-                .unwrap_or_else(|| "python3".into());
-            let mut cmd = Command::new(&program);
-            cmd.args(self.cfg.worker.iter().skip(1))
-                .args(["--points", &points.join(",")])
-                .args([
-                    "--warmup-s",
-                    &launch.warmup_s.to_string(),
-                    "--window-s",
-                    &launch.window_s.to_string(),
-                ])
-                .arg("--barrier")
-                .arg(&workers.barrier)
-                .args([
-                    "--rank",
-                    &rank.to_string(),
-                    "--n-procs",
-                    &group.n_procs().to_string(),
-                ])
-                .args([
-                    "--barrier-timeout-s",
-                    &self.cfg.barrier_timeout_s.to_string(),
-                ])
-                .env("PYTHONUNBUFFERED", "1")
-                .stdin(Stdio::null())
+            let mut cmd = self.worker_command(launch, rank, &workers.barrier);
+            cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(stderr);
             for key in CLEARED_ENV {
                 cmd.env_remove(key);
             }
             cmd.envs(&env);
+            let program = cmd.get_program().to_string_lossy().into_owned();
             let child = cmd
                 .spawn()
                 .map_err(|source| RunError::Spawn { program, source })?;
             workers.children.push(Some(child));
         }
         Ok(workers)
+    }
+
+    /// The worker's command line for one rank (protocol in the module docs).
+    fn worker_command(&self, launch: &Launch<'_>, rank: usize, barrier: &Path) -> Command {
+        let group = launch.group;
+        let points: Vec<String> = launch
+            .steps
+            .iter()
+            .map(|s| group.sets[s.set_index][rank].to_string())
+            .collect();
+        let program = self.cfg.worker.first().map_or("python3", String::as_str);
+        let mut cmd = Command::new(program);
+        cmd.args(self.cfg.worker.iter().skip(1))
+            .args(["--points", &points.join(",")])
+            .args(["--warmup-s", &launch.warmup_s.to_string()])
+            .args(["--window-s", &launch.window_s.to_string()])
+            .arg("--barrier")
+            .arg(barrier)
+            .args(["--rank", &rank.to_string()])
+            .args(["--n-procs", &group.n_procs().to_string()])
+            .args([
+                "--barrier-timeout-s",
+                &self.cfg.barrier_timeout_s.to_string(),
+            ])
+            .env("PYTHONUNBUFFERED", "1");
+        cmd
     }
 
     /// Waits for reports, exits, interrupts and time limits. Long because it is the one event
@@ -221,6 +216,8 @@ impl ProcessRunner {
                     reported[rank][report.step] = true;
                     on_report(report)?;
                 }
+                // Ctrl-C reaches the workers too: their exits are not crashes to record.
+                Ok(WorkerMsg::Eof(_)) if interrupted() => return Err(RunError::Interrupted),
                 Ok(WorkerMsg::Eof(rank)) => {
                     n_exited += 1;
                     let status = workers.reap(rank);
