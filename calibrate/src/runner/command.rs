@@ -114,6 +114,8 @@ impl super::ProcessRunner {
         res
     }
 
+    /// Starts the commands, then polls progress, exits, the time limit and Ctrl-C until all
+    /// have ended. Long because it is the one event loop of a command set.
     fn watch_commands(
         &self,
         set: &CommandSet<'_>,
