@@ -1,4 +1,27 @@
-//! colo-calibrate: measure real training on a GPU and fit profiles.
+//! colo-calibrate: measure real training on a GPU under each sharing mode and store it.
+//!
+//! - [`plan`]: RON calibration plans (groups of co-run sets under one mode);
+//! - [`runner`]: starts workers under a mode (the only code that touches a GPU), or fakes it;
+//! - [`gpu`]: read-only GPU identity and sampling (NVML at run time, or nvidia-smi);
+//! - [`store`]: append-only JSON lines, resumable; [`summary`]: tables of the store;
+//! - [`execute`]: runs a plan with a runner into a store;
+//! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG).
+//!
+//! ```
+//! use colo_calibrate::{execute, plan::Plan, runner::FakeRunner};
+//! let text = r#"(name: "demo", groups: [(id: "alone", mode: Exclusive, sets: [["resnet50:64:224"]])])"#;
+//! let plan = Plan::parse(text, "demo.ron".as_ref()).unwrap();
+//! let dir = tempfile::tempdir().unwrap();
+//! let outcome = execute::run_plan(&plan, &mut FakeRunner::new(), dir.path(), &Default::default(), &mut |_| {}).unwrap();
+//! assert_eq!(outcome.written, 3); // one set, one process, three repeats
+//! ```
 #![warn(clippy::print_stdout)]
 
+pub mod execute;
 pub mod fit;
+pub mod gpu;
+pub mod mig;
+pub mod plan;
+pub mod runner;
+pub mod store;
+pub mod summary;

@@ -1,11 +1,391 @@
-//! `colo calibrate`: placeholder until its issue lands.
+//! `colo calibrate`: run calibration plans or user commands on a GPU, summarise the measurements.
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use colo_calibrate::execute::{self, CommandPlan, RunOptions};
+use colo_calibrate::plan::{self, Mode, Plan, SettingLists};
+use colo_calibrate::runner::{self, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner};
+use colo_calibrate::{store, summary};
 
 /// Arguments of `colo calibrate`.
 #[derive(clap::Args)]
-pub struct CalibrateArgs {}
+pub struct CalibrateArgs {
+    #[command(subcommand)]
+    command: CalibrateCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum CalibrateCommand {
+    /// Run a calibration plan on the GPU, appending one JSON line per process-point to
+    /// OUT/<plan>.jsonl; re-running skips what is already recorded.
+    Run(Box<RunArgs>),
+    /// Profile user commands run together under a mode (`--cmd "python train.py ..."`).
+    Profile(Box<ProfileArgs>),
+    /// Print a table of a folder of measurements (all *.jsonl files).
+    Summary(SummaryArgs),
+}
+
+/// Arguments of `colo calibrate run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Plan file (RON); see calibrate/README.md.
+    plan: PathBuf,
+    /// Folder of the measurement store (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Print the plan and its estimated GPU time; run nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Worker command, split on spaces; the runner appends --points, --barrier, ... [default:
+    /// python3 calibrate/workloads/train.py]
+    #[arg(
+        long,
+        default_value = "python3 calibrate/workloads/train.py",
+        hide_default_value = true
+    )]
+    worker: String,
+    /// Stop starting work after this many seconds; unfinished points stay unrecorded, so a
+    /// re-run resumes them [default: no limit]
+    #[arg(long)]
+    time_limit_s: Option<f64>,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+/// Options shared by the subcommands that run work on a GPU.
+#[derive(clap::Args)]
+struct GpuArgs {
+    /// GPU index, as nvidia-smi numbers it [default: 0]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    gpu: u32,
+    /// MPS control program [default: nvidia-cuda-mps-control]
+    #[arg(
+        long,
+        default_value = "nvidia-cuda-mps-control",
+        hide_default_value = true
+    )]
+    mps_control: PathBuf,
+    /// Folder for each launch's private barrier and MPS pipe/log folders [default: /tmp]
+    #[arg(long, default_value = "/tmp", hide_default_value = true)]
+    tmp: PathBuf,
+    /// GPU sampling period in milliseconds [default: 200]
+    #[arg(long, default_value_t = 200, hide_default_value = true)]
+    sample_ms: u64,
+    /// Use no GPU: `run` replays a synthetic profile, `profile` runs the commands with a fake
+    /// GPU identity and no sampling (tests).
+    #[arg(long, hide = true)]
+    fake_gpu: bool,
+}
+
+/// Arguments of `colo calibrate profile`.
+#[derive(clap::Args)]
+struct ProfileArgs {
+    /// A command to profile (run with `sh -c`); repeat the flag to run several together. A
+    /// command that prints `samples=<N>` (cumulative) is measured by its progress, otherwise by
+    /// its lifetime.
+    #[arg(long = "cmd", required = true)]
+    commands: Vec<String>,
+    /// Sharing mode of the commands [default: timeslice]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "timeslice",
+        hide_default_value = true
+    )]
+    mode: ModeArg,
+    /// MPS SM budget per command (one for all, or one per command; mode mps) [default: none]
+    #[arg(long)]
+    sm_percent: Vec<u32>,
+    /// MIG profile per command (mode mig-emulated, e.g. 3g.71gb) [default: none]
+    #[arg(long)]
+    mig_profile: Vec<String>,
+    /// MIG instance UUID per command (mode mig) [default: none]
+    #[arg(long)]
+    mig_uuid: Vec<String>,
+    /// Folder of the measurement store (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Store name: records go to OUT/<name>.jsonl [default: profile]
+    #[arg(long, default_value = "profile", hide_default_value = true)]
+    name: String,
+    /// Times the set runs [default: 3]
+    #[arg(long, default_value_t = 3, hide_default_value = true)]
+    repeats: u32,
+    /// Progress reports in the first seconds are ignored [default: 10]
+    #[arg(long, default_value_t = 10.0, hide_default_value = true)]
+    warmup_s: f64,
+    /// Kill commands still running after this many seconds [default: 3600]
+    #[arg(long, default_value_t = 3600.0, hide_default_value = true)]
+    timeout_s: f64,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+/// Sharing modes on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    /// One command alone.
+    Exclusive,
+    /// Plain processes, time-sliced by the driver.
+    Timeslice,
+    /// Under the calibrator's own MPS daemon.
+    Mps,
+    /// On existing MIG instances (--mig-uuid).
+    Mig,
+    /// MPS with budgets and memory limits of MIG profiles (--mig-profile).
+    MigEmulated,
+}
+
+impl ModeArg {
+    fn mode(self) -> Mode {
+        match self {
+            ModeArg::Exclusive => Mode::Exclusive,
+            ModeArg::Timeslice => Mode::Timeslice,
+            ModeArg::Mps => Mode::Mps,
+            ModeArg::Mig => Mode::Mig,
+            ModeArg::MigEmulated => Mode::MigEmulated,
+        }
+    }
+}
+
+/// Arguments of `colo calibrate summary`.
+#[derive(clap::Args)]
+struct SummaryArgs {
+    /// Folder of *.jsonl measurement files.
+    dir: PathBuf,
+    /// Also write the table as CSV to this file [default: none]
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
 
 /// Runs `colo calibrate`.
-pub fn run(_args: CalibrateArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("colo calibrate is not built yet")
+pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        CalibrateCommand::Run(args) => run_plan(*args),
+        CalibrateCommand::Profile(args) => profile(*args),
+        CalibrateCommand::Summary(args) => print_summary(args),
+    }
+}
+
+fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let plan = Plan::load(&args.plan)?;
+    if args.dry_run {
+        print!("{}", describe_plan(&plan));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut runner: Box<dyn Runner> = if args.gpu.fake_gpu {
+        Box::new(FakeRunner::new())
+    } else {
+        match ProcessRunner::open(runner_config(&args.gpu, &args.worker)) {
+            Ok(runner) => Box::new(runner),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    let gpu = runner.gpu().clone();
+    eprintln!(
+        "GPU {} ({}, driver {}, {}); plan {}: est. {:.0} s",
+        gpu.index,
+        gpu.name,
+        gpu.driver,
+        gpu.uuid,
+        plan.name,
+        plan.estimated_gpu_s()
+    );
+    let opts = RunOptions {
+        deadline: args
+            .time_limit_s
+            .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0))),
+    };
+    let outcome = execute::run_plan(&plan, runner.as_mut(), &args.out, &opts, &mut |line| {
+        eprintln!("{line}")
+    })?;
+    for (line, message) in &outcome.bad_lines {
+        eprintln!(
+            "warning: {}:{line}: unreadable record skipped: {message}",
+            outcome.store.display()
+        );
+    }
+    eprintln!(
+        "{}: {} records written ({} failed), {} set repeats already recorded{}",
+        outcome.store.display(),
+        outcome.written,
+        outcome.failed,
+        outcome.already_done,
+        if outcome.stopped_early {
+            "; stopped at the time limit: re-run to resume"
+        } else {
+            ""
+        }
+    );
+    let loaded = store::load(&outcome.store)?;
+    print!(
+        "{}",
+        summary::render_table(&summary::summarize(&loaded.records))
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
+    ProcessRunnerConfig {
+        worker: worker.split_whitespace().map(str::to_string).collect(),
+        mps_control: gpu.mps_control.clone(),
+        gpu_index: gpu.gpu,
+        tmp_root: gpu.tmp.clone(),
+        sample_interval: Duration::from_millis(gpu.sample_ms.max(10)),
+        barrier_timeout_s: 300.0,
+        step_grace_s: 60.0,
+        launch_grace_s: 120.0,
+    }
+}
+
+fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
+    let cmd_plan = command_plan(&args)?;
+    let mut runner = if args.gpu.fake_gpu {
+        let gpu = FakeRunner::new().gpu().clone();
+        ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)
+    } else {
+        match ProcessRunner::open(runner_config(&args.gpu, "")) {
+            Ok(runner) => runner,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    let outcome = execute::profile_commands(&cmd_plan, &mut runner, &args.out, &mut |line| {
+        eprintln!("{line}")
+    })?;
+    eprintln!(
+        "{}: {} records written ({} failed), {} repeats already recorded",
+        outcome.store.display(),
+        outcome.written,
+        outcome.failed,
+        outcome.already_done
+    );
+    let loaded = store::load(&outcome.store)?;
+    let mut out = String::from(
+        "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
+    );
+    for rec in loaded.records.iter().filter(|r| r.command.is_some()) {
+        let rate = rec
+            .samples_per_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let lifetime = rec
+            .lifetime_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+        out.push_str(&format!(
+            "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}\n",
+            rec.repeat, rec.rank, rec.status, rec.point
+        ));
+    }
+    super::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Validates `profile`'s flags into a command plan.
+fn command_plan(args: &ProfileArgs) -> anyhow::Result<CommandPlan> {
+    let mode = args.mode.mode();
+    let n_procs = args.commands.len();
+    if mode == Mode::Exclusive && n_procs != 1 {
+        anyhow::bail!("--mode exclusive runs one command; use timeslice or mps for {n_procs}");
+    }
+    if args.repeats < plan::MIN_REPEATS {
+        let min = plan::MIN_REPEATS;
+        anyhow::bail!(
+            "--repeats {}: at least {min} (noise must be measured)",
+            args.repeats
+        );
+    }
+    let lists = SettingLists {
+        sm_percent: &args.sm_percent,
+        mem_limit_mib: &[],
+        mig_profiles: &args.mig_profile,
+        mig_uuids: &args.mig_uuid,
+    };
+    let flag = |field: &str| format!("--{}", field.replace('_', "-"));
+    let procs = plan::settings(mode, n_procs, &lists, &flag, Path::new("command line"))?;
+    Ok(CommandPlan {
+        name: args.name.clone(),
+        mode,
+        procs,
+        commands: args.commands.clone(),
+        repeats: args.repeats,
+        warmup_s: args.warmup_s,
+        timeout_s: args.timeout_s,
+    })
+}
+
+fn describe_plan(plan: &Plan) -> String {
+    let mut out = format!(
+        "plan {}: {} repeats, warm-up {} s, window {} s\n",
+        plan.name, plan.repeats, plan.warmup_s, plan.window_s
+    );
+    for group in &plan.groups {
+        let settings: Vec<String> = group
+            .procs
+            .iter()
+            .map(|p| match (&p.mig_profile, p.sm_percent, p.mem_limit_mib) {
+                (Some(profile), Some(pct), Some(mib)) => {
+                    format!("{profile} ({pct}% SMs, {mib} MiB)")
+                }
+                (_, Some(pct), None) => format!("{pct}% SMs"),
+                (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
+                (_, None, Some(mib)) => format!("{mib} MiB"),
+                _ => "-".into(),
+            })
+            .collect();
+        out += &format!(
+            "  {} [{}] {} processes, {} sets, per process: {}\n",
+            group.id,
+            group.mode.label(),
+            group.n_procs(),
+            group.sets.len(),
+            settings.join(" / ")
+        );
+        for set in &group.sets {
+            let points: Vec<String> = set.iter().map(ToString::to_string).collect();
+            out += &format!("    {}\n", points.join(" + "));
+        }
+    }
+    out += &format!(
+        "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group)\n",
+        plan.n_process_points(),
+        plan.estimated_gpu_s()
+    );
+    out
+}
+
+fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
+    let files = store::load_dir(&args.dir)?;
+    if files.is_empty() {
+        anyhow::bail!(
+            "{}: no *.jsonl files; run `colo calibrate run PLAN --out {}` first",
+            args.dir.display(),
+            args.dir.display()
+        );
+    }
+    let mut records = Vec::new();
+    for (path, loaded) in files {
+        for (line, message) in &loaded.skipped {
+            eprintln!(
+                "warning: {}:{line}: unreadable record skipped: {message}",
+                path.display()
+            );
+        }
+        records.extend(loaded.records);
+    }
+    let rows = summary::summarize(&records);
+    super::print(&summary::render_table(&rows))?;
+    if let Some(csv) = &args.csv {
+        summary::write_atomic(csv, &summary::render_csv(&rows))?;
+        eprintln!("wrote {}", csv.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

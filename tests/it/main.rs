@@ -1,5 +1,6 @@
 //! CLI integration tests: one binary, one module per subcommand.
 mod bench;
+mod calibrate;
 mod common;
 mod pack;
 mod plan;

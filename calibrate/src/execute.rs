@@ -1,0 +1,423 @@
+//! Executes a plan with a runner: skips what the store already holds, runs the rest group by
+//! group, and appends one record per process-point as it arrives.
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::plan::{Group, Mode, Plan, ProcSettings};
+use crate::runner::{
+    CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step,
+};
+use crate::store::{self, Appender, Record, RecordKey, Status};
+
+/// Options of a plan run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Start no new work after this instant; unfinished points stay unrecorded (resumable).
+    pub deadline: Option<Instant>,
+}
+
+/// What a plan run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// Store file.
+    pub store: PathBuf,
+    /// Records written by this run.
+    pub written: usize,
+    /// Of those, records with a status other than ok.
+    pub failed: usize,
+    /// Set repeats skipped because the store already had them.
+    pub already_done: usize,
+    /// Whether the deadline stopped the run before the plan's end.
+    pub stopped_early: bool,
+    /// Unreadable store lines `(line, message)`, skipped.
+    pub bad_lines: Vec<(usize, String)>,
+}
+
+/// Steps of a group not yet in the store, repeat-major (repeat r of every set before r + 1).
+pub fn pending_steps(
+    plan: &Plan,
+    group: &Group,
+    done: &std::collections::BTreeSet<RecordKey>,
+) -> (Vec<Step>, usize) {
+    let mut steps = Vec::new();
+    let mut already = 0;
+    for repeat in 0..plan.repeats {
+        for set_index in 0..group.sets.len() {
+            let finished = (0..group.n_procs())
+                .all(|rank| done.contains(&(group.id.clone(), set_index, repeat, rank)));
+            if finished {
+                already += 1;
+            } else {
+                steps.push(Step { set_index, repeat });
+            }
+        }
+    }
+    (steps, already)
+}
+
+/// Runs the plan, appending to `out_dir/<plan>.jsonl`; `progress` receives one line per group.
+pub fn run_plan(
+    plan: &Plan,
+    runner: &mut dyn Runner,
+    out_dir: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunOutcome, RunError> {
+    let path = store::store_path(out_dir, &plan.name);
+    let loaded = store::load(&path)?;
+    let done = store::done_keys(&loaded.records);
+    let mut appender = Appender::open(&path)?;
+    let mut outcome = RunOutcome {
+        store: path,
+        bad_lines: loaded.skipped,
+        ..RunOutcome::default()
+    };
+    for group in &plan.groups {
+        if opts.deadline.is_some_and(|d| Instant::now() > d) {
+            outcome.stopped_early = true;
+            break;
+        }
+        let (steps, already) = pending_steps(plan, group, &done);
+        outcome.already_done += already;
+        if steps.is_empty() {
+            continue;
+        }
+        progress(&format!(
+            "group {} ({}, {} processes): {} set repeats to run, {already} already done",
+            group.id,
+            group.mode.label(),
+            group.n_procs(),
+            steps.len()
+        ));
+        let launch = Launch {
+            group,
+            steps,
+            warmup_s: plan.warmup_s,
+            window_s: plan.window_s,
+            deadline: opts.deadline,
+        };
+        run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
+    }
+    if opts.deadline.is_some_and(|d| Instant::now() > d) {
+        outcome.stopped_early = true;
+    }
+    Ok(outcome)
+}
+
+/// Runs one launch, appending each record as it arrives.
+fn run_launch(
+    plan: &Plan,
+    launch: &Launch<'_>,
+    runner: &mut dyn Runner,
+    appender: &mut Appender,
+    outcome: &mut RunOutcome,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), RunError> {
+    let gpu = runner.gpu().clone();
+    let source = runner.source_label();
+    let mut on_report = |report: Report| -> Result<(), RunError> {
+        let rec = make_record(plan, launch, &report, &gpu, source);
+        if rec.status != Status::Ok {
+            outcome.failed += 1;
+            let error = rec.error.as_deref().unwrap_or("");
+            progress(&format!(
+                "  {} rank {} {}: {:?} {error}",
+                rec.group, rec.rank, rec.point, rec.status
+            ));
+        }
+        outcome.written += 1;
+        appender.append(&rec)?;
+        Ok(())
+    };
+    runner.run(launch, &mut on_report)
+}
+
+fn make_record(
+    plan: &Plan,
+    launch: &Launch<'_>,
+    report: &Report,
+    gpu: &crate::gpu::GpuInfo,
+    source: &str,
+) -> Record {
+    let group = launch.group;
+    let step = launch.steps[report.step];
+    let set = &group.sets[step.set_index];
+    let point = &set[report.rank];
+    let proc = &group.procs[report.rank];
+    let co_runners = set
+        .iter()
+        .enumerate()
+        .filter(|(r, _)| *r != report.rank)
+        .map(|(_, p)| p.to_string())
+        .collect();
+    Record {
+        source: source.to_string(),
+        plan: plan.name.clone(),
+        group: group.id.clone(),
+        set_index: step.set_index,
+        repeat: step.repeat,
+        rank: report.rank,
+        point: point.to_string(),
+        model: point.model.clone(),
+        batch: point.batch,
+        image: point.image,
+        mode: group.mode.label().to_string(),
+        n_procs: group.n_procs(),
+        co_runners,
+        sm_percent: proc.sm_percent,
+        mem_limit_mib: proc.mem_limit_mib,
+        mig_profile: proc.mig_profile.clone(),
+        mig_uuid: proc.mig_uuid.clone(),
+        gpu_name: gpu.name.clone(),
+        driver: gpu.driver.clone(),
+        gpu_uuid: gpu.uuid.clone(),
+        t_start: report.t_start,
+        t_end: report.t_end,
+        status: report.status,
+        samples_per_s: report.samples_per_s,
+        iterations: report.iterations,
+        window_s: report.window_s,
+        warmup_s: report.warmup_s,
+        cpu_time_s: report.cpu_time_s,
+        peak_allocated_mib: report.peak_allocated_mib,
+        peak_reserved_mib: report.peak_reserved_mib,
+        gpu: report.gpu.clone(),
+        co_failed: report.co_failed.clone(),
+        error: report.error.clone(),
+        env: report.env.clone(),
+        framework: report.framework.clone(),
+        command: None,
+        lifetime_s: None,
+    }
+}
+
+/// A set of user commands to profile together (`colo calibrate profile`).
+#[derive(Debug, Clone)]
+pub struct CommandPlan {
+    /// Store name: records go to `<name>.jsonl`, group `cmd`.
+    pub name: String,
+    /// Sharing mode.
+    pub mode: Mode,
+    /// Per-command settings.
+    pub procs: Vec<ProcSettings>,
+    /// Shell commands, started together.
+    pub commands: Vec<String>,
+    /// Times the set runs (one after the other).
+    pub repeats: u32,
+    /// Progress reports in the first seconds are ignored.
+    pub warmup_s: f64,
+    /// A command still running after this many seconds is killed (status timeout).
+    pub timeout_s: f64,
+}
+
+/// Profiles the commands `repeats` times, skipping repeats the store already holds.
+pub fn profile_commands(
+    plan: &CommandPlan,
+    runner: &mut ProcessRunner,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunOutcome, RunError> {
+    let path = store::store_path(out_dir, &plan.name);
+    let loaded = store::load(&path)?;
+    let done = store::done_keys(&loaded.records);
+    let mut appender = Appender::open(&path)?;
+    let mut outcome = RunOutcome {
+        store: path,
+        bad_lines: loaded.skipped,
+        ..RunOutcome::default()
+    };
+    for repeat in 0..plan.repeats {
+        if (0..plan.commands.len()).all(|rank| done.contains(&("cmd".to_string(), 0, repeat, rank)))
+        {
+            outcome.already_done += 1;
+            continue;
+        }
+        progress(&format!(
+            "repeat {repeat}: {} commands ({})",
+            plan.commands.len(),
+            plan.mode.label()
+        ));
+        let set = CommandSet {
+            mode: plan.mode,
+            procs: &plan.procs,
+            commands: &plan.commands,
+            warmup_s: plan.warmup_s,
+            timeout_s: plan.timeout_s,
+        };
+        for result in runner.profile_commands(&set)? {
+            let rec = command_record(plan, repeat, &result, runner.gpu());
+            outcome.written += 1;
+            outcome.failed += usize::from(rec.status != Status::Ok);
+            appender.append(&rec)?;
+        }
+    }
+    Ok(outcome)
+}
+
+fn command_record(
+    plan: &CommandPlan,
+    repeat: u32,
+    res: &CommandResult,
+    gpu: &crate::gpu::GpuInfo,
+) -> Record {
+    let proc = &plan.procs[res.rank];
+    Record {
+        source: "measured".into(),
+        plan: plan.name.clone(),
+        group: "cmd".into(),
+        set_index: 0,
+        repeat,
+        rank: res.rank,
+        point: plan.commands[res.rank].clone(),
+        model: "cmd".into(),
+        batch: 0,
+        image: 0,
+        mode: plan.mode.label().into(),
+        n_procs: plan.commands.len(),
+        co_runners: plan
+            .commands
+            .iter()
+            .enumerate()
+            .filter(|(r, _)| *r != res.rank)
+            .map(|(_, c)| c.clone())
+            .collect(),
+        sm_percent: proc.sm_percent,
+        mem_limit_mib: proc.mem_limit_mib,
+        mig_profile: proc.mig_profile.clone(),
+        mig_uuid: proc.mig_uuid.clone(),
+        gpu_name: gpu.name.clone(),
+        driver: gpu.driver.clone(),
+        gpu_uuid: gpu.uuid.clone(),
+        t_start: res.t_start,
+        t_end: res.t_end,
+        status: res.status,
+        samples_per_s: res.samples_per_s,
+        iterations: None,
+        window_s: Some(res.lifetime_s - plan.warmup_s)
+            .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
+        warmup_s: Some(plan.warmup_s),
+        cpu_time_s: None,
+        peak_allocated_mib: None,
+        peak_reserved_mib: None,
+        gpu: res.gpu.clone(),
+        co_failed: Vec::new(),
+        error: res.error.clone(),
+        env: res.env.clone(),
+        framework: None,
+        command: Some(plan.commands[res.rank].clone()),
+        lifetime_s: Some(res.lifetime_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::FakeRunner;
+
+    const PLAN: &str = r#"(name: "t", groups: [
+        (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"]]),
+        (id: "pairs", mode: Timeslice, sets: [["resnet18:128:32", "oom:1:1"], ["crash:1:1", "resnet50:64:224"]]),
+    ])"#;
+
+    fn plan() -> Plan {
+        Plan::parse(PLAN, Path::new("t.ron")).expect("test plan")
+    }
+
+    fn run(plan: &Plan, dir: &Path) -> RunOutcome {
+        run_plan(
+            plan,
+            &mut FakeRunner::new(),
+            dir,
+            &RunOptions::default(),
+            &mut |_| {},
+        )
+        .expect("fake run")
+    }
+
+    #[test]
+    fn every_point_is_measured_in_interleaved_repeats() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outcome = run(&plan(), dir.path());
+        assert_eq!(outcome.written, 3 * (2 + 4));
+        let loaded = store::load(&outcome.store).expect("store");
+        let alone: Vec<(u32, usize)> = loaded
+            .records
+            .iter()
+            .filter(|r| r.group == "alone")
+            .map(|r| (r.repeat, r.set_index))
+            .collect();
+        assert_eq!(alone, vec![(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn failures_are_recorded_with_their_status() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let outcome = run(&plan(), dir.path());
+        assert_eq!(outcome.failed, 6);
+        let loaded = store::load(&outcome.store).expect("store");
+        let oom = loaded
+            .records
+            .iter()
+            .find(|r| r.model == "oom")
+            .expect("oom record");
+        assert_eq!(oom.status, Status::Oom);
+        assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
+        let crash = loaded
+            .records
+            .iter()
+            .find(|r| r.model == "crash")
+            .expect("crash record");
+        assert_eq!(crash.status, Status::Crash);
+        let partner = loaded
+            .records
+            .iter()
+            .find(|r| r.group == "pairs" && r.set_index == 1 && r.rank == 1)
+            .expect("partner");
+        assert_eq!(
+            (partner.status, partner.co_failed.clone()),
+            (Status::Ok, vec![0])
+        );
+    }
+
+    #[test]
+    fn rerun_resumes_only_what_is_missing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = run(&plan(), dir.path());
+        let again = run(&plan(), dir.path());
+        assert_eq!((again.written, again.already_done), (0, 12));
+        // Drop the last two lines (one pair's repeat): only that repeat runs again.
+        let text = std::fs::read_to_string(&first.store).expect("read");
+        let kept: Vec<&str> = text.lines().collect();
+        std::fs::write(&first.store, kept[..kept.len() - 2].join("\n") + "\n").expect("write");
+        let resumed = run(&plan(), dir.path());
+        assert_eq!((resumed.written, resumed.already_done), (2, 11));
+    }
+
+    #[test]
+    fn unreadable_lines_are_reported_not_fatal() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("t.jsonl"), "{broken\n").expect("write");
+        let outcome = run(&plan(), dir.path());
+        assert_eq!(outcome.bad_lines.len(), 1);
+        assert_eq!(outcome.bad_lines[0].0, 1);
+        assert_eq!(outcome.written, 18);
+    }
+
+    #[test]
+    fn a_passed_deadline_starts_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let opts = RunOptions {
+            deadline: Some(Instant::now()),
+        };
+        let outcome = run_plan(
+            &plan(),
+            &mut FakeRunner::new(),
+            dir.path(),
+            &opts,
+            &mut |_| {},
+        )
+        .expect("run");
+        assert_eq!(outcome.written, 0);
+        assert!(outcome.stopped_early);
+    }
+}

@@ -1,0 +1,538 @@
+//! Calibration plans: a RON file that says which points run, in which sharing mode, with whom.
+//!
+//! A plan holds groups. A group is one launch of `n` worker processes under one mode; it steps
+//! through its co-run sets in lockstep (set k of every process runs together), and repeats the
+//! whole list `repeats` times, interleaved: repeat r of every set before repeat r + 1.
+//!
+//! ```ron
+//! (
+//!     name: "h200-pairs",
+//!     repeats: 3,
+//!     warmup_s: 1.5,
+//!     window_s: 3.0,
+//!     groups: [
+//!         (id: "alone", mode: Exclusive, sets: [["resnet50:64:224"], ["resnet18:128:32"]]),
+//!         (id: "budget50", mode: Mps, sm_percent: [50], sets: [["resnet50:64:224"]]),
+//!         (id: "mig-3g", mode: MigEmulated, mig_profiles: ["3g.71gb"], sets: [["resnet50:64:224"]]),
+//!         (id: "pairs-ts", mode: Timeslice, sets: [["resnet50:64:224", "resnet18:128:32"]]),
+//!     ],
+//! )
+//! ```
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::mig;
+
+/// Why a plan could not be read or is not valid. Fatal: fix the file and run again.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The file could not be read.
+    #[error("cannot read plan {path}: {source}")]
+    Read {
+        /// Plan file.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The RON does not parse or has unknown/missing fields.
+    #[error("{path}:{line}:{column}: {message} (see the plan format in calibrate/README.md)")]
+    Syntax {
+        /// Plan file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A value is out of range or inconsistent.
+    #[error("{path}: {field}: {message}")]
+    Invalid {
+        /// Plan file.
+        path: PathBuf,
+        /// Field, e.g. `groups[2].sets[0][1]`.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// Sharing mode of a group's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Mode {
+    /// One process alone on the GPU.
+    Exclusive,
+    /// Plain processes sharing the GPU by the driver's time-slicing.
+    Timeslice,
+    /// Processes under the calibrator's own MPS daemon.
+    Mps,
+    /// Each process on an existing MIG instance, by UUID.
+    Mig,
+    /// MPS with each process's SM budget and memory limit set from a MIG profile.
+    MigEmulated,
+}
+
+impl Mode {
+    /// Name used in records and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Exclusive => "exclusive",
+            Mode::Timeslice => "timeslice",
+            Mode::Mps => "mps",
+            Mode::Mig => "mig",
+            Mode::MigEmulated => "mig-emulated",
+        }
+    }
+
+    /// Whether the mode runs under the calibrator's MPS daemon.
+    pub fn uses_mps(self) -> bool {
+        matches!(self, Mode::Mps | Mode::MigEmulated)
+    }
+}
+
+/// A training point: model, batch size and image size (sequence length for language models).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Point {
+    /// Model name as the worker knows it (`resnet50`, `lm_small`, ...).
+    pub model: String,
+    /// Batch size.
+    pub batch: u32,
+    /// Image side in pixels, or sequence length.
+    pub image: u32,
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.model, self.batch, self.image)
+    }
+}
+
+impl Point {
+    /// Parses `MODEL:BATCH:IMAGE`; the error says what is expected.
+    pub fn parse(text: &str) -> Result<Point, String> {
+        let parts: Vec<&str> = text.trim().split(':').collect();
+        let [model, batch, image] = parts[..] else {
+            return Err(format!(
+                "`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)"
+            ));
+        };
+        let number = |s: &str, what: &str| match s.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("`{text}`: {what} `{s}` is not a positive integer")),
+        };
+        let valid_name = !model.is_empty()
+            && model
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !valid_name {
+            return Err(format!(
+                "`{text}`: model name must be letters, digits, '_' or '.'"
+            ));
+        }
+        Ok(Point {
+            model: model.to_string(),
+            batch: number(batch, "batch")?,
+            image: number(image, "image size")?,
+        })
+    }
+}
+
+/// Plan as written in the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    name: String,
+    #[serde(default = "default_repeats")]
+    repeats: u32,
+    #[serde(default = "default_warmup_s")]
+    warmup_s: f64,
+    #[serde(default = "default_window_s")]
+    window_s: f64,
+    groups: Vec<GroupFile>,
+}
+
+/// Group as written in the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupFile {
+    id: String,
+    mode: Mode,
+    sets: Vec<Vec<String>>,
+    #[serde(default)]
+    sm_percent: Vec<u32>,
+    #[serde(default)]
+    mem_limit_mib: Vec<u64>,
+    #[serde(default)]
+    mig_profiles: Vec<String>,
+    #[serde(default)]
+    mig_uuids: Vec<String>,
+}
+
+fn default_repeats() -> u32 {
+    3
+}
+fn default_warmup_s() -> f64 {
+    1.5
+}
+fn default_window_s() -> f64 {
+    3.0
+}
+
+/// The fewest repeats a plan may ask for: noise must be measured, not hoped away.
+pub const MIN_REPEATS: u32 = 3;
+
+/// A validated plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Name; the store file is `<name>.jsonl`.
+    pub name: String,
+    /// Measurements of each set (at least 3), interleaved.
+    pub repeats: u32,
+    /// Warm-up per point after its first two iterations, seconds.
+    pub warmup_s: f64,
+    /// Measured window per point, seconds.
+    pub window_s: f64,
+    /// Launches, in order.
+    pub groups: Vec<Group>,
+}
+
+/// One launch: `n` processes under one mode stepping through co-run sets together.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Unique id within the plan.
+    pub id: String,
+    /// Sharing mode.
+    pub mode: Mode,
+    /// Co-run sets; every set has one point per process.
+    pub sets: Vec<Vec<Point>>,
+    /// Per-process settings, one per process.
+    pub procs: Vec<ProcSettings>,
+}
+
+/// Settings of one process of a group.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcSettings {
+    /// MPS active-thread percentage (SM budget).
+    pub sm_percent: Option<u32>,
+    /// MPS pinned device memory limit, MiB.
+    pub mem_limit_mib: Option<u64>,
+    /// MIG profile: emulated (mig-emulated) or the real instance's (mig, when known).
+    pub mig_profile: Option<String>,
+    /// MIG instance UUID (mode `mig`).
+    pub mig_uuid: Option<String>,
+}
+
+impl Group {
+    /// Number of processes.
+    pub fn n_procs(&self) -> usize {
+        self.procs.len()
+    }
+}
+
+impl Plan {
+    /// Reads and validates a plan file.
+    pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Plan::parse(&text, path)
+    }
+
+    /// Parses and validates plan text; `path` is used in messages only.
+    pub fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
+        let file: PlanFile = ron::from_str(text).map_err(|err| PlanError::Syntax {
+            path: path.to_path_buf(),
+            line: err.span.start.line,
+            column: err.span.start.col,
+            message: err.code.to_string(),
+        })?;
+        validate(file, path)
+    }
+
+    /// Process-points the plan measures in all (sets x processes x repeats).
+    pub fn n_process_points(&self) -> usize {
+        let per_repeat: usize = self.groups.iter().map(|g| g.sets.len() * g.n_procs()).sum();
+        per_repeat * self.repeats as usize
+    }
+
+    /// Estimated GPU time in seconds: per set and repeat, warm-up, window and about 4 s of
+    /// model building and autotuning; per group, about 15 s of process start-up.
+    pub fn estimated_gpu_s(&self) -> f64 {
+        let per_step = self.warmup_s + self.window_s + 4.0;
+        let steps: usize = self.groups.iter().map(|g| g.sets.len()).sum();
+        steps as f64 * self.repeats as f64 * per_step + self.groups.len() as f64 * 15.0
+    }
+}
+
+fn invalid(path: &Path, field: String, message: impl Into<String>) -> PlanError {
+    PlanError::Invalid {
+        path: path.to_path_buf(),
+        field,
+        message: message.into(),
+    }
+}
+
+fn validate(file: PlanFile, path: &Path) -> Result<Plan, PlanError> {
+    let name_ok = !file.name.is_empty()
+        && file
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !name_ok {
+        return Err(invalid(
+            path,
+            "name".into(),
+            "use letters, digits, '-', '_' or '.' (it names the store file)",
+        ));
+    }
+    if file.repeats < MIN_REPEATS {
+        return Err(invalid(
+            path,
+            "repeats".into(),
+            format!("at least {MIN_REPEATS}: every point is measured 3+ times"),
+        ));
+    }
+    for (field, value) in [("warmup_s", file.warmup_s), ("window_s", file.window_s)] {
+        if !(value.is_finite() && value > 0.0 && value <= 600.0) {
+            return Err(invalid(path, field.into(), "seconds in (0, 600]"));
+        }
+    }
+    if file.groups.is_empty() {
+        return Err(invalid(path, "groups".into(), "the plan has no groups"));
+    }
+    let mut groups = Vec::with_capacity(file.groups.len());
+    for (idx, group) in file.groups.into_iter().enumerate() {
+        if groups.iter().any(|g: &Group| g.id == group.id) {
+            return Err(invalid(
+                path,
+                format!("groups[{idx}].id"),
+                format!("`{}` is used twice", group.id),
+            ));
+        }
+        groups.push(validate_group(group, idx, path)?);
+    }
+    Ok(Plan {
+        name: file.name,
+        repeats: file.repeats,
+        warmup_s: file.warmup_s,
+        window_s: file.window_s,
+        groups,
+    })
+}
+
+fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, PlanError> {
+    let at = |field: &str| format!("groups[{idx}].{field}");
+    if group.id.is_empty() || group.id.contains(char::is_whitespace) {
+        return Err(invalid(path, at("id"), "a non-empty id without spaces"));
+    }
+    let Some(first) = group.sets.first() else {
+        return Err(invalid(
+            path,
+            at("sets"),
+            "no sets: give at least one list of points",
+        ));
+    };
+    let n_procs = first.len();
+    if n_procs == 0 {
+        return Err(invalid(
+            path,
+            at("sets[0]"),
+            "a set needs at least one point",
+        ));
+    }
+    if group.mode == Mode::Exclusive && n_procs != 1 {
+        return Err(invalid(
+            path,
+            at("sets"),
+            "Exclusive runs one process: use Timeslice or Mps for co-runs",
+        ));
+    }
+    let mut sets = Vec::with_capacity(group.sets.len());
+    for (set_idx, set) in group.sets.iter().enumerate() {
+        if set.len() != n_procs {
+            let msg = format!(
+                "has {} points but sets[0] has {n_procs}: every set of a group has one point per process",
+                set.len()
+            );
+            return Err(invalid(path, at(&format!("sets[{set_idx}]")), msg));
+        }
+        let points = set.iter().enumerate().map(|(k, text)| {
+            Point::parse(text)
+                .map_err(|msg| invalid(path, at(&format!("sets[{set_idx}][{k}]")), msg))
+        });
+        sets.push(points.collect::<Result<Vec<_>, _>>()?);
+    }
+    let procs = proc_settings(&group, n_procs, &at, path)?;
+    Ok(Group {
+        id: group.id,
+        mode: group.mode,
+        sets,
+        procs,
+    })
+}
+
+/// Spreads a per-process list (empty, one value for all, or one per process).
+fn per_proc<T: Clone>(
+    values: &[T],
+    n_procs: usize,
+    field: String,
+    path: &Path,
+) -> Result<Vec<Option<T>>, PlanError> {
+    match values.len() {
+        0 => Ok(vec![None; n_procs]),
+        1 => Ok(vec![Some(values[0].clone()); n_procs]),
+        n if n == n_procs => Ok(values.iter().cloned().map(Some).collect()),
+        n => Err(invalid(
+            path,
+            field,
+            format!("{n} values for {n_procs} processes: give one for all or one per process"),
+        )),
+    }
+}
+
+fn proc_settings(
+    group: &GroupFile,
+    n_procs: usize,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<Vec<ProcSettings>, PlanError> {
+    let lists = SettingLists {
+        sm_percent: &group.sm_percent,
+        mem_limit_mib: &group.mem_limit_mib,
+        mig_profiles: &group.mig_profiles,
+        mig_uuids: &group.mig_uuids,
+    };
+    settings(group.mode, n_procs, &lists, at, path)
+}
+
+/// Per-process lists as a plan group (or the command line) gives them: empty, one value for all
+/// processes, or one per process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SettingLists<'a> {
+    /// MPS SM budgets, percent.
+    pub sm_percent: &'a [u32],
+    /// MPS memory limits, MiB.
+    pub mem_limit_mib: &'a [u64],
+    /// MIG profiles (MigEmulated).
+    pub mig_profiles: &'a [String],
+    /// MIG instance UUIDs (Mig).
+    pub mig_uuids: &'a [String],
+}
+
+/// Checks the lists against the mode and spreads them over `n_procs` processes; `at` names a
+/// field in messages, `path` the file (or flag) they came from.
+pub fn settings(
+    mode: Mode,
+    n_procs: usize,
+    lists: &SettingLists<'_>,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<Vec<ProcSettings>, PlanError> {
+    if mode != Mode::Mps && (!lists.sm_percent.is_empty() || !lists.mem_limit_mib.is_empty()) {
+        return Err(invalid(
+            path,
+            at("sm_percent"),
+            "SM budgets and memory limits are set only in mode Mps (MigEmulated takes them from mig_profiles)",
+        ));
+    }
+    if let Some(p) = lists.sm_percent.iter().find(|p| !(1..=100).contains(*p)) {
+        return Err(invalid(
+            path,
+            at("sm_percent"),
+            format!("{p} is not a percentage in 1..=100"),
+        ));
+    }
+    let sm = per_proc(lists.sm_percent, n_procs, at("sm_percent"), path)?;
+    let mem = per_proc(lists.mem_limit_mib, n_procs, at("mem_limit_mib"), path)?;
+    let profiles = per_proc(lists.mig_profiles, n_procs, at("mig_profiles"), path)?;
+    let uuids = per_proc(lists.mig_uuids, n_procs, at("mig_uuids"), path)?;
+    let mut procs = Vec::with_capacity(n_procs);
+    for rank in 0..n_procs {
+        let mut proc = ProcSettings {
+            sm_percent: sm[rank],
+            mem_limit_mib: mem[rank],
+            mig_profile: profiles[rank].clone(),
+            mig_uuid: uuids[rank].clone(),
+        };
+        check_proc(mode, &mut proc, at, path)?;
+        procs.push(proc);
+    }
+    if mode == Mode::Mig && n_procs > 1 {
+        let mut seen: Vec<&Option<String>> = procs.iter().map(|p| &p.mig_uuid).collect();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != n_procs {
+            return Err(invalid(
+                path,
+                at("mig_uuids"),
+                "one MIG instance per process: the UUIDs must differ",
+            ));
+        }
+    }
+    Ok(procs)
+}
+
+/// Checks one process's MIG fields against the mode and fills in emulated budgets.
+fn check_proc(
+    mode: Mode,
+    proc: &mut ProcSettings,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<(), PlanError> {
+    match mode {
+        Mode::MigEmulated => emulate_mig(proc, at, path)?,
+        Mode::Mig if proc.mig_uuid.is_none() => {
+            return Err(invalid(
+                path,
+                at("mig_uuids"),
+                "mode Mig needs one existing MIG instance UUID per process (nvidia-smi -L lists them)",
+            ));
+        }
+        Mode::Mig => {}
+        _ if proc.mig_profile.is_some() || proc.mig_uuid.is_some() => {
+            return Err(invalid(
+                path,
+                at("mig_profiles"),
+                "MIG fields are used only in modes Mig and MigEmulated",
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn emulate_mig(
+    proc: &mut ProcSettings,
+    at: &dyn Fn(&str) -> String,
+    path: &Path,
+) -> Result<(), PlanError> {
+    let Some(name) = &proc.mig_profile else {
+        return Err(invalid(
+            path,
+            at("mig_profiles"),
+            "mode MigEmulated needs a MIG profile per process, e.g. [\"3g.71gb\"]",
+        ));
+    };
+    let Some(profile) = mig::h200_profile(name) else {
+        let known: Vec<&str> = mig::H200_PROFILES.iter().map(|p| p.name).collect();
+        return Err(invalid(
+            path,
+            at("mig_profiles"),
+            format!(
+                "unknown profile `{name}`; H200 profiles: {}",
+                known.join(", ")
+            ),
+        ));
+    };
+    proc.sm_percent = Some(profile.sm_percent());
+    proc.mem_limit_mib = Some(profile.memory_mib);
+    proc.mig_profile = Some(profile.name.to_string());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+//! Plan tests: parsing, validation messages, MIG emulation.
+use super::*;
+
+fn parse(text: &str) -> Result<Plan, PlanError> {
+    Plan::parse(text, Path::new("p.ron"))
+}
+
+fn error_of(text: &str) -> String {
+    parse(text)
+        .map(|_| ())
+        .expect_err("plan must be refused")
+        .to_string()
+}
+
+#[test]
+fn the_documented_example_parses() {
+    let doc = include_str!("../plan.rs");
+    let start = doc.find("//! ```ron").expect("example") + "//! ```ron".len();
+    let end = start + doc[start..].find("//! ```").expect("end");
+    let text: String = doc[start..end]
+        .lines()
+        .map(|l| l.trim_start_matches("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let plan = parse(&text).expect("example parses");
+    assert_eq!(plan.groups.len(), 4);
+    assert_eq!(plan.n_process_points(), 3 * (1 + 1 + 1 + 1 + 2));
+    assert_eq!(plan.groups[2].procs[0].sm_percent, Some(45));
+}
+
+#[test]
+fn syntax_errors_name_file_line_and_column() {
+    let err = error_of(
+        "(\n  name: \"x\",\n  groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]], colour: 3)],\n)",
+    );
+    assert!(err.starts_with("p.ron:3:"), "{err}");
+    assert!(err.contains("colour"), "{err}");
+}
+
+#[test]
+fn unknown_mode_is_refused_with_position() {
+    let err = error_of("(name: \"x\", groups: [(id: \"a\", mode: Shared, sets: [[\"r:1:1\"]])])");
+    assert!(err.starts_with("p.ron:1:"), "{err}");
+}
+
+#[test]
+fn fewer_than_three_repeats_is_refused() {
+    let err = error_of(
+        "(name: \"x\", repeats: 2, groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]])])",
+    );
+    assert!(
+        err.contains("repeats") && err.contains("at least 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sets_of_a_group_must_have_one_point_per_process() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Mps, sets: [[\"r:1:1\", \"r:1:1\"], [\"r:1:1\"]])])",
+    );
+    assert!(err.contains("groups[0].sets[1]"), "{err}");
+}
+
+#[test]
+fn exclusive_runs_one_process() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\", \"r:1:1\"]])])",
+    );
+    assert!(err.contains("Exclusive runs one process"), "{err}");
+}
+
+#[test]
+fn budgets_only_under_mps() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Timeslice, sm_percent: [50], sets: [[\"r:1:1\"]])])",
+    );
+    assert!(err.contains("only in mode Mps"), "{err}");
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Mps, sm_percent: [0], sets: [[\"r:1:1\"]])])",
+    );
+    assert!(err.contains("not a percentage"), "{err}");
+}
+
+#[test]
+fn mig_needs_distinct_instances_and_emulation_known_profiles() {
+    let err = error_of("(name: \"x\", groups: [(id: \"a\", mode: Mig, sets: [[\"r:1:1\"]])])");
+    assert!(err.contains("MIG instance UUID"), "{err}");
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_uuids: [\"MIG-1\"], sets: [[\"r:1:1\", \"r:1:1\"]])])",
+    );
+    assert!(err.contains("must differ"), "{err}");
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: MigEmulated, mig_profiles: [\"5g.99gb\"], sets: [[\"r:1:1\"]])])",
+    );
+    assert!(
+        err.contains("unknown profile `5g.99gb`") && err.contains("3g.71gb"),
+        "{err}"
+    );
+}
+
+#[test]
+fn per_process_lists_spread_or_match() {
+    let plan = parse("(name: \"x\", groups: [(id: \"a\", mode: MigEmulated, mig_profiles: [\"3g.71gb\", \"4g.71gb\"], sets: [[\"r:1:1\", \"r:2:1\"]])])").expect("valid");
+    let budgets: Vec<Option<u32>> = plan.groups[0].procs.iter().map(|p| p.sm_percent).collect();
+    assert_eq!(budgets, vec![Some(45), Some(48)]);
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Mps, sm_percent: [50, 25, 12], sets: [[\"r:1:1\", \"r:2:1\"]])])",
+    );
+    assert!(err.contains("3 values for 2 processes"), "{err}");
+}
+
+#[test]
+fn points_parse_or_say_what_is_expected() {
+    assert_eq!(
+        Point::parse("resnet50:64:224").map(|p| p.to_string()),
+        Ok("resnet50:64:224".to_string())
+    );
+    assert!(
+        Point::parse("resnet50:64")
+            .unwrap_err()
+            .contains("MODEL:BATCH:IMAGE")
+    );
+    assert!(
+        Point::parse("resnet50:0:224")
+            .unwrap_err()
+            .contains("positive integer")
+    );
+    assert!(
+        Point::parse("res net:1:1")
+            .unwrap_err()
+            .contains("model name")
+    );
+}
+
+#[test]
+fn duplicate_group_ids_are_refused() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]]), (id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]])])",
+    );
+    assert!(err.contains("groups[1].id"), "{err}");
+}

@@ -1,0 +1,225 @@
+//! Runners start a group's worker processes under a sharing mode and report each process-point.
+//!
+//! [`ProcessRunner`] is the real one (the only code that starts work on a GPU); [`FakeRunner`]
+//! replays a synthetic profile so that plans, resume and the CLI can be tested without a GPU.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crate::gpu::{GpuInfo, WindowStats};
+use crate::plan::{Group, Mode, ProcSettings};
+use crate::store::Status;
+
+mod command;
+mod fake;
+mod mps;
+mod process;
+
+pub use command::{CommandResult, CommandSet, parse_progress};
+pub use fake::FakeRunner;
+pub use mps::MpsDaemon;
+pub use process::{ProcessRunner, ProcessRunnerConfig};
+
+/// Why a launch could not run. Fatal for the plan; records already written stay.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A file or folder the runner needs could not be made or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// File or folder.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A worker could not be started.
+    #[error(
+        "cannot start worker `{program}`: {source}; check --worker (python3 with torch) or the workloads folder"
+    )]
+    Spawn {
+        /// Program.
+        program: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The MPS control daemon could not be started or stopped.
+    #[error("MPS control daemon `{control}`: {message}")]
+    Mps {
+        /// Control program.
+        control: String,
+        /// What happened.
+        message: String,
+    },
+    /// Ctrl-C or SIGTERM: workers were stopped, the MPS daemon shut down.
+    #[error(
+        "interrupted: workers stopped and MPS daemon shut down; re-run the same command to resume"
+    )]
+    Interrupted,
+    /// The plan asks for something the runner does not do.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Writing a record failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Marks the run as interrupted (called from the Ctrl-C / SIGTERM handler of the binary).
+pub fn request_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether an interrupt was requested.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// One set of a group at one repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Index into the group's sets.
+    pub set_index: usize,
+    /// Repeat index.
+    pub repeat: u32,
+}
+
+/// What a runner runs: the group's processes through these steps, in order.
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    /// The group.
+    pub group: &'a Group,
+    /// Steps, in order (interleaved repeats).
+    pub steps: Vec<Step>,
+    /// Warm-up per point, seconds.
+    pub warmup_s: f64,
+    /// Measured window per point, seconds.
+    pub window_s: f64,
+    /// Stop (and record a timeout) at this instant.
+    pub deadline: Option<Instant>,
+}
+
+/// One process-point as a runner reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Index into `Launch::steps`.
+    pub step: usize,
+    /// Process rank.
+    pub rank: usize,
+    /// Outcome.
+    pub status: Status,
+    /// Samples/s.
+    pub samples_per_s: Option<f64>,
+    /// Iterations in the window.
+    pub iterations: Option<u64>,
+    /// Window, seconds.
+    pub window_s: Option<f64>,
+    /// Warm-up, seconds.
+    pub warmup_s: Option<f64>,
+    /// Worker CPU time in the window, seconds.
+    pub cpu_time_s: Option<f64>,
+    /// Peak allocated memory, MiB.
+    pub peak_allocated_mib: Option<f64>,
+    /// Peak reserved memory, MiB.
+    pub peak_reserved_mib: Option<f64>,
+    /// Window start, unix seconds.
+    pub t_start: f64,
+    /// Window end, unix seconds.
+    pub t_end: f64,
+    /// Ranks of co-runners that failed this step.
+    pub co_failed: Vec<usize>,
+    /// Error text.
+    pub error: Option<String>,
+    /// Environment the worker saw.
+    pub env: serde_json::Map<String, serde_json::Value>,
+    /// Framework of the worker (e.g. `torch 2.11.0+cu130, tf32 matmul=false cudnn=true`).
+    pub framework: Option<String>,
+    /// GPU state during the window.
+    pub gpu: WindowStats,
+}
+
+/// Starts a group's processes and reports each process-point as it finishes.
+pub trait Runner {
+    /// The GPU measured.
+    fn gpu(&self) -> &GpuInfo;
+    /// `measured` or `fake`: written into every record.
+    fn source_label(&self) -> &'static str;
+    /// Runs the launch; `on_report` is called once per process-point, in arrival order.
+    fn run(
+        &mut self,
+        launch: &Launch<'_>,
+        on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
+    ) -> Result<(), RunError>;
+}
+
+/// Private folders of the calibrator's MPS daemon.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MpsDirs {
+    /// CUDA_MPS_PIPE_DIRECTORY.
+    pub pipe: PathBuf,
+    /// CUDA_MPS_LOG_DIRECTORY.
+    pub log: PathBuf,
+}
+
+impl MpsDirs {
+    /// Folders `mps-pipe` and `mps-log` under `root`.
+    pub fn under(root: &Path) -> MpsDirs {
+        MpsDirs {
+            pipe: root.join("mps-pipe"),
+            log: root.join("mps-log"),
+        }
+    }
+}
+
+/// Environment variables set for one worker process (others are removed: see [`CLEARED_ENV`]).
+///
+/// `gpu_uuid` selects the GPU for plain processes (UUIDs, unlike indices, mean the same to CUDA
+/// and nvidia-smi). The MPS daemon is started on the one GPU, and the server renumbers the
+/// devices it sees from 0 (NVIDIA MPS docs, CUDA_VISIBLE_DEVICES), so MPS clients get `0`.
+pub fn worker_env(
+    mode: Mode,
+    proc: &ProcSettings,
+    gpu_uuid: &str,
+    mps: Option<&MpsDirs>,
+) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    let visible = match (&proc.mig_uuid, mode) {
+        (Some(uuid), Mode::Mig) => uuid.clone(),
+        (_, Mode::Mps | Mode::MigEmulated) => "0".to_string(),
+        _ => gpu_uuid.to_string(),
+    };
+    env.insert("CUDA_VISIBLE_DEVICES".to_string(), visible);
+    if let (true, Some(dirs)) = (mode.uses_mps(), mps) {
+        env.insert(
+            "CUDA_MPS_PIPE_DIRECTORY".into(),
+            dirs.pipe.display().to_string(),
+        );
+        env.insert(
+            "CUDA_MPS_LOG_DIRECTORY".into(),
+            dirs.log.display().to_string(),
+        );
+        if let Some(pct) = proc.sm_percent {
+            env.insert("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE".into(), pct.to_string());
+        }
+        if let Some(mib) = proc.mem_limit_mib {
+            // Device 0 is the only device the worker sees.
+            env.insert(
+                "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT".into(),
+                format!("0={mib}M"),
+            );
+        }
+    }
+    env
+}
+
+/// Variables removed from every worker's environment so an outer MPS setting cannot leak in.
+pub const CLEARED_ENV: [&str; 5] = [
+    "CUDA_MPS_PIPE_DIRECTORY",
+    "CUDA_MPS_LOG_DIRECTORY",
+    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+    "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+    "CUDA_VISIBLE_DEVICES",
+];
+
+#[cfg(test)]
+mod tests;

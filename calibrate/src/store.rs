@@ -1,0 +1,247 @@
+//! The measurement store: one JSON line per finished process-point, appended, never rewritten.
+//!
+//! `DIR/<plan>.jsonl` holds every record of a plan. A set's repeat is finished when every
+//! process of it has a record; re-running the plan skips finished repeats (resumable).
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::gpu::WindowStats;
+
+/// Why the store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or folder could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// File or folder.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A record could not be encoded (a bug: please report it).
+    #[error("{path}: cannot encode record: {source}")]
+    Encode {
+        /// Store file.
+        path: PathBuf,
+        /// Cause.
+        source: serde_json::Error,
+    },
+}
+
+/// Outcome of one process-point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured.
+    Ok,
+    /// Ran out of GPU memory (data for the memory model).
+    Oom,
+    /// The workload raised another error.
+    Error,
+    /// The worker process died before reporting this point.
+    Crash,
+    /// The launch ran past its time limit.
+    Timeout,
+}
+
+/// One measured (or failed) process-point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// `measured` on a GPU, `fake` from the fake runner.
+    pub source: String,
+    /// Plan name.
+    pub plan: String,
+    /// Group id.
+    pub group: String,
+    /// Index of the set in its group.
+    pub set_index: usize,
+    /// Repeat index (0-based).
+    pub repeat: u32,
+    /// Process rank within the set.
+    pub rank: usize,
+    /// This process's point, `MODEL:BATCH:IMAGE`.
+    pub point: String,
+    /// Model name.
+    pub model: String,
+    /// Batch size.
+    pub batch: u32,
+    /// Image size or sequence length.
+    pub image: u32,
+    /// Sharing mode (`exclusive`, `timeslice`, `mps`, `mig`, `mig-emulated`).
+    pub mode: String,
+    /// Processes in the set.
+    pub n_procs: usize,
+    /// Points of the other processes of the set.
+    pub co_runners: Vec<String>,
+    /// MPS SM budget (active-thread percentage), if set.
+    pub sm_percent: Option<u32>,
+    /// MPS pinned memory limit, MiB, if set.
+    pub mem_limit_mib: Option<u64>,
+    /// MIG profile (emulated when mode is `mig-emulated`).
+    pub mig_profile: Option<String>,
+    /// MIG instance UUID (mode `mig`).
+    pub mig_uuid: Option<String>,
+    /// GPU product name.
+    pub gpu_name: String,
+    /// Driver version.
+    pub driver: String,
+    /// GPU UUID.
+    pub gpu_uuid: String,
+    /// Unix time the window started (or the failure was seen), seconds.
+    pub t_start: f64,
+    /// Unix time the window ended, seconds.
+    pub t_end: f64,
+    /// Outcome.
+    pub status: Status,
+    /// Measured training throughput, samples/s.
+    pub samples_per_s: Option<f64>,
+    /// Iterations in the window.
+    pub iterations: Option<u64>,
+    /// Measured window, seconds.
+    pub window_s: Option<f64>,
+    /// Warm-up, seconds.
+    pub warmup_s: Option<f64>,
+    /// CPU time of the worker during the window, seconds.
+    pub cpu_time_s: Option<f64>,
+    /// PyTorch peak allocated memory, MiB.
+    pub peak_allocated_mib: Option<f64>,
+    /// PyTorch peak reserved memory, MiB.
+    pub peak_reserved_mib: Option<f64>,
+    /// GPU state during the window.
+    pub gpu: WindowStats,
+    /// Ranks of co-runners that failed this set.
+    pub co_failed: Vec<usize>,
+    /// Error text (status other than ok).
+    pub error: Option<String>,
+    /// Environment the worker saw (CUDA_VISIBLE_DEVICES, MPS variables).
+    pub env: serde_json::Map<String, serde_json::Value>,
+    /// Framework of the worker (torch version and TF32 flags); absent in early H200 records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
+    /// The user command (`colo calibrate profile`); `None` for training points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Seconds from the command's start to its exit (`colo calibrate profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime_s: Option<f64>,
+}
+
+/// Key of one process of one set's repeat: (group, set index, repeat, rank).
+pub type RecordKey = (String, usize, u32, usize);
+
+impl Record {
+    /// The resume key.
+    pub fn key(&self) -> RecordKey {
+        (self.group.clone(), self.set_index, self.repeat, self.rank)
+    }
+}
+
+/// Records of a store file, and the lines that could not be read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Records in file order.
+    pub records: Vec<Record>,
+    /// `(line number, message)` of unreadable lines (skipped, reported).
+    pub skipped: Vec<(usize, String)>,
+}
+
+/// Path of a plan's store file.
+pub fn store_path(dir: &Path, plan: &str) -> PathBuf {
+    dir.join(format!("{plan}.jsonl"))
+}
+
+/// Reads a store file; a missing file is empty.
+pub fn load(path: &Path) -> Result<Loaded, StoreError> {
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::default()),
+        Err(err) => return Err(io(err)),
+    };
+    let mut loaded = Loaded::default();
+    for (idx, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(&line) {
+            Ok(rec) => loaded.records.push(rec),
+            Err(err) => loaded.skipped.push((idx + 1, err.to_string())),
+        }
+    }
+    Ok(loaded)
+}
+
+/// Reads every `*.jsonl` file of a folder, in name order.
+pub fn load_dir(dir: &Path) -> Result<Vec<(PathBuf, Loaded)>, StoreError> {
+    let io = |source| StoreError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| load(&p).map(|l| (p, l)))
+        .collect()
+}
+
+/// Keys already recorded.
+pub fn done_keys(records: &[Record]) -> BTreeSet<RecordKey> {
+    records.iter().map(Record::key).collect()
+}
+
+/// Appends records to a store file, one line each, flushed per record.
+pub struct Appender {
+    path: PathBuf,
+    file: File,
+}
+
+impl Appender {
+    /// Opens (creating folder and file) for appending.
+    pub fn open(path: &Path) -> Result<Appender, StoreError> {
+        let io = |source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        Ok(Appender {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends one record as one line (one write, so a crash leaves whole lines only).
+    pub fn append(&mut self, rec: &Record) -> Result<(), StoreError> {
+        let mut line = serde_json::to_vec(rec).map_err(|source| StoreError::Encode {
+            path: self.path.clone(),
+            source,
+        })?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .map_err(|source| StoreError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}

@@ -1,0 +1,331 @@
+//! Summaries of a store: one row per (point, mode, budget, co-runners) with the median and
+//! spread of the measured repeats and the fraction of the same point measured alone.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::store::{Record, Status};
+
+/// Why a summary could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The CSV file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// Output file.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// One row of the summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// `MODEL:BATCH:IMAGE`.
+    pub point: String,
+    /// Mode label.
+    pub mode: String,
+    /// SM budget / MIG profile, or `-`.
+    pub budget: String,
+    /// Co-runner points, sorted, joined by `+`, or `-`.
+    pub co_runners: String,
+    /// Ok measurements.
+    pub n_ok: usize,
+    /// Failed process-points (oom, error, crash, timeout).
+    pub n_failed: usize,
+    /// Median samples/s of the ok measurements.
+    pub median: Option<f64>,
+    /// (max - min) / median of the ok measurements.
+    pub spread: Option<f64>,
+    /// Median over records of samples/s divided by the same point's median alone.
+    pub frac_alone: Option<f64>,
+    /// Median PyTorch peak reserved memory, MiB.
+    pub reserved_mib: Option<f64>,
+    /// `measured` or `fake`.
+    pub source: String,
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
+}
+
+fn is_alone(rec: &Record) -> bool {
+    rec.mode == "exclusive" && rec.co_runners.is_empty()
+}
+
+fn budget_label(rec: &Record) -> String {
+    match (&rec.mig_profile, rec.sm_percent) {
+        (Some(profile), _) => profile.clone(),
+        (None, Some(pct)) => format!("{pct}%"),
+        (None, None) => "-".into(),
+    }
+}
+
+/// Co-runners sorted, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or `-`.
+fn co_runner_label(co_runners: &[String]) -> String {
+    let mut sorted = co_runners.to_vec();
+    sorted.sort();
+    let mut parts: Vec<String> = Vec::new();
+    let mut idx = 0;
+    while idx < sorted.len() {
+        let count = sorted[idx..]
+            .iter()
+            .take_while(|p| **p == sorted[idx])
+            .count();
+        parts.push(if count == 1 {
+            sorted[idx].clone()
+        } else {
+            format!("{}x{count}", sorted[idx])
+        });
+        idx += count;
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("+")
+    }
+}
+
+/// Sort and group key of a row: point, mode order, processes, budget, co-runners, mode, source.
+type RowKey = (String, usize, usize, String, String, String, String);
+
+fn mode_rank(mode: &str) -> usize {
+    ["exclusive", "mps", "mig-emulated", "mig", "timeslice"]
+        .iter()
+        .position(|m| *m == mode)
+        .unwrap_or(9)
+}
+
+fn ok_rate(rec: &Record) -> Option<f64> {
+    rec.samples_per_s.filter(|_| rec.status == Status::Ok)
+}
+
+/// Median samples/s of each point alone: per GPU UUID, and over all GPUs as a fallback.
+struct AloneBaseline {
+    per_gpu: BTreeMap<(String, String), f64>,
+    any_gpu: BTreeMap<String, f64>,
+}
+
+impl AloneBaseline {
+    fn new(records: &[Record]) -> AloneBaseline {
+        let mut per_gpu: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+        let mut any_gpu: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for rec in records.iter().filter(|r| is_alone(r)) {
+            if let Some(rate) = ok_rate(rec) {
+                per_gpu
+                    .entry((rec.gpu_uuid.clone(), rec.point.clone()))
+                    .or_default()
+                    .push(rate);
+                any_gpu.entry(rec.point.clone()).or_default().push(rate);
+            }
+        }
+        AloneBaseline {
+            per_gpu: per_gpu
+                .into_iter()
+                .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
+                .collect(),
+            any_gpu: any_gpu
+                .into_iter()
+                .filter_map(|(k, mut v)| median(&mut v).map(|m| (k, m)))
+                .collect(),
+        }
+    }
+
+    /// The record's point alone on its GPU, else on any GPU.
+    fn get(&self, rec: &Record) -> Option<&f64> {
+        self.per_gpu
+            .get(&(rec.gpu_uuid.clone(), rec.point.clone()))
+            .or_else(|| self.any_gpu.get(&rec.point))
+    }
+}
+
+/// Builds the rows, sorted by point, mode, number of co-runners, budget and co-runners.
+pub fn summarize(records: &[Record]) -> Vec<Row> {
+    let baseline = AloneBaseline::new(records);
+    let mut groups: BTreeMap<RowKey, Vec<&Record>> = BTreeMap::new();
+    for rec in records {
+        let co = co_runner_label(&rec.co_runners);
+        let key = (
+            rec.point.clone(),
+            mode_rank(&rec.mode),
+            rec.n_procs,
+            budget_label(rec),
+            co,
+            rec.mode.clone(),
+            rec.source.clone(),
+        );
+        groups.entry(key).or_default().push(rec);
+    }
+    let mut rows = Vec::with_capacity(groups.len());
+    for ((point, _, _, budget, co_runners, mode, source), recs) in groups {
+        let mut rates: Vec<f64> = recs.iter().filter_map(|r| ok_rate(r)).collect();
+        let mut fracs: Vec<f64> = recs
+            .iter()
+            .filter_map(|r| {
+                let base = baseline.get(r)?;
+                ok_rate(r).map(|rate| rate / base)
+            })
+            .collect();
+        let mut reserved: Vec<f64> = recs
+            .iter()
+            .filter(|r| r.status == Status::Ok)
+            .filter_map(|r| r.peak_reserved_mib)
+            .collect();
+        let n_ok = recs.iter().filter(|r| r.status == Status::Ok).count();
+        let (lo, hi) = rates
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        let med = median(&mut rates);
+        rows.push(Row {
+            point,
+            mode,
+            budget,
+            co_runners,
+            n_ok,
+            n_failed: recs.len() - n_ok,
+            median: med,
+            spread: med.filter(|m| *m > 0.0).map(|m| (hi - lo) / m),
+            frac_alone: median(&mut fracs),
+            reserved_mib: median(&mut reserved),
+            source,
+        });
+    }
+    rows
+}
+
+fn opt(value: Option<f64>, digits: usize) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// Renders the rows as a text table with a header saying where the numbers come from.
+pub fn render_table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "samples/s: median of the measured repeats; spread: (max-min)/median; frac: measured / measured alone\n",
+    );
+    let head = [
+        "point",
+        "mode",
+        "budget",
+        "co-runners",
+        "ok",
+        "fail",
+        "samples/s",
+        "spread%",
+        "frac",
+        "reserved MiB",
+        "source",
+    ];
+    let cells: Vec<[String; 11]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.point.clone(),
+                r.mode.clone(),
+                r.budget.clone(),
+                r.co_runners.clone(),
+                r.n_ok.to_string(),
+                r.n_failed.to_string(),
+                opt(r.median, 1),
+                opt(r.spread.map(|s| s * 100.0), 1),
+                opt(r.frac_alone, 3),
+                opt(r.reserved_mib, 0),
+                r.source.clone(),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut line = |cols: Vec<&str>| {
+        let text: Vec<String> = cols
+            .iter()
+            .zip(&width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", text.join("  ").trim_end());
+    };
+    line(head.to_vec());
+    for row in &cells {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+/// Renders the rows as CSV (header first).
+pub fn render_csv(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "point,mode,budget,co_runners,n_ok,n_failed,samples_per_s_median,spread,frac_alone,reserved_mib,source\n",
+    );
+    let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.6}"));
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            r.point,
+            r.mode,
+            r.budget,
+            r.co_runners,
+            r.n_ok,
+            r.n_failed,
+            num(r.median),
+            num(r.spread),
+            num(r.frac_alone),
+            num(r.reserved_mib),
+            r.source
+        );
+    }
+    out
+}
+
+/// Writes a file whole or not at all (temporary file in the same folder, then rename).
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SummaryError> {
+    let err = |source| SummaryError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    std::io::Write::write_all(&mut tmp, contents.as_bytes()).map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn co_runners_are_sorted_and_counted() {
+        let co: Vec<String> = ["b:1:1", "a:1:1", "b:1:1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(co_runner_label(&co), "a:1:1+b:1:1x2");
+        assert_eq!(co_runner_label(&[]), "-");
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+}
