@@ -172,7 +172,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
 fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::load(&args.plan)?;
     if args.dry_run {
-        print!("{}", describe_plan(&plan));
+        super::print(&describe_plan(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut runner: Box<dyn Runner> = if args.gpu.fake_gpu {
@@ -224,10 +224,7 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     );
     let loaded = store::load(&outcome.store)?;
-    print!(
-        "{}",
-        summary::render_table(&summary::summarize(&loaded.records))
-    );
+    super::print(&summary::render_table(&summary::summarize(&loaded.records)))?;
     Ok(ExitCode::SUCCESS)
 }
 
