@@ -2,5 +2,7 @@
 //! parametric performance model, and the external tables (Gavel pairs, MISO MIG slices).
 pub mod gavel;
 pub mod lm;
+pub mod measured;
 pub mod miso;
 pub mod parametric;
+pub mod validate;

@@ -45,8 +45,10 @@ pub struct ClassSpec {
 pub struct ClassFit {
     /// Time demand.
     pub time_demand: f64,
-    /// Space demand.
+    /// Space demand (SM budget and MIG slowdown).
     pub space_demand: f64,
+    /// Contention demand (SMs contended for under MPS).
+    pub contention_demand: f64,
     /// Exclusive rate (the measured one unless fitted).
     pub solo_rate: f64,
 }
@@ -116,6 +118,9 @@ pub struct Fitted {
 
 const PRIOR_WEIGHT: f64 = 1e-3;
 
+/// Parameters per class in the fit vector: time, space, log rate, contention.
+const PER_CLASS: usize = 4;
+
 fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -127,11 +132,12 @@ fn logit(p: f64) -> f64 {
 
 impl FitProblem {
     fn start(&self) -> DVector<f64> {
-        let mut theta = Vec::with_capacity(2 * self.classes.len() + 3);
+        let mut theta = Vec::with_capacity(PER_CLASS * self.classes.len() + 3);
         for c in &self.classes {
             theta.push(logit(c.time_demand_start));
             theta.push(logit(c.space_demand_start));
             theta.push(c.solo_rate.max(f64::MIN_POSITIVE).ln());
+            theta.push(logit(c.space_demand_start));
         }
         theta.push(logit(self.globals.switch_overhead));
         theta.push(self.globals.interference.max(1e-6).ln());
@@ -146,22 +152,23 @@ impl FitProblem {
             .iter()
             .enumerate()
             .map(|(i, c)| ClassFit {
-                time_demand: logistic(theta[3 * i]),
-                space_demand: logistic(theta[3 * i + 1]).max(1e-4),
+                time_demand: logistic(theta[PER_CLASS * i]),
+                space_demand: logistic(theta[PER_CLASS * i + 1]).max(1e-4),
                 solo_rate: if c.fit_solo_rate {
-                    theta[3 * i + 2].exp()
+                    theta[PER_CLASS * i + 2].exp()
                 } else {
                     c.solo_rate
                 },
+                contention_demand: logistic(theta[PER_CLASS * i + 3]).max(1e-4),
             })
             .collect();
         let pick =
             |k: usize, fitted: f64, start: f64| if self.fit_globals[k] { fitted } else { start };
         let g = &self.globals;
         let globals = Globals {
-            switch_overhead: pick(0, logistic(theta[3 * n]), g.switch_overhead),
-            interference: pick(1, theta[3 * n + 1].exp(), g.interference),
-            mig_efficiency: pick(2, theta[3 * n + 2].exp(), g.mig_efficiency),
+            switch_overhead: pick(0, logistic(theta[PER_CLASS * n]), g.switch_overhead),
+            interference: pick(1, theta[PER_CLASS * n + 1].exp(), g.interference),
+            mig_efficiency: pick(2, theta[PER_CLASS * n + 2].exp(), g.mig_efficiency),
         };
         (classes, globals)
     }
@@ -214,6 +221,7 @@ fn job_classes(problem: &FitProblem, fits: &[ClassFit]) -> Vec<JobClass> {
             solo_rate: f.solo_rate,
             time_demand: f.time_demand,
             space_demand: f.space_demand,
+            contention_demand: f.contention_demand,
             memory_gib: c.memory_gib,
             spread: None,
             origin: Origin::Fitted,
@@ -266,6 +274,7 @@ pub fn profile_of(
                 samples_per_s: f.solo_rate,
                 time_demand: f.time_demand,
                 space_demand: f.space_demand,
+                contention_demand: Some(f.contention_demand),
                 memory_gib: c.memory_gib,
                 spread: None,
                 origin: None,
@@ -373,6 +382,7 @@ mod tests {
             .map(|(i, &(u, s))| ClassFit {
                 time_demand: u,
                 space_demand: s,
+                contention_demand: 0.8 * s,
                 solo_rate: 100.0 * (i + 1) as f64,
             })
             .collect();
@@ -404,7 +414,9 @@ mod tests {
         let fitted = fit(&p, &LmConfig::default());
         for (f, (tu, ts)) in fitted.classes.iter().zip(truth) {
             assert!(
-                (f.time_demand - tu).abs() < 1e-3 && (f.space_demand - ts).abs() < 1e-3,
+                (f.time_demand - tu).abs() < 1e-3
+                    && (f.space_demand - ts).abs() < 1e-3
+                    && (f.contention_demand - 0.8 * ts).abs() < 1e-3,
                 "{:?} vs {truth:?}",
                 fitted.classes
             );

@@ -94,8 +94,10 @@ pub struct JobClass {
     pub solo_rate: f64,
     /// Fraction of wall time the GPU runs its kernels when alone.
     pub time_demand: f64,
-    /// Fraction of SMs its kernels fill.
+    /// Fraction of SMs its kernels fill (budget and MIG slowdown).
     pub space_demand: f64,
+    /// Fraction of SMs it contends for under MPS.
+    pub contention_demand: f64,
     /// Peak GPU memory of its process, context excluded, GiB.
     pub memory_gib: f64,
     /// Relative spread of repeated measurements, when known.
@@ -263,6 +265,7 @@ impl ProfileSet {
             solo_rate: entry.samples_per_s,
             time_demand: entry.time_demand,
             space_demand: entry.space_demand,
+            contention_demand: entry.contention_demand.unwrap_or(entry.space_demand),
             memory_gib: entry.memory_gib,
             spread: entry.spread,
             origin: entry.origin.unwrap_or(profile.origin),

@@ -58,26 +58,29 @@ impl PerfModel for Parametric {
         };
         let n = tenants.len();
         if n > MAX_INLINE_TENANTS {
-            let mut phases = vec![Phase::default(); n];
-            share(profile, mode, partition, tenants, &mut phases, out);
+            let mut demands = vec![Demand::default(); n];
+            share(profile, mode, partition, tenants, &mut demands, out);
         } else {
-            let mut phases = [Phase::default(); MAX_INLINE_TENANTS];
-            share(profile, mode, partition, tenants, &mut phases[..n], out);
+            let mut demands = [Demand::default(); MAX_INLINE_TENANTS];
+            share(profile, mode, partition, tenants, &mut demands[..n], out);
         }
     }
 }
 
-/// One tenant's iteration, normalised to its alone time on the whole GPU: a host part
-/// `1 - u` and a GPU part `u * stretch * congestion`, where the GPU part occupies `weight` of
-/// the partition's shared resource per unit of speed.
+/// One tenant's demand on the partition's shared resource: at full speed (its alone speed
+/// under the same SM budget and interference, `max_speed`) it occupies `max_speed * weight` of
+/// the resource (GPU time for time-slicing, SM-time for MPS).
 #[derive(Clone, Copy, Debug, Default)]
-struct Phase {
+struct Demand {
+    max_speed: f64,
+    weight: f64,
+    /// Host part and (stretched) GPU part of the job's normalised iteration: under a common
+    /// congestion factor `λ` its speed is `1 / (host + gpu * λ)` (MPS).
     host: f64,
     gpu: f64,
-    weight: f64,
 }
 
-impl Phase {
+impl Demand {
     fn speed(&self, congestion: f64) -> f64 {
         1.0 / (self.host + self.gpu * congestion)
     }
@@ -88,67 +91,125 @@ fn share(
     mode: ShareMode,
     partition: &Partition,
     tenants: &[Tenant<'_>],
-    phases: &mut [Phase],
+    demands: &mut [Demand],
     out: &mut [f64],
 ) {
     let capacity = match mode {
         ShareMode::Exclusive | ShareMode::Timeslice => {
-            timeslice_phases(partition, tenants, phases);
-            let busy = tenants.len().saturating_sub(1) as f64;
-            1.0 / (1.0 + profile.timeslice.switch_overhead * busy)
+            timeslice_demands(partition, tenants, demands);
+            let sharing = if tenants.len() > 1 {
+                profile.timeslice.switch_overhead
+            } else {
+                0.0
+            };
+            1.0 - sharing
         }
         ShareMode::Mps | ShareMode::Mig => {
-            mps_phases(profile.mps.interference, partition, tenants, phases);
+            mps_demands(profile.mps.interference, partition, tenants, demands);
             partition.sm_fraction
         }
     };
-    let congestion = solve_congestion(phases, capacity);
     let mig = if partition.is_mig_slice {
         profile.mig.efficiency
     } else {
         1.0
     };
-    for ((rate, phase), tenant) in out.iter_mut().zip(phases.iter()).zip(tenants) {
-        *rate = tenant.class.solo_rate * f64::from(tenant.gpus) * phase.speed(congestion) * mig;
+    match mode {
+        ShareMode::Exclusive | ShareMode::Timeslice => water_fill(demands, capacity, out),
+        ShareMode::Mps | ShareMode::Mig => {
+            let congestion = solve_congestion(demands, capacity);
+            for (speed, d) in out.iter_mut().zip(demands.iter()) {
+                *speed = d.speed(congestion);
+            }
+        }
+    }
+    for (rate, tenant) in out.iter_mut().zip(tenants) {
+        *rate *= tenant.class.solo_rate * f64::from(tenant.gpus) * mig;
     }
 }
 
-/// Time-slicing: kernels of one context at a time, each on the whole partition; the shared
-/// resource is GPU time.
-fn timeslice_phases(partition: &Partition, tenants: &[Tenant<'_>], phases: &mut [Phase]) {
-    for (phase, tenant) in phases.iter_mut().zip(tenants) {
+/// Time-slicing: one context's kernels at a time, each on the whole partition; a job needs
+/// `u * max(1, s / c)` of the GPU's time to run at full speed.
+fn timeslice_demands(partition: &Partition, tenants: &[Tenant<'_>], demands: &mut [Demand]) {
+    for (demand, tenant) in demands.iter_mut().zip(tenants) {
         let c = tenant.class;
         let stretch = (c.space_demand / partition.sm_fraction).max(1.0);
-        let gpu = c.time_demand * stretch;
-        *phase = Phase {
+        let max_speed = 1.0 / ((1.0 - c.time_demand) + c.time_demand * stretch);
+        *demand = Demand {
+            max_speed,
+            weight: c.time_demand * stretch,
             host: 1.0 - c.time_demand,
-            gpu,
-            weight: gpu,
+            gpu: c.time_demand * stretch,
         };
     }
 }
 
-/// MPS (and MPS inside a MIG slice): kernels of all tenants share the SMs. A tenant's GPU part
+/// MPS (and MPS inside a MIG slice): kernels of all tenants share the SMs. A job's GPU time
 /// stretches when its SM budget is below its space demand, and with its co-runners' SM
-/// occupancy (caches, memory bandwidth); the shared resource is SM-time.
-fn mps_phases(
+/// occupancy (caches, memory bandwidth); it needs `u * s * stretch` of the SM-time per unit of
+/// speed.
+fn mps_demands(
     interference: f64,
     partition: &Partition,
     tenants: &[Tenant<'_>],
-    phases: &mut [Phase],
+    demands: &mut [Demand],
 ) {
     let cap = |t: &Tenant<'_>| t.sm_budget.unwrap_or(1.0).min(partition.sm_fraction);
-    let occupancy = |t: &Tenant<'_>| t.class.time_demand * t.class.space_demand.min(cap(t));
+    let occupancy = |t: &Tenant<'_>| t.class.time_demand * t.class.contention_demand.min(cap(t));
     let total: f64 = tenants.iter().map(occupancy).sum();
-    for (phase, tenant) in phases.iter_mut().zip(tenants) {
+    for (demand, tenant) in demands.iter_mut().zip(tenants) {
         let c = tenant.class;
         let budget_stretch = (c.space_demand / cap(tenant)).max(1.0);
-        let others = (total - occupancy(tenant)).max(0.0);
-        let interference_stretch = 1.0 + interference * others;
-        *phase = Phase {
+        let interference_stretch = 1.0 + interference * (total - occupancy(tenant)).max(0.0);
+        let gpu = c.time_demand * budget_stretch * interference_stretch;
+        *demand = Demand {
+            max_speed: 1.0 / ((1.0 - c.time_demand) + gpu),
+            weight: c.time_demand
+                * c.contention_demand.min(cap(tenant))
+                * budget_stretch
+                * interference_stretch,
             host: 1.0 - c.time_demand,
-            gpu: c.time_demand * budget_stretch * interference_stretch,
-            weight: c.time_demand * c.space_demand * interference_stretch,
+            gpu,
+        };
+    }
+}
+
+/// Max-min fair shares of `capacity`: a job whose full-speed demand is below the fair level gets
+/// all it asks for; the rest split what is left equally. Writes each job's speed (fraction of
+/// alone) into `speeds`. O(n^2) for n jobs, no allocation.
+fn water_fill(demands: &[Demand], capacity: f64, speeds: &mut [f64]) {
+    let mut satisfied = [false; MAX_INLINE_TENANTS];
+    let mut satisfied_heap;
+    let satisfied: &mut [bool] = if demands.len() <= MAX_INLINE_TENANTS {
+        &mut satisfied[..demands.len()]
+    } else {
+        satisfied_heap = vec![false; demands.len()];
+        &mut satisfied_heap
+    };
+    let mut left = capacity;
+    let mut open = demands.len();
+    loop {
+        let level = left / open.max(1) as f64;
+        let mut changed = false;
+        for (i, d) in demands.iter().enumerate() {
+            let want = d.max_speed * d.weight;
+            if !satisfied[i] && want <= level {
+                satisfied[i] = true;
+                left -= want;
+                open -= 1;
+                changed = true;
+            }
+        }
+        if !changed || open == 0 {
+            break;
+        }
+    }
+    let level = left / open.max(1) as f64;
+    for ((speed, d), done) in speeds.iter_mut().zip(demands).zip(satisfied.iter()) {
+        *speed = if *done || d.weight <= 0.0 {
+            d.max_speed
+        } else {
+            (level / d.weight).min(d.max_speed)
         };
     }
 }
@@ -156,7 +217,7 @@ fn mps_phases(
 /// Finds the congestion factor `λ >= 1` at which the tenants' demand on the shared resource,
 /// `g(λ) = Σ weight_i * speed_i(λ)`, equals `capacity` (or 1 when it already fits). `g` is
 /// convex and decreasing, so Newton's method from λ = 1 climbs to the root without overshoot.
-fn solve_congestion(phases: &[Phase], capacity: f64) -> f64 {
+fn solve_congestion(phases: &[Demand], capacity: f64) -> f64 {
     let demand = |l: f64| phases.iter().map(|p| p.weight * p.speed(l)).sum::<f64>();
     let mut congestion = 1.0;
     let mut excess = demand(congestion) - capacity;

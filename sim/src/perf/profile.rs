@@ -115,8 +115,14 @@ pub struct ModelEntry {
     pub samples_per_s: f64,
     /// Fraction of wall time the GPU is busy with its kernels when alone (0..=1).
     pub time_demand: f64,
-    /// Fraction of the SMs its kernels can fill (0..=1).
+    /// Fraction of the SMs its kernels can fill (0..=1): sets its speed under an SM budget or in
+    /// a MIG slice.
     pub space_demand: f64,
+    /// Fraction of the SMs it contends for when sharing under MPS (0..=1); `space_demand` when
+    /// absent. Kept apart because a job can slow down at a small SM budget yet leave room for a
+    /// co-runner's kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention_demand: Option<f64>,
     /// Peak GPU memory of the process, context excluded, GiB.
     pub memory_gib: f64,
     /// Relative spread of repeated measurements (e.g. 0.05), when measured.
@@ -280,6 +286,14 @@ impl Profile {
                 entry.memory_gib >= 0.0,
                 ">= 0",
             )?;
+            if let Some(c) = entry.contention_demand {
+                range(
+                    field("contention_demand"),
+                    c,
+                    c > 0.0 && c <= 1.0,
+                    "0 < x <= 1",
+                )?;
+            }
             if seen.insert(entry.key(), idx).is_some() {
                 return Err(ProfileError::Duplicate {
                     path: path.to_owned(),

@@ -14,6 +14,7 @@ fn entry(model: &str, rate: f64, u: f64, s: f64, mem: f64) -> ModelEntry {
         samples_per_s: rate,
         time_demand: u,
         space_demand: s,
+        contention_demand: None,
         memory_gib: mem,
         spread: None,
         origin: None,
@@ -117,7 +118,8 @@ fn baselines_follow_their_formulas() {
 fn launch_bound_jobs_barely_slow_each_other_under_mps() {
     let four = vec![class("small"); 4];
     let got = rates(&Parametric::new(profiles()), ShareMode::Mps, &four);
-    // Co-runners' occupancy 3 * 0.3 * 0.3 = 0.27 stretches the GPU part by 1 + 0.3 * 0.27.
+    // Co-runners' occupancy 3 * 0.3 * 0.3 = 0.27 stretches the GPU part by 1 + 0.3 * 0.27; the
+    // four jobs' SM-time demands (4 * 0.3 * 0.3 * 1.081 * speed) fit in the GPU, so none waits.
     let expected = 20000.0 / (0.7 + 0.3 * (1.0 + 0.3 * 0.27));
     for rate in got {
         assert!((rate - expected).abs() < 1e-6, "{rate} vs {expected}");
@@ -128,17 +130,28 @@ fn launch_bound_jobs_barely_slow_each_other_under_mps() {
 fn gpu_bound_pair_shares_time_and_loses_switching() {
     let two = vec![class("big"); 2];
     let got = rates(&Parametric::new(profiles()), ShareMode::Timeslice, &two);
-    // Capacity 1 / 1.05 of GPU time split evenly: speed f with 2 * 0.95 f = 1 / 1.05.
-    let expected = 1000.0 / (2.0 * 0.95 * 1.05);
+    // Capacity 1 - 0.05 of GPU time split evenly; each needs 0.95 per unit of speed.
+    let expected = 1000.0 * (0.95 / 2.0) / 0.95;
     assert!((got[0] - expected).abs() < 1e-6, "{got:?} vs {expected}");
 }
 
 #[test]
-fn congestion_solution_meets_capacity_exactly() {
+fn time_slicing_is_max_min_fair_a_light_job_keeps_its_speed() {
+    let set = vec![class("big"), class("big"), class("small")];
+    let got = rates(&Parametric::new(profiles()), ShareMode::Timeslice, &set);
+    // The small job needs 0.3 of the time, under the fair level 0.95 / 3: it runs as alone;
+    // the big ones split the remaining 0.65.
+    assert!((got[2] - 20000.0).abs() < 1e-6, "{got:?}");
+    let expected = 1000.0 * (0.65 / 2.0) / 0.95;
+    assert!((got[0] - expected).abs() < 1e-6, "{got:?} vs {expected}");
+}
+
+#[test]
+fn shares_fill_the_capacity_exactly_when_oversubscribed() {
     let two = vec![class("big"); 2];
     let got = rates(&Parametric::new(profiles()), ShareMode::Mps, &two);
     let c = class("big");
-    // Load on SM-time: Σ u s (1 + β O) f = 1 at the solution.
+    // SM-time used: Σ u s (1 + β O) f = 1 when the demands exceed the GPU.
     let stretch = 1.0 + 0.3 * 0.95 * 0.9;
     let load: f64 = got
         .iter()
@@ -222,6 +235,7 @@ mod properties {
             solo_rate: x,
             time_demand: u,
             space_demand: s,
+            contention_demand: s,
             memory_gib: 1.0,
             spread: None,
             origin: Origin::Provisional,

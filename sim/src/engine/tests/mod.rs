@@ -24,6 +24,7 @@ pub(super) fn entry(model: &str, rate: f64, u: f64, s: f64, mem: f64) -> ModelEn
         samples_per_s: rate,
         time_demand: u,
         space_demand: s,
+        contention_demand: None,
         memory_gib: mem,
         spread: None,
         origin: None,

@@ -1,0 +1,325 @@
+//! From a calibration store (`calibrate/data/<gpu>/*.jsonl`) to the parametric model's fit
+//! problem: one class per point measured alone, one observation per co-run set (the median over
+//! its repeats), each job's rate taken as a fraction of the same point alone on the same GPU
+//! (hosts differ for launch-bound jobs) times the point's median alone rate.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use colo_sim::hardware::GpuSpec;
+use colo_sim::perf::{Partition, ShareMode};
+use colo_sim::workload::ModelKey;
+use thiserror::Error;
+
+use super::parametric::{ClassSpec, Member, Observation};
+use crate::store::{self, Record, Status, StoreError};
+
+/// Measurements that cannot be fitted. Fatal.
+#[derive(Debug, Error)]
+pub enum DataError {
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Nothing usable was found.
+    #[error("{}: {message}", dir.display())]
+    Empty {
+        /// The data folder.
+        dir: PathBuf,
+        /// What is missing and how to get it.
+        message: String,
+    },
+}
+
+/// What was measured of one point alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassInfo {
+    /// Alone runs (repeats, all hosts).
+    pub alone_runs: usize,
+    /// (max - min) / median of the alone rates.
+    pub spread: f64,
+    /// Mean absolute deviation from the median / median, of the alone rates.
+    pub noise: f64,
+    /// Median NVML utilisation alone, percent.
+    pub util_pct: Option<f64>,
+    /// Median PyTorch peak reserved memory alone, MiB.
+    pub reserved_mib: f64,
+}
+
+impl ClassInfo {
+    /// Launch-bound: the GPU is busy less than 60% of the time alone.
+    pub fn launch_bound(&self) -> bool {
+        self.util_pct.is_some_and(|u| u < 60.0)
+    }
+}
+
+/// One measured co-run set, aggregated over its repeats.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSet {
+    /// `mode: a + b` for reports.
+    pub label: String,
+    /// `timeslice`, `mps` or `mig-emulated`.
+    pub mode_label: String,
+    /// The observation (rates relative to each class's median alone rate).
+    pub observation: Observation,
+    /// Per member: mean absolute deviation of its repeats from their median, relative.
+    pub member_noise: Vec<f64>,
+    /// Repeats aggregated.
+    pub repeats: usize,
+    /// MIG profile of each member (mig-emulated), else None.
+    pub mig_profiles: Vec<Option<String>>,
+    /// Measured peak reserved memory of each member, MiB.
+    pub reserved_mib: Vec<f64>,
+}
+
+impl RunSet {
+    /// Jobs in the set.
+    pub fn n_jobs(&self) -> usize {
+        self.observation.members.len()
+    }
+}
+
+/// Everything the fit and its report need from a data folder.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// The GPU.
+    pub gpu: &'static GpuSpec,
+    /// One class per point measured alone (rate = median over all alone runs).
+    pub classes: Vec<ClassSpec>,
+    /// What was measured of each class alone.
+    pub info: Vec<ClassInfo>,
+    /// Co-run and SM-budget sets.
+    pub sets: Vec<RunSet>,
+    /// Store files read.
+    pub files: Vec<String>,
+    /// Drivers seen.
+    pub drivers: Vec<String>,
+    /// Sets left out, with why.
+    pub left_out: BTreeMap<String, usize>,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn relative_noise(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    let m = median(&mut sorted);
+    values.iter().map(|v| (v - m).abs()).sum::<f64>() / values.len().max(1) as f64 / m
+}
+
+fn key_of(r: &Record) -> ModelKey {
+    ModelKey::new(&r.model, r.batch, r.image)
+}
+
+/// Reads every `*.jsonl` store in `dir` for `gpu`.
+pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataError> {
+    let stores = store::load_dir(dir)?;
+    let mut records: Vec<Record> = Vec::new();
+    let mut files = Vec::new();
+    for (path, loaded) in stores {
+        files.push(path.display().to_string());
+        records.extend(loaded.records.into_iter().filter(|r| r.command.is_none()));
+    }
+    if records.is_empty() {
+        return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });
+    }
+    let mut drivers: Vec<String> = records.iter().map(|r| r.driver.clone()).collect();
+    drivers.sort();
+    drivers.dedup();
+    let alone: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.mode == "exclusive" && r.n_procs == 1 && r.status == Status::Ok)
+        .collect();
+    let (classes, info, host_alone) = classes_from_alone(&alone);
+    if classes.is_empty() {
+        return Err(DataError::Empty { dir: dir.to_owned(), message: "no point was measured alone (mode exclusive); the fit needs each model's exclusive rate".into() });
+    }
+    let index: BTreeMap<ModelKey, usize> = classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key.clone(), i))
+        .collect();
+    let mut left_out = BTreeMap::new();
+    let mut sets = Vec::new();
+    let mut grouped: BTreeMap<(String, String, usize), Vec<&Record>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.mode != "exclusive") {
+        grouped
+            .entry((r.plan.clone(), r.group.clone(), r.set_index))
+            .or_default()
+            .push(r);
+    }
+    for ((_, group, _), members) in grouped {
+        match run_set(gpu, &group, &members, &classes, &index, &host_alone) {
+            Ok(set) => sets.push(set),
+            Err(why) => *left_out.entry(why).or_insert(0) += 1,
+        }
+    }
+    Ok(Dataset {
+        gpu,
+        classes,
+        info,
+        sets,
+        files,
+        drivers,
+        left_out,
+    })
+}
+
+type HostAlone = BTreeMap<(String, ModelKey), f64>;
+
+fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, HostAlone) {
+    let mut by_point: BTreeMap<ModelKey, Vec<&Record>> = BTreeMap::new();
+    let mut by_host: BTreeMap<(String, ModelKey), Vec<f64>> = BTreeMap::new();
+    for r in alone {
+        let Some(rate) = r.samples_per_s else {
+            continue;
+        };
+        by_point.entry(key_of(r)).or_default().push(r);
+        by_host
+            .entry((r.gpu_uuid.clone(), key_of(r)))
+            .or_default()
+            .push(rate);
+    }
+    let host_alone = by_host
+        .into_iter()
+        .map(|(k, mut v)| (k, median(&mut v)))
+        .collect();
+    let mut classes = Vec::new();
+    let mut info = Vec::new();
+    for (key, runs) in by_point {
+        let rates: Vec<f64> = runs.iter().filter_map(|r| r.samples_per_s).collect();
+        let mut sorted = rates.clone();
+        let solo = median(&mut sorted);
+        let mut utils: Vec<f64> = runs.iter().filter_map(|r| r.gpu.util_pct).collect();
+        let util = (!utils.is_empty()).then(|| median(&mut utils));
+        let mut reserved: Vec<f64> = runs.iter().filter_map(|r| r.peak_reserved_mib).collect();
+        let reserved_mib = median(&mut reserved);
+        let spread = (sorted[sorted.len() - 1] - sorted[0]) / solo;
+        classes.push(ClassSpec {
+            key,
+            solo_rate: solo,
+            memory_gib: reserved_mib / 1024.0,
+            time_demand_start: util.map_or(0.7, |u| (u / 100.0).clamp(0.05, 0.98)),
+            space_demand_start: 0.5,
+            fit_solo_rate: false,
+        });
+        info.push(ClassInfo {
+            alone_runs: rates.len(),
+            spread,
+            noise: relative_noise(&rates),
+            util_pct: util,
+            reserved_mib,
+        });
+    }
+    (classes, info, host_alone)
+}
+
+/// One set's observation, or why it is left out.
+fn run_set(
+    gpu: &'static GpuSpec,
+    group: &str,
+    records: &[&Record],
+    classes: &[ClassSpec],
+    index: &BTreeMap<ModelKey, usize>,
+    host_alone: &HostAlone,
+) -> Result<RunSet, String> {
+    let first = records[0];
+    let n = first.n_procs;
+    let mode = match first.mode.as_str() {
+        "timeslice" => ShareMode::Timeslice,
+        "mps" | "mig-emulated" => ShareMode::Mps,
+        other => return Err(format!("mode {other} (not fitted)")),
+    };
+    let mut by_repeat: BTreeMap<u32, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by_repeat.entry(r.repeat).or_default().push(r);
+    }
+    let complete: Vec<Vec<&Record>> = by_repeat
+        .into_values()
+        .filter(|rs| {
+            rs.len() == n
+                && rs
+                    .iter()
+                    .all(|r| r.status == Status::Ok && r.samples_per_s.is_some())
+        })
+        .map(|mut rs| {
+            rs.sort_by_key(|r| r.rank);
+            rs
+        })
+        .collect();
+    if complete.is_empty() {
+        return Err("no repeat with every process ok".into());
+    }
+    let mut members = Vec::with_capacity(n);
+    let mut member_noise = Vec::with_capacity(n);
+    let mut reserved = Vec::with_capacity(n);
+    let mut profiles = Vec::with_capacity(n);
+    for rank in 0..n {
+        let r0 = complete[0][rank];
+        let key = key_of(r0);
+        let Some(&class) = index.get(&key) else {
+            return Err(format!("{key} never measured alone"));
+        };
+        let fractions: Vec<f64> = complete
+            .iter()
+            .map(|rs| {
+                let r = rs[rank];
+                let alone = host_alone
+                    .get(&(r.gpu_uuid.clone(), key.clone()))
+                    .copied()
+                    .unwrap_or(classes[class].solo_rate);
+                r.samples_per_s.unwrap_or(f64::NAN) / alone
+            })
+            .collect();
+        let mut sorted = fractions.clone();
+        let fraction = median(&mut sorted);
+        let sm_budget = match (first.mode.as_str(), &r0.mig_profile) {
+            ("mig-emulated", Some(profile)) => {
+                gpu.mig_profile(profile).ok().map(|p| gpu.sm_fraction(p))
+            }
+            _ => r0.sm_percent.map(|p| f64::from(p) / 100.0),
+        };
+        members.push(Member {
+            class,
+            sm_budget,
+            measured: fraction * classes[class].solo_rate,
+        });
+        member_noise.push(relative_noise(&fractions));
+        let mut mem: Vec<f64> = complete
+            .iter()
+            .filter_map(|rs| rs[rank].peak_reserved_mib)
+            .collect();
+        reserved.push(median(&mut mem));
+        profiles.push(r0.mig_profile.clone());
+    }
+    let names: Vec<String> = members
+        .iter()
+        .map(|m| classes[m.class].key.to_string())
+        .collect();
+    let budget = match (&profiles[0], members[0].sm_budget) {
+        (Some(p), _) => format!(" in {p}"),
+        (None, Some(b)) => format!(" at {:.0}% SMs", b * 100.0),
+        _ => String::new(),
+    };
+    Ok(RunSet {
+        label: format!("{} [{group}]: {}{budget}", first.mode, names.join(" + ")),
+        mode_label: first.mode.clone(),
+        observation: Observation {
+            mode,
+            partition: Partition::whole(gpu),
+            members,
+        },
+        member_noise,
+        repeats: complete.len(),
+        mig_profiles: profiles,
+        reserved_mib: reserved,
+    })
+}

@@ -1,0 +1,263 @@
+//! Fitting a GPU's profile from its calibration data, and judging the fit on runs it never saw:
+//! sets of 3+ jobs predicted from a fit on single runs and pairs; each emulated-MIG slice size
+//! predicted from a fit without it; each model's co-runs predicted from a fit without them
+//! (leave-one-model-out). Every error sits beside the equal-share and fixed-slowdown baselines
+//! on the same runs and beside the noise floor (the spread of repeated measurements).
+use std::collections::BTreeSet;
+
+use colo_sim::perf::Origin;
+use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
+
+use super::lm::LmConfig;
+use super::measured::{Dataset, RunSet};
+use super::parametric::{FitProblem, Fitted, Globals, fit, predictions, profile_of};
+
+/// Start values of the global parameters (the provisional H200 profile's).
+pub const START: Globals = Globals {
+    switch_overhead: 0.1,
+    interference: 0.6,
+    mig_efficiency: 1.0,
+};
+
+/// The fit problem over the sets `keep` selects.
+pub fn problem(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> FitProblem {
+    FitProblem {
+        gpu: ds.gpu,
+        classes: ds.classes.clone(),
+        observations: ds
+            .sets
+            .iter()
+            .filter(|s| keep(s))
+            .map(|s| s.observation.clone())
+            .collect(),
+        globals: START,
+        fit_globals: [true, true, false],
+    }
+}
+
+/// Fits on the sets `keep` selects.
+pub fn fit_on(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> Fitted {
+    fit(&problem(ds, keep), &LmConfig::default())
+}
+
+/// One job of one set, predicted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictedJob {
+    /// The set's label.
+    pub set: String,
+    /// `timeslice`, `mps`, `mig-emulated`.
+    pub mode: String,
+    /// Jobs in the set.
+    pub n_jobs: usize,
+    /// The job's point.
+    pub job: String,
+    /// Launch-bound alone (GPU busy < 60%).
+    pub launch_bound: bool,
+    /// Measured samples/s (median over repeats, relative to alone on the same GPU).
+    pub measured: f64,
+    /// Predicted samples/s.
+    pub predicted: f64,
+    /// Equal-share baseline.
+    pub equal_share: f64,
+    /// Fixed-slowdown baseline.
+    pub fixed_slowdown: f64,
+    /// Noise of this job's repeats (relative mean absolute deviation).
+    pub noise: f64,
+    /// Which test: `train`, `3+ jobs`, `slice held out`, `model held out`.
+    pub split: String,
+}
+
+/// Predicts every job of `sets` with `fitted`, labelled `split`.
+fn predict_sets(ds: &Dataset, fitted: &Fitted, sets: &[&RunSet], split: &str) -> Vec<PredictedJob> {
+    let mut out = Vec::new();
+    for set in sets {
+        let single = FitProblem {
+            gpu: ds.gpu,
+            classes: ds.classes.clone(),
+            observations: vec![set.observation.clone()],
+            globals: fitted.globals,
+            fit_globals: [false; 3],
+        };
+        let pairs = predictions(&single, &fitted.classes, &fitted.globals);
+        let n = set.n_jobs();
+        for ((member, (predicted, measured)), noise) in set
+            .observation
+            .members
+            .iter()
+            .zip(pairs)
+            .zip(&set.member_noise)
+        {
+            let solo = ds.classes[member.class].solo_rate;
+            let equal_share = if n == 1 {
+                solo * member.sm_budget.unwrap_or(1.0)
+            } else {
+                solo / n as f64
+            };
+            out.push(PredictedJob {
+                set: set.label.clone(),
+                mode: set.mode_label.clone(),
+                n_jobs: n,
+                job: ds.classes[member.class].key.to_string(),
+                launch_bound: ds.info[member.class].launch_bound(),
+                measured,
+                predicted,
+                equal_share,
+                fixed_slowdown: solo / (1.0 + 0.15 * (n as f64 - 1.0)),
+                noise: *noise,
+                split: split.to_owned(),
+            });
+        }
+    }
+    out
+}
+
+/// Every validation prediction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Validation {
+    /// The fit on single runs and pairs, used for the `train` and `3+ jobs` rows.
+    pub small_sets_fit: Fitted,
+    /// Every prediction, all splits.
+    pub jobs: Vec<PredictedJob>,
+}
+
+/// Runs every held-out test on `ds`.
+pub fn validate(ds: &Dataset) -> Validation {
+    let small = |s: &RunSet| s.n_jobs() <= 2;
+    let small_fit = fit_on(ds, &small);
+    let train: Vec<&RunSet> = ds.sets.iter().filter(|s| small(s)).collect();
+    let large: Vec<&RunSet> = ds.sets.iter().filter(|s| !small(s)).collect();
+    let mut jobs = predict_sets(ds, &small_fit, &train, "train");
+    jobs.extend(predict_sets(ds, &small_fit, &large, "3+ jobs"));
+    let profiles: BTreeSet<String> = ds
+        .sets
+        .iter()
+        .filter_map(|s| s.mig_profiles[0].clone())
+        .collect();
+    for held in profiles {
+        let in_slice = |s: &RunSet| {
+            s.mig_profiles
+                .iter()
+                .any(|p| p.as_deref() == Some(held.as_str()))
+        };
+        let fitted = fit_on(ds, &|s| small(s) && !in_slice(s));
+        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| in_slice(s)).collect();
+        jobs.extend(predict_sets(ds, &fitted, &tests, "slice held out"));
+    }
+    for (class, spec) in ds.classes.iter().enumerate() {
+        let involves =
+            |s: &RunSet| s.n_jobs() >= 2 && s.observation.members.iter().any(|m| m.class == class);
+        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| involves(s)).collect();
+        if tests.is_empty() {
+            continue;
+        }
+        let fitted = fit_on(ds, &|s| small(s) && !involves(s));
+        let held: Vec<PredictedJob> = predict_sets(ds, &fitted, &tests, "model held out")
+            .into_iter()
+            .filter(|j| j.job == spec.key.to_string())
+            .collect();
+        jobs.extend(held);
+    }
+    Validation {
+        small_sets_fit: small_fit,
+        jobs,
+    }
+}
+
+/// One row of the report: a split and mode (and job class) with its errors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorRow {
+    /// Split.
+    pub split: String,
+    /// Mode.
+    pub mode: String,
+    /// `all`, `launch-bound` or `GPU-bound`.
+    pub jobs_of: String,
+    /// Jobs predicted.
+    pub n: usize,
+    /// MAPE of the fitted model.
+    pub model_mape: f64,
+    /// MAPE of equal share.
+    pub equal_share_mape: f64,
+    /// MAPE of the fixed slowdown.
+    pub fixed_slowdown_mape: f64,
+    /// Mean noise of the measurements (relative MAD of repeats).
+    pub noise_floor: f64,
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 { f64::NAN } else { sum / n as f64 }
+}
+
+/// Error rows by split, mode and job class, in a fixed order.
+pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
+    let ape = |p: f64, m: f64| ((p - m) / m).abs();
+    let mut rows = Vec::new();
+    for split in ["train", "3+ jobs", "slice held out", "model held out"] {
+        for mode in ["timeslice", "mps", "mig-emulated"] {
+            for jobs_of in ["all", "launch-bound", "GPU-bound"] {
+                let sel: Vec<&PredictedJob> = jobs
+                    .iter()
+                    .filter(|j| j.split == split && j.mode == mode)
+                    .filter(|j| jobs_of == "all" || j.launch_bound == (jobs_of == "launch-bound"))
+                    .collect();
+                if sel.is_empty() {
+                    continue;
+                }
+                rows.push(ErrorRow {
+                    split: split.into(),
+                    mode: mode.into(),
+                    jobs_of: jobs_of.into(),
+                    n: sel.len(),
+                    model_mape: mean(sel.iter().map(|j| ape(j.predicted, j.measured))),
+                    equal_share_mape: mean(sel.iter().map(|j| ape(j.equal_share, j.measured))),
+                    fixed_slowdown_mape: mean(
+                        sel.iter().map(|j| ape(j.fixed_slowdown, j.measured)),
+                    ),
+                    noise_floor: mean(sel.iter().map(|j| j.noise)),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The profile of a fit on all of `ds` (every set), with provenance.
+pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
+    let problem = problem(ds, &|_| true);
+    let mut profile = profile_of(
+        &problem,
+        &fitted.classes,
+        &fitted.globals,
+        Origin::Fitted,
+        "",
+    );
+    profile.provenance = Provenance {
+        source: "colo calibrate fit: Levenberg-Marquardt on log-rates of every measured set (time-slicing and MPS co-runs, SM-budget and emulated-MIG runs); exclusive rates and memory measured; MIG efficiency not fitted (no real MIG data: emulated); context memory assumed (0.5 GiB plain, 0.3 GiB MPS client), not measured; entries never measured in a set keep their NVML-utilisation time demand and a 0.5 space-demand prior (origin provisional)".into(),
+        data: ds.files.clone(),
+        created: created.to_owned(),
+        driver: ds.drivers.first().cloned(),
+    };
+    profile.mig = MigParams {
+        efficiency: 1.0,
+        origin: Some(Origin::Emulated),
+    };
+    profile.memory = MemoryParams {
+        context_gib: 0.5,
+        mps_context_gib: 0.3,
+    };
+    let observed: BTreeSet<usize> = problem
+        .observations
+        .iter()
+        .flat_map(|o| o.members.iter().map(|m| m.class))
+        .collect();
+    for (idx, entry) in profile.models.iter_mut().enumerate() {
+        entry.spread = Some(ds.info[idx].spread);
+        entry.origin = Some(if observed.contains(&idx) {
+            Origin::Fitted
+        } else {
+            Origin::Provisional
+        });
+    }
+    profile
+}
