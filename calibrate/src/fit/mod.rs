@@ -5,4 +5,5 @@ pub mod lm;
 pub mod measured;
 pub mod miso;
 pub mod parametric;
+pub mod report;
 pub mod validate;
