@@ -54,6 +54,7 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow]) -> String {
             pct(r.noise_floor)
         );
     }
+    let _ = writeln!(out, "{}", memory_line(ds));
     let _ = writeln!(
         out,
         "tests: train = single runs and pairs the fit used; 3+ jobs = larger sets predicted from that fit; slice held out = each emulated-MIG slice size predicted from a fit without it; model held out = each model's co-runs predicted from a fit without them"
@@ -134,5 +135,32 @@ pub fn miso_table(report: &MisoReport) -> String {
         pct(report.train_mape),
         pct(report.heldout_mape),
         pct(report.median_spread)
+    )
+}
+
+/// Peak memory predicted (the point's reserved memory alone) against measured in every set, and
+/// the out-of-memory records (none fit: they must come out as "does not fit").
+pub fn memory_line(ds: &Dataset) -> String {
+    let mut errors = Vec::new();
+    for set in &ds.sets {
+        for (member, measured) in set.observation.members.iter().zip(&set.reserved_mib) {
+            let predicted = ds.info[member.class].reserved_mib;
+            if measured.is_finite() && *measured > 0.0 && predicted.is_finite() {
+                errors.push(((predicted - measured) / measured).abs());
+            }
+        }
+    }
+    let mape = if errors.is_empty() {
+        f64::NAN
+    } else {
+        errors.iter().sum::<f64>() / errors.len() as f64
+    };
+    let worst = errors.iter().copied().fold(0.0, f64::max);
+    format!(
+        "memory: peak reserved memory alone vs in {} co-run/budget processes: MAPE {}, worst {} (measured); out-of-memory records: {}",
+        errors.len(),
+        pct(mape),
+        pct(worst),
+        ds.oom_records
     )
 }
