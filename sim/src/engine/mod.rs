@@ -100,6 +100,15 @@ pub struct Simulation<'a> {
     completed: u64,
 }
 
+/// Relative width of one instant: events closer than this happen together, so rounding in
+/// `remaining / rate` never decides whether a job finishes before or after an arrival.
+pub const SAME_INSTANT: f64 = 1e-10;
+
+/// The last time that still belongs to the instant `t`.
+pub fn same_instant(t: f64) -> f64 {
+    t + SAME_INSTANT * t.abs().max(1.0)
+}
+
 /// Called every few thousand completions with (finished jobs, all jobs).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
@@ -119,8 +128,8 @@ impl<'a> Simulation<'a> {
         let mut reported = 0;
         while let Some(time) = self.next_time() {
             debug_assert!(time >= self.now, "time went back: {time} < {}", self.now);
-            self.now = time;
-            self.handle_events_at(time)?;
+            self.now = self.now.max(time);
+            self.handle_events_until(same_instant(time))?;
             self.schedule()?;
             self.record_timeline();
             let due = self.completed >= reported + 4096 || self.completed == total;
@@ -156,21 +165,26 @@ impl<'a> Simulation<'a> {
     }
 
     /// Completions first (they free room), then arrivals, all at `time`.
-    fn handle_events_at(&mut self, time: f64) -> Result<(), EngineError> {
+    /// Events up to `horizon` form one instant; `now` moves to each as it is handled, so a job
+    /// never starts before it arrives.
+    fn handle_events_until(&mut self, horizon: f64) -> Result<(), EngineError> {
         while let Some(Reverse(event)) = self.heap.peek().copied() {
-            if event.time > time {
+            if event.time > horizon {
                 break;
             }
             self.heap.pop();
             if self.gpus[event.gpu as usize].version == event.version {
                 self.events += 1;
+                self.now = self.now.max(event.time);
                 self.complete_on(event.gpu)?;
             }
         }
         while let Some(&job) = self.arrivals.get(self.cursor) {
-            if self.jobs[job as usize].arrival_s > time {
+            let arrival = self.jobs[job as usize].arrival_s;
+            if arrival > horizon {
                 break;
             }
+            self.now = self.now.max(arrival);
             let rank = self.cursor as u32;
             self.cursor += 1;
             self.events += 1;
@@ -206,15 +220,13 @@ impl<'a> Simulation<'a> {
 
     /// Finishes every job on `gpu` whose completion time has come, then re-rates the GPU.
     fn complete_on(&mut self, gpu: u32) -> Result<(), EngineError> {
-        let tolerance = 1e-9 * self.now.abs().max(1.0);
+        let horizon = same_instant(self.now);
         self.scratch_ids.clear();
         let range = self.part_range(gpu);
         for part in range.clone() {
             for &job in &self.parts[part].tenants {
                 let s = &self.state[job as usize];
-                if s.last_update + s.remaining / s.rate <= self.now + tolerance
-                    && self.is_lead(job, gpu)
-                {
+                if s.last_update + s.remaining / s.rate <= horizon && self.is_lead(job, gpu) {
                     self.scratch_ids.push(job);
                 }
             }

@@ -57,32 +57,41 @@ pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
             .filter(|j| j.state == 2)
             .map(|j| now + j.remaining / j.rate)
             .fold(f64::INFINITY, f64::min);
-        let t = next_arrival.min(next_finish);
-        if !t.is_finite() {
+        let t0 = next_arrival.min(next_finish);
+        if !t0.is_finite() {
             break;
         }
-        let tolerance = 1e-9 * t.abs().max(1.0);
-        let mut finishing = Vec::new();
-        for (i, job) in jobs.iter_mut().enumerate().filter(|(_, j)| j.state == 2) {
-            let finish = now + job.remaining / job.rate;
+        // One instant: everything up to the horizon happens together, at the latest of it.
+        let horizon = crate::engine::same_instant(t0);
+        let finishes: Vec<(usize, f64)> = jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.state == 2)
+            .map(|(i, j)| (i, now + j.remaining / j.rate))
+            .filter(|(_, finish)| *finish <= horizon)
+            .collect();
+        let arrivals: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].state == 0 && config.jobs[i].arrival_s <= horizon)
+            .collect();
+        let t = finishes
+            .iter()
+            .map(|(_, f)| *f)
+            .chain(arrivals.iter().map(|&i| config.jobs[i].arrival_s))
+            .fold(t0, f64::max);
+        for job in jobs.iter_mut().filter(|j| j.state == 2) {
             job.remaining -= job.rate * (t - now);
-            if finish <= t + tolerance {
-                finishing.push(i);
-            }
         }
         now = t;
-        for i in finishing {
+        for (i, finish) in finishes {
             let job = &mut jobs[i];
             job.state = 3;
-            job.end = now;
+            job.end = finish;
             for &s in &job.slots {
                 slots[s].jobs.retain(|&k| k != i);
             }
         }
-        for (i, job) in jobs.iter_mut().enumerate() {
-            if job.state == 0 && config.jobs[i].arrival_s <= now {
-                job.state = 1;
-            }
+        for i in arrivals {
+            jobs[i].state = 1;
         }
         schedule(config, &mut slots, &mut jobs, now);
         rerate_all(config, &slots, &mut jobs);
