@@ -1,6 +1,7 @@
 //! The `colo` command line: argument parsing and one thin function per subcommand.
 mod cmd;
 mod profiles;
+mod report;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,8 @@ enum Command {
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
     Plot(cmd::plot::PlotArgs),
+    /// Write generated reports: `colo report paper` reproduces the collocation study.
+    Report(cmd::report::ReportArgs),
     /// Time the engine (build with --release): synthetic, trace and sweep cases.
     Bench(cmd::bench::BenchArgs),
 }
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Hardware(args) => cmd::hardware::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };
     match res {

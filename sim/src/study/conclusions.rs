@@ -168,11 +168,36 @@ fn contests(groups: &Groups, mode: SetMode, only_mixed: bool) -> (usize, Vec<Str
         if ours >= theirs {
             won += 1;
         } else {
-            let ids: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
-            lost.push(ids.join("/"));
+            lost.push(describe_contest(keys, entries));
         }
     }
     (won, lost)
+}
+
+/// `2 x resnet26:128:32 (33/5 naive 1.95x, 33/6 MIG 1.99x, 33/7 MPS 1.93x)`.
+fn describe_contest(keys: &str, entries: &[Entry]) -> String {
+    let mut counts: Vec<(usize, &str)> = Vec::new();
+    for key in keys.split('+') {
+        match counts.iter_mut().find(|(_, k)| *k == key) {
+            Some((n, _)) => *n += 1,
+            None => counts.push((1, key)),
+        }
+    }
+    let jobs: Vec<String> = counts
+        .iter()
+        .map(|(n, k)| {
+            if *n == 1 {
+                (*k).to_owned()
+            } else {
+                format!("{n} x {k}")
+            }
+        })
+        .collect();
+    let gains: Vec<String> = entries
+        .iter()
+        .map(|(mode, id, gain)| format!("{id} {mode} {gain:.2}x"))
+        .collect();
+    format!("{} ({})", jobs.join(" + "), gains.join(", "))
 }
 
 fn keys_mixed(keys: &str) -> bool {
@@ -190,7 +215,7 @@ fn mps_best(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
     let finding = format!(
         "MPS has the highest gain in {won} of {} job sets run under several modes{}",
         won + lost.len(),
-        list_suffix("; not in", &lost)
+        list_suffix("; another mode wins in:", &lost)
     );
     Conclusion {
         claim,

@@ -1,6 +1,6 @@
 //! The study's reproduction spec (`scenarios/paper/<gpu>.report.ron`): which GPU, which matrix,
 //! which profiles to try and how large each dataset is.
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -80,9 +80,13 @@ impl StudySpec {
         Ok(Self {
             path: path.to_owned(),
             gpu: file.gpu,
-            matrix: base.join(file.matrix),
+            matrix: lexical_join(base, &file.matrix),
             matrix_gpu: file.matrix_gpu,
-            profiles: file.profiles.iter().map(|p| base.join(p)).collect(),
+            profiles: file
+                .profiles
+                .iter()
+                .map(|p| lexical_join(base, p))
+                .collect(),
             epochs: file.epochs,
             datasets: file.datasets,
         })
@@ -99,5 +103,36 @@ impl StudySpec {
             .iter()
             .map(PathBuf::as_path)
             .find(|p| p.is_file())
+    }
+}
+
+/// `base/rel` with `..` folded into the folder before it (`a/b/../c` -> `a/c`), so reports
+/// show short paths; `..` past the start is kept.
+fn lexical_join(base: &Path, rel: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in base.join(rel).components() {
+        match part {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_folders_fold_lexically() {
+        let joined = lexical_join(Path::new("scenarios/paper"), Path::new("../../a/b.ron"));
+        assert_eq!(joined, PathBuf::from("a/b.ron"));
+        let kept = lexical_join(Path::new(""), Path::new("../x.csv"));
+        assert_eq!(kept, PathBuf::from("../x.csv"));
     }
 }

@@ -1,0 +1,232 @@
+//! The report page: provenance, the conclusions table, figures per series, every set's
+//! numbers, and the models that need calibration.
+use std::fmt::Write as _;
+use std::path::Path;
+
+use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, Status};
+
+use super::figures::{Kind, SeriesFigures};
+use super::{Series, origin_label};
+
+/// The whole page.
+pub fn render(
+    rep: &Reproduction,
+    series: &[Series<'_>],
+    figures: &[SeriesFigures],
+    out: &Path,
+) -> String {
+    let mut page = String::new();
+    header(&mut page, rep, out);
+    conclusions(&mut page, rep);
+    figure_sections(&mut page, series, figures);
+    set_table(&mut page, rep);
+    not_covered(&mut page, rep);
+    page
+}
+
+fn header(page: &mut String, rep: &Reproduction, out: &Path) {
+    let gpu = rep.gpu;
+    let _ = writeln!(
+        page,
+        "# The collocation study, reproduced on the {}\n",
+        gpu.display_name
+    );
+    let _ = writeln!(
+        page,
+        "Study: Robroek, Yousefzadeh-Asl-Miandoab, Tözün, \"An Analysis of Collocation on GPUs for Deep Learning Training\" (EuroMLSys 2024; arXiv 2209.06018), measured on an A100-40GB. Matrix: `{}` ({} sets, {} processes, each training {} epochs); spec `{}`.\n",
+        rep.spec.matrix.display(),
+        rep.sets.len(),
+        rep.sets.iter().map(|r| r.set.jobs.len()).sum::<usize>(),
+        rep.spec.epochs,
+        rep.spec.path.display(),
+    );
+    profile_paragraph(page, rep);
+    let _ = writeln!(
+        page,
+        "\nEvery number on this page is **emulated**: predicted by colo's parametric model from that profile (origin {}), not measured. Regenerate with `colo report paper --gpu {} --out {}`.\n",
+        origin_label(rep),
+        gpu.name,
+        out.display()
+    );
+    let count = |f: fn(&Outcome) -> bool| rep.sets.iter().filter(|r| f(&r.outcome)).count();
+    let _ = writeln!(
+        page,
+        "Coverage: {} sets predicted, {} not covered (models the profile lacks), {} not runnable (MIG layout invalid on this GPU).\n",
+        count(|o| matches!(o, Outcome::Predicted(_))),
+        count(|o| matches!(o, Outcome::NotCovered { .. })),
+        count(|o| matches!(o, Outcome::NotRunnable { .. })),
+    );
+}
+
+/// Which profile the numbers rest on, and whether the preferred one was missing.
+fn profile_paragraph(page: &mut String, rep: &Reproduction) {
+    let gpu = rep.gpu;
+    match &rep.profile {
+        Some((path, origin)) => {
+            let modes: Vec<String> = rep
+                .mode_origins
+                .iter()
+                .map(|(m, o)| format!("{m} {o}"))
+                .collect();
+            let _ = writeln!(
+                page,
+                "Profile: `{}` (**{origin}**; sharing parameters: {}).",
+                path.display(),
+                modes.join(", ")
+            );
+            let fallback = rep.spec.profiles.first().filter(|first| *first != path);
+            if let Some(first) = fallback {
+                let _ = writeln!(
+                    page,
+                    "The preferred profile `{}` does not exist yet, so this report rests on the next one in the spec's list.",
+                    first.display()
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(
+                page,
+                "Profile: **none** for {} (the spec lists {}); every set below is not covered until those models are calibrated on this GPU.",
+                gpu.name,
+                list_paths(&rep.spec.profiles)
+            );
+        }
+    }
+}
+
+fn list_paths(paths: &[std::path::PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| format!("`{}`", p.display())).collect();
+    names.join(", ")
+}
+
+fn conclusions(page: &mut String, rep: &Reproduction) {
+    let _ = writeln!(page, "## The study's conclusions against the simulation\n");
+    let _ = writeln!(
+        page,
+        "Over the sets predicted that fit in memory; gain = total throughput over one job alone at a time (emulated, {}).\n",
+        origin_label(rep)
+    );
+    let _ = writeln!(
+        page,
+        "| # | the study says | the simulation finds | verdict |"
+    );
+    let _ = writeln!(page, "|---|---|---|---|");
+    for (idx, c) in rep.conclusions.iter().enumerate() {
+        let verdict = match c.status {
+            Status::Disagrees => format!("**{}**", c.status),
+            _ => c.status.to_string(),
+        };
+        let _ = writeln!(
+            page,
+            "| {} | {} | {} | {verdict} |",
+            idx + 1,
+            c.claim,
+            c.finding.replace('|', "/")
+        );
+    }
+    page.push('\n');
+}
+
+fn figure_sections(page: &mut String, series: &[Series<'_>], figures: &[SeriesFigures]) {
+    let _ = writeln!(page, "## Figures\n");
+    let _ = writeln!(
+        page,
+        "Per series (copies of one model): total throughput and epoch time normalised to one job alone, by mode and number of copies (sets that do not fit in memory are left out of the curves), and each set's memory against the GPU's (naive, MPS) or its slice's (MIG). One MIG job uses the 7g slice.\n"
+    );
+    for s in series {
+        let _ = writeln!(page, "### {}\n", s.title());
+        let Some(figs) = figures.iter().find(|f| f.stem == s.stem()) else {
+            let _ = writeln!(
+                page,
+                "Not covered: needs calibration of {} on this GPU.\n",
+                s.key
+            );
+            continue;
+        };
+        for kind in Kind::ALL {
+            if let Some((_, link)) = figs.links.iter().find(|(k, _)| *k == kind) {
+                let _ = writeln!(page, "![{}: {}]({link})", s.key, kind.caption());
+            }
+        }
+        page.push('\n');
+    }
+}
+
+fn set_table(page: &mut String, rep: &Reproduction) {
+    let _ = writeln!(page, "## Every set\n");
+    let _ = writeln!(
+        page,
+        "Samples/s per job while all run; epoch time is the mean over the 5-epoch run (co-runners that end first speed the others up) against alone; memory per partition. All emulated ({}).\n",
+        origin_label(rep)
+    );
+    let _ = writeln!(
+        page,
+        "| set | jobs | mode | samples/s per job | epoch s (alone) | gain | memory GiB (available) | note |"
+    );
+    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|");
+    for report in &rep.sets {
+        let lead = format!(
+            "| {} | {} | {} |",
+            report.set.id(),
+            report.set.describe(),
+            report.set.mode
+        );
+        match &report.outcome {
+            Outcome::Predicted(res) => {
+                let _ = writeln!(page, "{lead} {} |", predicted_cells(report, res));
+            }
+            Outcome::NotCovered { missing } => {
+                let keys: Vec<String> = missing.iter().map(ToString::to_string).collect();
+                let _ = writeln!(
+                    page,
+                    "{lead} | | | | not covered: needs calibration of {} on {} |",
+                    keys.join(", "),
+                    rep.gpu.name
+                );
+            }
+            Outcome::NotRunnable { reason } => {
+                let _ = writeln!(page, "{lead} | | | | not runnable: {reason} |");
+            }
+        }
+    }
+    page.push('\n');
+}
+
+fn predicted_cells(report: &SetReport, res: &SetResult) -> String {
+    let join = |f: &dyn Fn(&colo_sim::study::JobResult) -> String| {
+        let mut cells: Vec<String> = res.jobs.iter().map(f).collect();
+        cells.dedup();
+        cells.join(" / ")
+    };
+    let rates = join(&|j| format!("{:.0}", j.samples_per_s));
+    let epochs = join(&|j| format!("{:.1} ({:.1})", j.mean_epoch_s, j.alone_epoch_s));
+    let slices = join(&|j| j.slice.clone().unwrap_or_default());
+    let memory = format!("{:.1} ({:.1})", res.memory_gib, res.capacity_gib);
+    let mut note = match &res.memory_note {
+        Some(over) if !res.fits_memory => format!("does not fit: {over}"),
+        _ => String::new(),
+    };
+    if !slices.is_empty() && report.set.mode == colo_sim::study::SetMode::Mig {
+        note = format!("{slices} {note}").trim().to_owned();
+    }
+    format!("{rates} | {epochs} | {:.2} | {memory} | {note}", res.gain)
+}
+
+fn not_covered(page: &mut String, rep: &Reproduction) {
+    let missing = rep.missing_keys();
+    let _ = writeln!(page, "## Not covered: models to calibrate\n");
+    if missing.is_empty() {
+        let _ = writeln!(page, "Every model of the matrix is in the profile.");
+        return;
+    }
+    let _ = writeln!(
+        page,
+        "The profile lacks these model keys, so their sets have no numbers here (none are guessed). Calibrate each on the {} (`colo calibrate run` with a plan naming it, then `colo calibrate fit`) and run this report again.\n",
+        rep.gpu.name
+    );
+    let _ = writeln!(page, "| needs calibration of | on | sets |");
+    let _ = writeln!(page, "|---|---|---|");
+    for (key, n) in missing {
+        let _ = writeln!(page, "| {key} | {} | {n} |", rep.gpu.name);
+    }
+}

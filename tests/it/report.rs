@@ -1,0 +1,77 @@
+//! `colo report paper`: the study reproduced on the provisional H200 profile and on an A100
+//! with no ResNet profile; files, conclusions table, uncovered sets, run time.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::common::{colo, root};
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn paper_report_on_the_provisional_profile() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let started = Instant::now();
+    let run = colo(&[
+        "report",
+        "paper",
+        "--profile",
+        "calibrate/profiles/h200-provisional.ron",
+        "--out",
+        &dir,
+    ]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(run.stdout.contains("(provisional)"), "{}", run.stdout);
+    let page = read(&out.path().join("report.md"));
+    assert!(page.contains("## The study's conclusions against the simulation"));
+    let rows = page
+        .lines()
+        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 6 |"));
+    assert_eq!(rows.count(), 2, "conclusions table has six rows");
+    assert!(page.contains("**provisional**"));
+    assert!(page.contains("largest gain"));
+    assert!(page.contains("not covered: needs calibration of resnet152:128:224 on h200"));
+    assert!(page.contains("| cait_xxs24_224:128:224 | h200 |"));
+    let figure = out
+        .path()
+        .join("figures/e33_resnet26_128_32_throughput.png");
+    assert!(page.contains("](figures/e33_resnet26_128_32_throughput.png)"));
+    let size = std::fs::metadata(&figure).unwrap().len();
+    assert!((10_000..300_000).contains(&size), "{size} bytes");
+    for link in page.lines().filter_map(|l| l.split("](").nth(1)) {
+        let file = link.trim_end_matches(')');
+        assert!(out.path().join(file).is_file(), "{file} linked but missing");
+    }
+}
+
+#[test]
+fn paper_report_without_a_resnet_profile_lists_every_set_as_not_covered() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let run = colo(&["report", "paper", "--gpu", "a100-40gb", "--out", &dir]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = read(&out.path().join("report.md"));
+    assert!(page.contains("Coverage: 0 sets predicted"), "{page}");
+    assert!(page.contains("not covered: needs calibration of resnet26:128:32 on a100-40gb"));
+    assert!(page.contains("not tested (no covered set)"));
+    assert!(!out.path().join("figures").exists());
+}
+
+#[test]
+fn paper_report_names_a_missing_spec() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let run = colo(&["report", "paper", "--gpu", "h100-80gb", "--out", &dir]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("no reproduction spec scenarios/paper/h100-80gb.report.ron"),
+        "{}",
+        run.stderr
+    );
+    assert!(root().join("scenarios/paper/h200.report.ron").is_file());
+}
