@@ -41,10 +41,15 @@ fn header(page: &mut String, rep: &Reproduction, out: &Path) {
         rep.spec.path.display(),
     );
     profile_paragraph(page, rep);
+    let numbers = match &rep.profile {
+        Some((_, origin)) => format!(
+            "Every number on this page is **emulated**: predicted by colo's parametric model from that {origin} profile, not measured."
+        ),
+        None => "No set is predicted: there is no profile to predict from.".to_owned(),
+    };
     let _ = writeln!(
         page,
-        "\nEvery number on this page is **emulated**: predicted by colo's parametric model from that profile (origin {}), not measured. Regenerate with `colo report paper --gpu {} --out {}`.\n",
-        origin_label(rep),
+        "\n{numbers} Regenerate with `colo report paper --gpu {} --out {}`.\n",
         gpu.name,
         out.display()
     );
@@ -74,11 +79,16 @@ fn profile_paragraph(page: &mut String, rep: &Reproduction) {
                 path.display(),
                 modes.join(", ")
             );
-            let fallback = rep.spec.profiles.first().filter(|first| *first != path);
-            if let Some(first) = fallback {
+            let preferred = rep.spec.profiles.first().filter(|first| *first != path);
+            if let Some(first) = preferred {
+                let why = if first.is_file() {
+                    "was passed over for the one given with --profile"
+                } else {
+                    "does not exist yet, so this report rests on the next one in the spec's list"
+                };
                 let _ = writeln!(
                     page,
-                    "The preferred profile `{}` does not exist yet, so this report rests on the next one in the spec's list.",
+                    "The spec's preferred profile `{}` {why}.",
                     first.display()
                 );
             }
@@ -221,7 +231,7 @@ fn not_covered(page: &mut String, rep: &Reproduction) {
     }
     let _ = writeln!(
         page,
-        "The profile lacks these model keys, so their sets have no numbers here (none are guessed). Calibrate each on the {} (`colo calibrate run` with a plan naming it, then `colo calibrate fit`) and run this report again.\n",
+        "The profile lacks these model keys, so their sets have no numbers here (none are guessed). Calibrate each on the {} (`colo calibrate run` with a plan naming it, then fit the profile again) and run this report again.\n",
         rep.gpu.name
     );
     let _ = writeln!(page, "| needs calibration of | on | sets |");

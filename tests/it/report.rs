@@ -75,3 +75,34 @@ fn paper_report_names_a_missing_spec() {
     );
     assert!(root().join("scenarios/paper/h200.report.ron").is_file());
 }
+
+/// The shipped pages and figures under docs/ are exactly what the README's commands write now:
+/// generated, never hand-edited, and not stale.
+#[test]
+fn shipped_example_reports_are_regenerated_not_edited() {
+    for gpu in ["h200", "a100-40gb"] {
+        let shipped = root().join(format!("docs/paper-{gpu}"));
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().to_string_lossy().into_owned();
+        let run = colo(&["report", "paper", "--gpu", gpu, "--out", &dir]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let fresh = read(&out.path().join("report.md")).replace(&dir, &format!("docs/paper-{gpu}"));
+        let stale = format!(
+            "docs/paper-{gpu} is stale: run `cargo run --release -- report paper --gpu {gpu} --out docs/paper-{gpu}` and commit it"
+        );
+        assert!(fresh == read(&shipped.join("report.md")), "{stale}");
+        let figures = out.path().join("figures");
+        let count = |dir: &Path| std::fs::read_dir(dir).map_or(0, |d| d.count());
+        assert_eq!(count(&figures), count(&shipped.join("figures")), "{stale}");
+        for entry in std::fs::read_dir(&figures).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let shipped_figure = std::fs::read(shipped.join("figures").join(&name)).ok();
+            let size = entry.metadata().unwrap().len();
+            assert!(size < 300_000, "{name:?} is {size} bytes");
+            assert!(
+                shipped_figure == Some(std::fs::read(entry.path()).unwrap()),
+                "{stale} ({name:?})"
+            );
+        }
+    }
+}
