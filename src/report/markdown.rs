@@ -171,9 +171,9 @@ fn set_table(page: &mut String, rep: &Reproduction) {
     );
     let _ = writeln!(
         page,
-        "| set | jobs | mode | samples/s per job | epoch s (alone) | gain | memory GiB (available) | note |"
+        "| set | jobs | mode | samples/s per job | epoch s (alone) | gain | memory GiB (available) | origin | note |"
     );
-    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|---|");
     for report in &rep.sets {
         let lead = format!(
             "| {} | {} | {} |",
@@ -189,13 +189,13 @@ fn set_table(page: &mut String, rep: &Reproduction) {
                 let keys: Vec<String> = missing.iter().map(ToString::to_string).collect();
                 let _ = writeln!(
                     page,
-                    "{lead} | | | | not covered: needs calibration of {} on {} |",
+                    "{lead} | | | | | not covered: needs calibration of {} on {} |",
                     keys.join(", "),
                     rep.gpu.name
                 );
             }
             Outcome::NotRunnable { reason } => {
-                let _ = writeln!(page, "{lead} | | | | not runnable: {reason} |");
+                let _ = writeln!(page, "{lead} | | | | | not runnable: {reason} |");
             }
         }
     }
@@ -203,14 +203,21 @@ fn set_table(page: &mut String, rep: &Reproduction) {
 }
 
 fn predicted_cells(report: &SetReport, res: &SetResult) -> String {
+    // One value per distinct model, in the order `describe` names them (copies of one model
+    // in one set get the same numbers).
+    let mut firsts: Vec<&colo_sim::study::JobResult> = Vec::new();
+    for job in &res.jobs {
+        if !firsts.iter().any(|f| f.key == job.key) {
+            firsts.push(job);
+        }
+    }
     let join = |f: &dyn Fn(&colo_sim::study::JobResult) -> String| {
-        let mut cells: Vec<String> = res.jobs.iter().map(f).collect();
-        cells.dedup();
+        let cells: Vec<String> = firsts.iter().map(|j| f(j)).collect();
         cells.join(" / ")
     };
     let rates = join(&|j| format!("{:.0}", j.samples_per_s));
     let epochs = join(&|j| format!("{:.1} ({:.1})", j.mean_epoch_s, j.alone_epoch_s));
-    let slices = join(&|j| j.slice.clone().unwrap_or_default());
+    let slices = slice_summary(res);
     let memory = format!("{:.1} ({:.1})", res.memory_gib, res.capacity_gib);
     let mut note = match &res.memory_note {
         Some(over) if !res.fits_memory => format!("does not fit: {over}"),
@@ -219,7 +226,38 @@ fn predicted_cells(report: &SetReport, res: &SetResult) -> String {
     if !slices.is_empty() && report.set.mode == colo_sim::study::SetMode::Mig {
         note = format!("{slices} {note}").trim().to_owned();
     }
-    format!("{rates} | {epochs} | {:.2} | {memory} | {note}", res.gain)
+    let origins: Vec<String> = res.origins.iter().map(ToString::to_string).collect();
+    format!(
+        "{rates} | {epochs} | {:.2} | {memory} | {} | {note}",
+        res.gain,
+        origins.join(", ")
+    )
+}
+
+/// `4g.71gb + 3 x 1g.18gb`: the set's MIG slices, counted (empty outside MIG).
+fn slice_summary(res: &SetResult) -> String {
+    let mut counts: Vec<(usize, &str)> = Vec::new();
+    for job in &res.jobs {
+        let Some(slice) = job.slice.as_deref() else {
+            continue;
+        };
+        let name = slice.split('@').next().unwrap_or(slice);
+        match counts.iter_mut().find(|(_, n)| *n == name) {
+            Some((count, _)) => *count += 1,
+            None => counts.push((1, name)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(n, name)| {
+            if *n == 1 {
+                (*name).to_owned()
+            } else {
+                format!("{n} x {name}")
+            }
+        })
+        .collect();
+    parts.join(" + ")
 }
 
 fn not_covered(page: &mut String, rep: &Reproduction) {

@@ -118,10 +118,15 @@ fn series(rep: &Reproduction) -> Vec<Series<'_>> {
     all
 }
 
-/// "provisional" / "fitted": the origin every number of the report rests on.
+/// `fitted`, or `fitted; MIG emulated` when a mode's sharing parameters come from elsewhere:
+/// the origin the report's numbers rest on.
 pub(crate) fn origin_label(rep: &Reproduction) -> String {
-    match &rep.profile {
-        Some((_, origin)) => origin.to_string(),
-        None => "no profile".to_owned(),
+    let Some((_, origin)) = &rep.profile else {
+        return "no profile".to_owned();
+    };
+    let mut label = origin.to_string();
+    for (mode, mode_origin) in rep.mode_origins.iter().filter(|(_, o)| o != origin) {
+        label.push_str(&format!("; {mode} {mode_origin}"));
     }
+    label
 }

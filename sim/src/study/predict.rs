@@ -66,6 +66,9 @@ pub struct SetResult {
     pub fits_memory: bool,
     /// Which partition overflows, when one does.
     pub memory_note: Option<String>,
+    /// Where its numbers come from: its jobs' profile entries, then (when jobs share) the
+    /// mode's sharing parameters; each origin once.
+    pub origins: Vec<Origin>,
     /// MIG sets: largest relative gap between a job's rate in the set and its rate alone in
     /// the same slice (0: no interference between slices).
     pub mig_interference: Option<f64>,
@@ -178,7 +181,16 @@ fn result(ctx: &Context<'_>, set: &StudySet, query: &SetQuery) -> Result<SetResu
     let makespan_s = finish_s.iter().copied().fold(0.0, f64::max);
     let alone_total_s: f64 = jobs.iter().map(|j| j.alone_epoch_s * epochs).sum();
     let mig_interference = mig_gap(ctx, query, &all.jobs)?;
+    let mut origins: Vec<Origin> = Vec::new();
+    let shares = jobs.len() > 1 || query.layout.is_some();
+    let mode_origin = shares.then(|| ctx.model.mode_origin(ctx.gpu, query.mode));
+    for origin in jobs.iter().map(|j| j.origin).chain(mode_origin) {
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
     Ok(SetResult {
+        origins,
         jobs,
         makespan_s,
         gain: alone_total_s / makespan_s,
