@@ -341,3 +341,103 @@ fn list_suffix(prefix: &str, ids: &[String]) -> String {
         format!("{prefix} {}", ids.join(", "))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::{JobResult, StudyJob, StudySet};
+    use crate::workload::ModelKey;
+
+    /// A predicted set of `n` copies under `mode` with total gain `gain`.
+    fn report(workload: u32, mode: SetMode, n: usize, gain: f64) -> SetReport {
+        let key = ModelKey::new("m", 32, 32);
+        let job = JobResult {
+            key: key.clone(),
+            slice: None,
+            samples_per_s: gain / n as f64,
+            alone_samples_per_s: 1.0,
+            mean_epoch_s: n as f64 / gain,
+            alone_epoch_s: 1.0,
+            memory_gib: 1.0,
+            partition_gib: 10.0,
+            origin: Origin::Fitted,
+        };
+        let set = StudySet {
+            experiment: 1,
+            workload,
+            mode,
+            jobs: vec![
+                StudyJob {
+                    key,
+                    dataset: "d".into(),
+                    samples_per_epoch: 1,
+                    matrix_slice: None,
+                };
+                n
+            ],
+        };
+        let result = SetResult {
+            jobs: vec![job; n],
+            makespan_s: 1.0,
+            gain,
+            memory_gib: n as f64,
+            capacity_gib: 10.0,
+            fits_memory: true,
+            memory_note: None,
+            origins: vec![Origin::Fitted],
+            mig_interference: (mode == SetMode::Mig).then_some(0.0),
+        };
+        SetReport {
+            set,
+            outcome: Outcome::Predicted(result),
+        }
+    }
+
+    #[test]
+    fn a_gain_far_above_the_stated_one_is_not_borne_out() {
+        let sets = [
+            report(1, SetMode::Mps, 7, 6.5),
+            report(2, SetMode::Naive, 7, 2.0),
+        ];
+        let checked = check(&sets, &[]);
+        assert_eq!(checked[0].status, Status::Disagrees);
+        assert!(
+            checked[0].finding.contains("6.50x"),
+            "{}",
+            checked[0].finding
+        );
+    }
+
+    #[test]
+    fn mps_behind_another_mode_everywhere_is_not_borne_out() {
+        let sets = [
+            report(1, SetMode::Mps, 2, 1.2),
+            report(2, SetMode::Naive, 2, 1.5),
+            report(3, SetMode::Mps, 3, 1.1),
+            report(4, SetMode::Mig, 3, 1.4),
+        ];
+        let mut sets = sets.to_vec();
+        for (idx, r) in sets.iter_mut().enumerate() {
+            r.set.jobs.truncate(if idx < 2 { 2 } else { 3 });
+        }
+        let checked = check(&sets, &[]);
+        assert_eq!(
+            checked[2].status,
+            Status::Disagrees,
+            "{}",
+            checked[2].finding
+        );
+        assert!(
+            checked[2].finding.contains("1/2 naive 1.50x"),
+            "{}",
+            checked[2].finding
+        );
+    }
+
+    #[test]
+    fn verdict_follows_the_share_of_cases_against() {
+        assert_eq!(share_status(0, 5), Status::Agrees);
+        assert_eq!(share_status(2, 5), Status::Partly);
+        assert_eq!(share_status(3, 5), Status::Disagrees);
+    }
+}
