@@ -166,14 +166,14 @@ fn set_table(page: &mut String, rep: &Reproduction) {
     let _ = writeln!(page, "## Every set\n");
     let _ = writeln!(
         page,
-        "Samples/s per job while all run; epoch time is the mean over the 5-epoch run (co-runners that end first speed the others up) against alone; memory per partition. All emulated ({}).\n",
+        "Samples/s per job while all run; epoch time is the mean over the 5-epoch run (co-runners that end first speed the others up) against alone. Gain: the jobs' run times alone, one after another, over the time the set takes (the conclusions use it); gain while all run: the summed fractions of their alone rates before any job ends. Memory per partition. All emulated ({}).\n",
         origin_label(rep)
     );
     let _ = writeln!(
         page,
-        "| set | jobs | mode | samples/s per job | epoch s (alone) | gain | memory GiB (available) | origin | note |"
+        "| set | jobs | mode | samples/s per job | epoch s (alone) | gain | gain while all run | memory GiB (available) | origin | note |"
     );
-    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|---|---|");
     for report in &rep.sets {
         let lead = format!(
             "| {} | {} | {} |",
@@ -189,13 +189,13 @@ fn set_table(page: &mut String, rep: &Reproduction) {
                 let keys: Vec<String> = missing.iter().map(ToString::to_string).collect();
                 let _ = writeln!(
                     page,
-                    "{lead} | | | | | not covered: needs calibration of {} on {} |",
+                    "{lead} | | | | | | not covered: needs calibration of {} on {} |",
                     keys.join(", "),
                     rep.gpu.name
                 );
             }
             Outcome::NotRunnable { reason } => {
-                let _ = writeln!(page, "{lead} | | | | | not runnable: {reason} |");
+                let _ = writeln!(page, "{lead} | | | | | | not runnable: {reason} |");
             }
         }
     }
@@ -228,8 +228,9 @@ fn predicted_cells(report: &SetReport, res: &SetResult) -> String {
     }
     let origins: Vec<String> = res.origins.iter().map(ToString::to_string).collect();
     format!(
-        "{rates} | {epochs} | {:.2} | {memory} | {} | {note}",
+        "{rates} | {epochs} | {:.2} | {:.2} | {memory} | {} | {note}",
         res.gain,
+        res.gain_while_all_run,
         origins.join(", ")
     )
 }

@@ -51,6 +51,8 @@ pub struct Conclusion {
 /// version. A predicted largest gain within 25% of that range agrees.
 const STATED_GAIN: (f64, f64) = (3.0, 4.0);
 const GAIN_TOLERANCE: f64 = 1.25;
+/// Gains within 1% of each other are a tie: the mode compared counts as (one of) the best.
+const TIE: f64 = 0.01;
 
 /// Checks each conclusion against `sets`.
 pub(super) fn check(sets: &[SetReport], mode_origins: &[(SetMode, Origin)]) -> Vec<Conclusion> {
@@ -165,7 +167,7 @@ fn contests(groups: &Groups, mode: SetMode, only_mixed: bool) -> (usize, Vec<Str
         let (Some(ours), Some(theirs)) = (ours.reduce(f64::max), theirs.reduce(f64::max)) else {
             continue;
         };
-        if ours >= theirs {
+        if ours >= theirs * (1.0 - TIE) {
             won += 1;
         } else {
             lost.push(describe_contest(keys, entries));
@@ -213,7 +215,7 @@ fn mps_best(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
         return not_tested(claim);
     }
     let finding = format!(
-        "MPS has the highest gain in {won} of {} job sets run under several modes{}",
+        "MPS has the highest gain (ties within 1% count) in {won} of {} job sets run under several modes{}",
         won + lost.len(),
         list_suffix("; another mode wins in:", &lost)
     );
@@ -385,6 +387,7 @@ mod tests {
             fits_memory: true,
             memory_note: None,
             origins: vec![Origin::Fitted],
+            gain_while_all_run: gain,
             mig_interference: (mode == SetMode::Mig).then_some(0.0),
         };
         SetReport {

@@ -58,6 +58,10 @@ pub struct SetResult {
     /// Sum of the jobs' run times alone, one after another, over the makespan: total
     /// throughput normalised to one job alone at a time (> 1: sharing pays).
     pub gain: f64,
+    /// Sum of the jobs' rates over their rates alone while every job runs (equal to `gain`
+    /// for copies of one model; for mixed sets it shows the sharing itself, not which job is
+    /// longest).
+    pub gain_while_all_run: f64,
     /// Memory the set needs, GiB.
     pub memory_gib: f64,
     /// Memory it has (the GPU, or the slices used), GiB.
@@ -194,6 +198,7 @@ fn result(ctx: &Context<'_>, set: &StudySet, query: &SetQuery) -> Result<SetResu
         jobs,
         makespan_s,
         gain: alone_total_s / makespan_s,
+        gain_while_all_run: all.total_fraction,
         memory_gib: all.memory_gib,
         capacity_gib: all.capacity_gib,
         fits_memory: all.fits_memory,
