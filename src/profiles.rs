@@ -7,10 +7,17 @@ use colo_sim::perf::{Profile, ProfileSet};
 use colo_sim::ronfile::parse_ron;
 
 /// (file name under calibrate/profiles/, contents), best first for each GPU.
-const SHIPPED: &[(&str, &str)] = &[(
-    "h200-provisional.ron",
-    include_str!("../calibrate/profiles/h200-provisional.ron"),
-)];
+const SHIPPED: &[(&str, &str)] = &[
+    ("h200.ron", include_str!("../calibrate/profiles/h200.ron")),
+    (
+        "a100-40gb.ron",
+        include_str!("../calibrate/profiles/a100-40gb.ron"),
+    ),
+    (
+        "h200-provisional.ron",
+        include_str!("../calibrate/profiles/h200-provisional.ron"),
+    ),
+];
 
 /// The profiles to use: the given files, or else every shipped one (best per GPU).
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<ProfileSet> {

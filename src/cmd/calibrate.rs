@@ -25,6 +25,14 @@ enum CalibrateCommand {
     Profile(Box<ProfileArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
+    /// Fit a GPU's profile from its measurements and report held-out errors.
+    Fit(super::fit::FitArgs),
+    /// Report how wrong the fitted model is on runs its fit never saw, beside the baselines.
+    Validate(super::fit::ValidateArgs),
+    /// Fit the model to Gavel's measured pair table with pairs held out (V100, P100, K80).
+    Gavel(super::fit::GavelArgs),
+    /// Build the A100-40GB profile from MISO's MIG slice measurements.
+    Miso(super::fit::MisoArgs),
 }
 
 /// Arguments of `colo calibrate run`.
@@ -166,6 +174,10 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         CalibrateCommand::Run(args) => run_plan(*args),
         CalibrateCommand::Profile(args) => profile(*args),
         CalibrateCommand::Summary(args) => print_summary(args),
+        CalibrateCommand::Fit(args) => super::fit::fit(args),
+        CalibrateCommand::Validate(args) => super::fit::validate(args),
+        CalibrateCommand::Gavel(args) => super::fit::gavel(args),
+        CalibrateCommand::Miso(args) => super::fit::miso(args),
     }
 }
 

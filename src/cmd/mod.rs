@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and the thin function that runs it.
 pub mod bench;
 pub mod calibrate;
+pub mod fit;
 pub mod hardware;
 pub mod pack;
 pub mod plan;

@@ -156,8 +156,8 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "{:<28} {:>12} {:>12} {:>9} {:>9} {:>12}  {:<12}",
-            "job", "samples/s", "alone", "fraction", "mem GiB", "place", "origin"
+            "{:<28} {:>12} {:>7} {:>12} {:>9} {:>9} {:>12}  {:<12}",
+            "job", "samples/s", "± band", "alone", "fraction", "mem GiB", "place", "origin"
         );
         for j in &p.jobs {
             let place = match (&j.slice, j.sm_budget) {
@@ -167,9 +167,11 @@ impl Report<'_> {
             };
             let _ = writeln!(
                 out,
-                "{:<28} {:>12.1} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
+                "{:<28} {:>12.1} {:>7} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
                 j.key.to_string(),
                 j.samples_per_s,
+                j.spread
+                    .map_or("-".to_owned(), |s| format!("{:.0}%", s * 50.0)),
                 j.exclusive_samples_per_s,
                 j.fraction_of_exclusive,
                 j.memory_gib,
@@ -181,6 +183,10 @@ impl Report<'_> {
             out,
             "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
             p.total_fraction, self.origin, self.sharing_origin
+        );
+        let _ = writeln!(
+            out,
+            "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers"
         );
         let verdict = if p.fits_memory {
             "fits".to_owned()
@@ -215,6 +221,7 @@ impl Report<'_> {
                     "slice": j.slice,
                     "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
                     "origin": j.origin.to_string(),
+                    "uncertainty_pct": j.spread.map(|s| s * 50.0),
                 })
             })
             .collect();

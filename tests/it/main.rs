@@ -2,6 +2,7 @@
 mod bench;
 mod calibrate;
 mod common;
+mod fit;
 mod pack;
 mod plan;
 mod plot;

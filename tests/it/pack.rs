@@ -50,9 +50,9 @@ fn four_job_mix_best_packing_beats_every_single_mode_packing_listed() {
         {
             let got = job["fraction_of_exclusive"].as_f64().unwrap();
             assert!(got >= job["min_fraction"].as_f64().unwrap() - 1e-12);
-            assert_eq!(job["origin"], "provisional");
+            assert_eq!(job["origin"], "fitted");
         }
-        assert_eq!(v["profile_origin"], "provisional");
+        assert_eq!(v["profile_origin"], "fitted");
         assert_eq!(v["exclusive"]["gpus_used"], 4);
     }
 }
@@ -71,7 +71,7 @@ fn without_gpus_it_reports_the_fewest_and_every_mode_in_the_table() {
     for mode in ["timeslice", "mps+budgets", "mig+mps", "exclusive placement"] {
         assert!(out.contains(mode), "{mode}: {out}");
     }
-    assert!(out.contains("predicted, provisional"), "{out}");
+    assert!(out.contains("predicted, fitted"), "{out}");
 }
 
 #[test]

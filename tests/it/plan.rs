@@ -25,7 +25,7 @@ fn answers(csv: &str) -> Vec<(String, u32)> {
 /// 95th percentile of wait from its summary.json.
 fn simulated_p95_wait(dir: &Path, mode: &str, count: u32) -> f64 {
     let shipped = std::fs::read_to_string(root().join(SCENARIO)).unwrap();
-    let profile = root().join("calibrate/profiles/h200-provisional.ron");
+    let profile = root().join("calibrate/profiles/h200.ron");
     let mode_spec = match mode {
         "exclusive" => "Exclusive",
         "mps" => "Mps",
@@ -37,7 +37,7 @@ fn simulated_p95_wait(dir: &Path, mode: &str, count: u32) -> f64 {
             &format!("cluster: [(gpu: \"h200\", count: {count}, mode: {mode_spec})]"),
         )
         .replace(
-            "\"../../calibrate/profiles/h200-provisional.ron\"",
+            "\"../../calibrate/profiles/h200.ron\"",
             &format!("\"{}\"", profile.display()),
         );
     assert!(text.contains(&format!("count: {count}, mode: {mode_spec}")));
@@ -64,7 +64,7 @@ fn plan_size_meets_the_target_in_a_separate_simulate_and_one_fewer_does_not() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("provisional"), "{}", run.stdout);
+    assert!(run.stdout.contains("fitted"), "{}", run.stdout);
     for figure in ["plan_target.png", "plan_target.svg"] {
         assert!(out.join(figure).is_file(), "{figure}");
     }

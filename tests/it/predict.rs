@@ -38,7 +38,7 @@ fn every_mode_answers_with_rates_and_a_memory_verdict() {
             run.stdout
         );
         assert!(
-            run.stdout.contains("provisional"),
+            run.stdout.contains("fitted"),
             "numbers say where they come from"
         );
     }
@@ -110,7 +110,7 @@ fn bad_requests_say_what_is_wrong() {
 
 #[test]
 fn memory_overflow_is_reported() {
-    let jobs = vec!["gpt_small:32:1024"; 8];
+    let jobs = vec!["lm_medium:16:512"; 16];
     let args: Vec<&str> = ["predict", "--mode", "mps"]
         .iter()
         .copied()

@@ -51,12 +51,12 @@ fn default_scenario_writes_every_variant_and_prints_a_summary() {
             serde_json::from_slice(&std::fs::read(out.join(variant).join("summary.json")).unwrap())
                 .unwrap();
         assert_eq!(summary["completed"], 400);
-        assert_eq!(summary["profile_origin"], "h200: provisional");
+        assert_eq!(summary["profile_origin"], "h200: fitted");
     }
     let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(sweep.lines().count(), 5, "{sweep}");
     assert!(
-        run.stdout.contains("provisional"),
+        run.stdout.contains("fitted"),
         "the table says where its numbers come from"
     );
 }

@@ -2,7 +2,6 @@
 //! alone and in pairs on one K80, P100 or V100. Read it, fit the parametric model to it with
 //! pairs held out (k-fold), and report the held-out error beside the baselines.
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use colo_sim::hardware::GpuSpec;
@@ -131,21 +130,10 @@ pub fn read_table(path: &Path, gpu: &str) -> Result<GavelTable, GavelError> {
 }
 
 fn read_text(path: &Path) -> Result<String, GavelError> {
-    let io = |source| GavelError::Io {
+    super::read_text_maybe_gzipped(path).map_err(|source| GavelError::Io {
         path: path.to_owned(),
         source,
-    };
-    let bytes = std::fs::read(path).map_err(io)?;
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_string(&mut text)
-            .map_err(io)?;
-        Ok(text)
-    } else {
-        String::from_utf8(bytes)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
-    }
+    })
 }
 
 /// `"('ResNet-18 (batch size 16)', 1)"` → `("ResNet-18 (batch size 16)", 1)`.

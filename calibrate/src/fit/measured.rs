@@ -94,6 +94,8 @@ pub struct Dataset {
     pub drivers: Vec<String>,
     /// Sets left out, with why.
     pub left_out: BTreeMap<String, usize>,
+    /// Processes recorded as out of memory.
+    pub oom_records: usize,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -131,6 +133,7 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
     if records.is_empty() {
         return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });
     }
+    let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
     let mut drivers: Vec<String> = records.iter().map(|r| r.driver.clone()).collect();
     drivers.sort();
     drivers.dedup();
@@ -170,6 +173,7 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         files,
         drivers,
         left_out,
+        oom_records,
     })
 }
 

@@ -4,7 +4,6 @@
 //! error (leave one slice out), assembled into an A100-40GB profile whose time-slicing and MPS
 //! parameters are carried over from another GPU's profile and labelled transferred.
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use colo_sim::hardware::{self, GpuSpec};
@@ -143,19 +142,10 @@ fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRu
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, MisoError> {
-    let io = |source| MisoError::Io {
+    let text = super::read_text_maybe_gzipped(path).map_err(|source| MisoError::Io {
         path: path.to_owned(),
         source,
-    };
-    let bytes = std::fs::read(path).map_err(io)?;
-    let mut text = String::new();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_string(&mut text)
-            .map_err(io)?;
-    } else {
-        text = String::from_utf8_lossy(&bytes).into_owned();
-    }
+    })?;
     serde_json::from_str(&text).map_err(|e| MisoError::Format {
         path: path.to_owned(),
         message: format!("line {}, column {}: {e}", e.line(), e.column()),

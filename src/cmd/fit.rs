@@ -1,0 +1,213 @@
+//! `colo calibrate fit | validate | gavel | miso`: fit profiles from measurements and say how
+//! wrong they are on runs the fit never saw.
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use colo_calibrate::fit::{gavel, measured, miso, report, validate};
+use colo_sim::hardware;
+use colo_sim::metrics::write_atomic;
+use colo_sim::perf::Profile;
+
+/// Arguments of `colo calibrate fit`.
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// Folder of measurements (*.jsonl), e.g. calibrate/data/h200.
+    pub data: PathBuf,
+    /// GPU the measurements were taken on.
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Profile to write; the validation report (`<stem>-fit-report.txt`) and predictions
+    /// (`<stem>-fit-predictions.csv`) go beside it.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Date recorded in the profile's provenance (default: today, UTC).
+    #[arg(long)]
+    pub date: Option<String>,
+}
+
+/// Arguments of `colo calibrate validate`.
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// Folder of measurements (*.jsonl), e.g. calibrate/data/h200.
+    pub data: PathBuf,
+    /// GPU the measurements were taken on.
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Also write every prediction to this CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// Arguments of `colo calibrate gavel`.
+#[derive(clap::Args)]
+pub struct GavelArgs {
+    /// Gavel's simulation_throughputs.json (plain or gzipped).
+    #[arg(
+        long,
+        default_value = "calibrate/data/external/gavel/simulation_throughputs.json.gz"
+    )]
+    pub table: PathBuf,
+    /// GPUs of the table to fit, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "v100,p100,k80")]
+    pub gpus: Vec<String>,
+    /// Folds of the cross-validation over pairs.
+    #[arg(long, default_value_t = 5)]
+    pub folds: usize,
+}
+
+/// Arguments of `colo calibrate miso`.
+#[derive(clap::Args)]
+pub struct MisoArgs {
+    /// Folder of MISO's A100 MIG runs (SLICE_MODEL_trainBATCH.json[.gz] and memory.json[.gz]).
+    #[arg(long, default_value = "calibrate/data/external/miso_a100_mig")]
+    pub data: PathBuf,
+    /// Profile whose time-slicing, MPS and context-memory parameters are carried over
+    /// (labelled transferred).
+    #[arg(long, default_value = "calibrate/profiles/h200.ron")]
+    pub transfer_from: PathBuf,
+    /// Profile to write.
+    #[arg(long, default_value = "calibrate/profiles/a100-40gb.ron")]
+    pub out: PathBuf,
+    /// Date recorded in the profile's provenance (default: today, UTC).
+    #[arg(long)]
+    pub date: Option<String>,
+}
+
+/// Runs `colo calibrate fit`.
+pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
+    let gpu = hardware::gpu(&args.gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu)?;
+    eprintln!(
+        "fitting {} classes on {} sets of {} ...",
+        ds.classes.len(),
+        ds.sets.len(),
+        args.data.display()
+    );
+    let full = validate::fit_on(&ds, &|_| true);
+    let date = args.date.unwrap_or_else(today);
+    let profile = validate::fitted_profile(&ds, &full, &date);
+    let command = format!(
+        "colo calibrate fit {} --gpu {} --out {}",
+        args.data.display(),
+        args.gpu,
+        args.out.display()
+    );
+    let text = report::profile_file(&profile, &command).context("serialising the profile")?;
+    write_atomic(&args.out, text.as_bytes())
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    let checks = validate::validate(&ds);
+    let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs));
+    let (report_path, csv_path) = (
+        beside(&args.out, "-fit-report.txt"),
+        beside(&args.out, "-fit-predictions.csv"),
+    );
+    write_atomic(&report_path, format!("{command}\n{table}").as_bytes())?;
+    write_atomic(&csv_path, report::predictions_csv(&checks.jobs).as_bytes())?;
+    let g = full.globals;
+    let summary = format!(
+        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}; {} LM iterations, converged: {})\n{table}report: {}, predictions: {}\n",
+        args.out.display(),
+        g.switch_overhead,
+        g.interference,
+        full.iterations,
+        full.converged,
+        report_path.display(),
+        csv_path.display()
+    );
+    super::print(&summary)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `colo calibrate validate`.
+pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+    let gpu = hardware::gpu(&args.gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu)?;
+    let checks = validate::validate(&ds);
+    if let Some(csv) = &args.csv {
+        write_atomic(csv, report::predictions_csv(&checks.jobs).as_bytes())?;
+    }
+    super::print(&report::validation_table(
+        &ds,
+        &validate::error_rows(&checks.jobs),
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `colo calibrate gavel`.
+pub fn gavel(args: GavelArgs) -> anyhow::Result<ExitCode> {
+    let model_gpu = hardware::gpu("h100-80gb")?;
+    let mut reports = Vec::new();
+    for name in &args.gpus {
+        let table = gavel::read_table(&args.table, name)?;
+        reports.push(gavel::cross_validate(&table, model_gpu, args.folds.max(2)));
+    }
+    super::print(&report::gavel_table(&reports))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `colo calibrate miso`.
+pub fn miso(args: MisoArgs) -> anyhow::Result<ExitCode> {
+    let source = Profile::load(&args.transfer_from)?;
+    let name = args.transfer_from.display().to_string();
+    let (profile, quality) =
+        miso::a100_profile(&args.data, &source, &name, &args.date.unwrap_or_else(today))?;
+    let command = format!(
+        "colo calibrate miso --data {} --transfer-from {} --out {}",
+        args.data.display(),
+        name,
+        args.out.display()
+    );
+    let text = report::profile_file(&profile, &command).context("serialising the profile")?;
+    write_atomic(&args.out, text.as_bytes())
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    let table = report::miso_table(&quality);
+    write_atomic(
+        &beside(&args.out, "-fit-report.txt"),
+        format!("{command}\n{table}").as_bytes(),
+    )?;
+    super::print(&format!("wrote {}\n{table}", args.out.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dir/h200.ron` + `-fit-report.txt` -> `dir/h200-fit-report.txt`.
+fn beside(profile: &Path, suffix: &str) -> PathBuf {
+    let stem = profile
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    profile.with_file_name(format!("{stem}{suffix}"))
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_787), (2026, 11, 30));
+    }
+}

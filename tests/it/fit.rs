@@ -1,0 +1,138 @@
+//! `colo calibrate fit | validate | gavel | miso` through the real binary, on data the fake GPU
+//! writes, on the committed H200 data, and on empty folders.
+use crate::common::{colo, write};
+
+const PLAN: &str = r#"(name: "fitdata", groups: [
+    (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"], ["vit_b_16:32:224"]]),
+    (id: "pairs-ts", mode: Timeslice, sets: [["resnet18:128:32", "resnet50:64:224"], ["resnet50:64:224", "vit_b_16:32:224"]]),
+    (id: "pairs-mps", mode: Mps, sets: [["resnet18:128:32", "vit_b_16:32:224"]]),
+    (id: "three-ts", mode: Timeslice, sets: [["resnet18:128:32", "resnet50:64:224", "vit_b_16:32:224"]]),
+    (id: "slice", mode: MigEmulated, mig_profiles: ["2g.35gb"], sets: [["resnet50:64:224"]]),
+])"#;
+
+#[test]
+fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = write(tmp.path(), "plan.ron", PLAN);
+    let data = tmp.path().join("data");
+    let run = colo(&[
+        "calibrate",
+        "run",
+        &plan,
+        "--out",
+        data.to_str().unwrap(),
+        "--fake-gpu",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let profile = tmp.path().join("fake.ron");
+    let args = [
+        "calibrate",
+        "fit",
+        data.to_str().unwrap(),
+        "--out",
+        profile.to_str().unwrap(),
+        "--date",
+        "2026-11-30",
+    ];
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for needle in [
+        "3 classes measured alone",
+        "train",
+        "3+ jobs",
+        "equal share",
+        "memory:",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
+    }
+    assert!(tmp.path().join("fake-fit-report.txt").is_file());
+    let csv = std::fs::read_to_string(tmp.path().join("fake-fit-predictions.csv")).unwrap();
+    assert!(csv.starts_with("split,mode,n_jobs,job"), "{csv}");
+    let first = std::fs::read(&profile).unwrap();
+    assert_eq!(colo(&args).code, 0);
+    assert_eq!(
+        first,
+        std::fs::read(&profile).unwrap(),
+        "the same data fits to the same bytes"
+    );
+    let run = colo(&[
+        "predict",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--mode",
+        "timeslice",
+        "resnet18:128:32",
+        "vit_b_16:32:224",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("fitted"), "{}", run.stdout);
+}
+
+#[test]
+fn fit_without_data_names_what_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p.ron");
+    let run = colo(&[
+        "calibrate",
+        "fit",
+        tmp.path().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no calibration records"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "no profile is written from no data");
+}
+
+#[test]
+fn validate_on_the_committed_h200_data_prints_every_test_beside_baselines() {
+    let run = colo(&["calibrate", "validate", "calibrate/data/h200"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for needle in [
+        "3+ jobs",
+        "slice held out",
+        "model held out",
+        "launch-bound",
+        "GPU-bound",
+        "fixed slowdown",
+        "noise",
+    ] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("h200.ron");
+    let run = colo(&[
+        "calibrate",
+        "fit",
+        "calibrate/data/h200",
+        "--gpu",
+        "h200",
+        "--out",
+        out.to_str().unwrap(),
+        "--date",
+        "2026-11-30",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let fresh = std::fs::read_to_string(&out).unwrap();
+    let shipped =
+        std::fs::read_to_string(crate::common::root().join("calibrate/profiles/h200.ron")).unwrap();
+    let body = |t: &str| {
+        t.lines()
+            .skip_while(|l| l.starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        body(&fresh),
+        body(&shipped),
+        "re-run `colo calibrate fit calibrate/data/h200 --out calibrate/profiles/h200.ron`"
+    );
+}
