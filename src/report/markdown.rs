@@ -17,6 +17,7 @@ pub fn render(
 ) -> String {
     let mut page = String::new();
     header(&mut page, rep, out);
+    caveats(&mut page, rep);
     conclusions(&mut page, rep);
     figure_sections(&mut page, series, figures);
     set_table(&mut page, rep);
@@ -107,6 +108,44 @@ fn profile_paragraph(page: &mut String, rep: &Reproduction) {
 fn list_paths(paths: &[std::path::PathBuf]) -> String {
     let names: Vec<String> = paths.iter().map(|p| format!("`{}`", p.display())).collect();
     names.join(", ")
+}
+
+/// Profile entries whose alone measurements spread more than this are called out.
+const NOISY_SPREAD: f64 = 0.1;
+
+/// Models whose profile entries are noisy or not fitted, so a reader weighs the sets using them.
+fn caveats(page: &mut String, rep: &Reproduction) {
+    let mut noted: Vec<String> = Vec::new();
+    let profile_origin = rep.profile.as_ref().map(|(_, o)| *o);
+    for report in &rep.sets {
+        let Outcome::Predicted(res) = &report.outcome else {
+            continue;
+        };
+        for job in &res.jobs {
+            let mut why = Vec::new();
+            if let Some(spread) = job.spread.filter(|s| *s > NOISY_SPREAD) {
+                why.push(format!(
+                    "its alone measurements spread {:.0}%",
+                    spread * 100.0
+                ));
+            }
+            if Some(job.origin) != profile_origin {
+                why.push(format!("its entry is {}", job.origin));
+            }
+            let line = format!("`{}`: {}", job.key, why.join(", "));
+            if !why.is_empty() && !noted.contains(&line) {
+                noted.push(line);
+            }
+        }
+    }
+    if noted.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        page,
+        "Caveats: weigh the sets of these models with care: {}.\n",
+        noted.join("; ")
+    );
 }
 
 fn conclusions(page: &mut String, rep: &Reproduction) {

@@ -363,6 +363,7 @@ mod tests {
             memory_gib: 1.0,
             partition_gib: 10.0,
             origin: Origin::Fitted,
+            spread: None,
         };
         let set = StudySet {
             experiment: 1,

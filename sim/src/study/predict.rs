@@ -46,6 +46,8 @@ pub struct JobResult {
     pub partition_gib: f64,
     /// Where its profile numbers come from.
     pub origin: Origin,
+    /// Relative spread of its alone measurements, when the profile gives it.
+    pub spread: Option<f64>,
 }
 
 /// The prediction for a set.
@@ -179,6 +181,7 @@ fn result(ctx: &Context<'_>, set: &StudySet, query: &SetQuery) -> Result<SetResu
                 memory_gib: p.memory_gib,
                 partition_gib: partition_gib(ctx.gpu, query, idx),
                 origin: p.origin,
+                spread: p.spread,
             }
         })
         .collect();
