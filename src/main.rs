@@ -4,6 +4,7 @@
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 mod cmd;
 mod profiles;
+mod report;
 
 use std::process::ExitCode;
 
@@ -34,6 +35,8 @@ enum Command {
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
     Plot(cmd::plot::PlotArgs),
+    /// Write generated reports: `colo report paper` reproduces the collocation study.
+    Report(cmd::report::ReportArgs),
     /// Time the engine (build with --release): synthetic, trace and sweep cases.
     Bench(cmd::bench::BenchArgs),
 }
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Hardware(args) => cmd::hardware::run(args),
         Command::Calibrate(args) => cmd::calibrate::run(args),
         Command::Plot(args) => cmd::plot::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::Bench(args) => cmd::bench::run(args),
     };
     match res {

@@ -263,3 +263,36 @@ fn figures_are_readable_by_others_not_owner_only_temp_files() {
         "temp files left behind: {leftovers:?}"
     );
 }
+
+#[test]
+fn plain_bars_render_with_their_labels() {
+    let out = tempfile::tempdir().unwrap();
+    let groups = vec![
+        BarGroup {
+            label: "1 naive".into(),
+            bars: vec![("needed".into(), 2.0), ("available".into(), 140.0)],
+        },
+        BarGroup {
+            label: "7 MIG 1g".into(),
+            bars: vec![("needed".into(), 1.8), ("available".into(), 16.0)],
+        },
+    ];
+    let text = ChartText {
+        title: "Memory per set".into(),
+        x_label: "set".into(),
+        y_label: "GPU memory (GiB, provisional)".into(),
+    };
+    let figure = FigureOut {
+        dir: out.path().to_path_buf(),
+        stem: "memory".into(),
+        format: Format::Both,
+    };
+    let written = plot_bars(&groups, &text, &figure).unwrap();
+    assert_eq!(written.len(), 2);
+    assert_png(&out.path().join("memory.png"));
+    assert_svg_has(
+        &out.path().join("memory.svg"),
+        &["7 MIG 1g", "needed", "available", "GiB, provisional"],
+    );
+    assert!(plot_bars(&[], &text, &figure).is_err());
+}

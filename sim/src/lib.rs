@@ -14,4 +14,5 @@ pub mod plan;
 pub mod policy;
 pub mod ronfile;
 pub mod scenario;
+pub mod study;
 pub mod workload;

@@ -7,6 +7,7 @@ pub mod pack;
 pub mod plan;
 pub mod plot;
 pub mod predict;
+pub mod report;
 pub mod simulate;
 
 use std::io::Write as _;

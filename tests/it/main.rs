@@ -7,6 +7,7 @@ mod pack;
 mod plan;
 mod plot;
 mod predict;
+mod report;
 mod simulate;
 mod simulate_traces;
 mod tidy;

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use colo_sim::scenario::{Scenario, build_variant};
+use colo_sim::study::StudySpec;
 
 use crate::common::root;
 
@@ -71,12 +72,29 @@ fn every_shipped_scenario_loads_and_builds_every_variant() {
     let mut files = Vec::new();
     files_under(&root().join("scenarios"), "ron", &mut files);
     assert!(!files.is_empty());
-    for path in files {
+    // `*.report.ron` are reproduction specs, not scenarios; the next test loads them.
+    for path in files.into_iter().filter(|p| !is_report_spec(p)) {
         let scenario = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
         for variant in scenario.variants() {
             build_variant(&scenario, &variant, None)
                 .unwrap_or_else(|e| panic!("{}: {e}", variant.name));
         }
+    }
+}
+
+fn is_report_spec(path: &Path) -> bool {
+    path.to_string_lossy().ends_with(".report.ron")
+}
+
+#[test]
+fn every_shipped_report_spec_loads_with_its_matrix() {
+    let mut files = Vec::new();
+    files_under(&root().join("scenarios"), "ron", &mut files);
+    files.retain(|p| is_report_spec(p));
+    assert!(files.len() >= 2, "{files:?}");
+    for path in files {
+        let spec = StudySpec::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        colo_sim::study::read_matrix(&spec.matrix).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -1,35 +1,73 @@
-//! Throughput per result folder as grouped bars: one bar per sharing mode in the folder (from
-//! `jobs.csv`), plus the folder's total (from `summary.json`) when it mixes modes.
+//! Grouped bars: throughput per result folder (one bar per sharing mode in the folder, from
+//! `jobs.csv`, plus the folder's total from `summary.json` when it mixes modes), and the same
+//! chart from plain numbers ([`plot_bars`]).
+use std::path::PathBuf;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{
-    AXIS_LABEL_PX, CategoryAxis, TICK_PX, TITLE_PX, category_label, format_tick, series_color,
+    AXIS_LABEL_PX, CategoryAxis, ChartText, TICK_PX, TITLE_PX, category_label, format_tick,
+    series_color,
 };
-use crate::error::DrawError;
+use crate::error::{DrawError, PlotError};
 use crate::figures::provenance;
-use crate::render::{FONT, Figure};
+use crate::render::{FONT, Figure, FigureOut, write_figure};
 use crate::results::{JobStatus, ResultFolder};
 
 /// Name of the bar holding a folder's total throughput.
 const TOTAL: &str = "all modes";
 
-/// One group of bars: a result folder.
-#[derive(Debug, Clone)]
-struct BarGroup {
-    label: String,
-    /// (series name, samples/s), in legend order.
-    bars: Vec<(String, f64)>,
+/// One group of bars, e.g. a result folder or a job set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarGroup {
+    /// Text under the group.
+    pub label: String,
+    /// (series name, value), in legend order; a series may be absent from a group.
+    pub bars: Vec<(String, f64)>,
 }
 
 /// The grouped bar chart.
 #[derive(Debug, Clone)]
 pub(crate) struct ThroughputBars {
     title: String,
+    x_desc: String,
+    y_desc: String,
     groups: Vec<BarGroup>,
     /// Series names in legend (and colour) order.
     series: Vec<String>,
+}
+
+/// Draws `groups` as grouped bars, one colour per series name (in first-seen order), each bar
+/// with its value on top; the y axis starts at zero.
+///
+/// Fails with [`PlotError::NoData`] when there is no group.
+pub fn plot_bars(
+    groups: &[BarGroup],
+    text: &ChartText,
+    out: &FigureOut,
+) -> Result<Vec<PathBuf>, PlotError> {
+    if groups.is_empty() {
+        return Err(PlotError::NoData {
+            path: out.dir.join(&out.stem),
+            reason: "no bar group".to_string(),
+        });
+    }
+    let mut series: Vec<String> = Vec::new();
+    for (name, _) in groups.iter().flat_map(|g| g.bars.iter()) {
+        if !series.contains(name) {
+            series.push(name.clone());
+        }
+    }
+    let chart = ThroughputBars {
+        title: text.title.clone(),
+        x_desc: text.x_label.clone(),
+        y_desc: text.y_label.clone(),
+        groups: groups.to_vec(),
+        series,
+    };
+    write_figure(&chart, out)
 }
 
 /// Samples/s of each mode's completed jobs over the folder's makespan, plus the total when
@@ -89,6 +127,8 @@ pub(crate) fn throughput_bars(folders: &[ResultFolder]) -> ThroughputBars {
     );
     ThroughputBars {
         title,
+        x_desc: "result folder (variant)".to_string(),
+        y_desc: "throughput (samples/s, emulated)".to_string(),
         groups,
         series,
     }
@@ -126,8 +166,8 @@ impl Figure for ThroughputBars {
             .disable_x_mesh()
             .light_line_style(WHITE.mix(0.0))
             .x_labels(n_groups)
-            .x_desc("result folder (variant)")
-            .y_desc("throughput (samples/s, emulated)")
+            .x_desc(&self.x_desc)
+            .y_desc(&self.y_desc)
             .axis_desc_style((FONT, AXIS_LABEL_PX))
             .label_style((FONT, TICK_PX))
             .x_label_formatter(&group_label)

@@ -1,5 +1,5 @@
 //! The figure kinds drawn from result folders, plus the plain-data charts for calibration.
-pub(crate) mod bars;
+pub mod bars;
 pub mod calibration;
 pub(crate) mod cdf;
 pub(crate) mod occupancy;

@@ -1,0 +1,99 @@
+//! `colo report`: generated reports. `colo report paper` reproduces the collocation study on
+//! one GPU and writes a Markdown page with figures.
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use colo_sim::study::{self, StudySpec};
+
+/// Arguments of `colo report`.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    command: ReportCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum ReportCommand {
+    /// Reproduce the collocation study (Robroek et al., EuroMLSys 2024) on one GPU: every set
+    /// of its matrix predicted, its conclusions checked, DIR/report.md with figures.
+    Paper(PaperArgs),
+}
+
+/// Arguments of `colo report paper`.
+#[derive(clap::Args)]
+struct PaperArgs {
+    /// GPU to reproduce the study on: h200 or a100-40gb (any GPU with a spec file).
+    #[arg(long, default_value = "h200")]
+    gpu: String,
+    /// Profile file [default: the spec's first existing profile: the fitted one, else the
+    /// provisional one]
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Reproduction spec [default: scenarios/paper/GPU.report.ron]
+    #[arg(long)]
+    spec: Option<PathBuf>,
+    /// Folder for report.md and figures/ (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Which files to write for each figure (report.md links the PNGs, or the SVGs with svg).
+    #[arg(long, value_enum, default_value_t = FormatArg::Png)]
+    format: FormatArg,
+}
+
+/// File formats on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    /// PNG only.
+    Png,
+    /// SVG only.
+    Svg,
+    /// PNG and SVG.
+    Both,
+}
+
+/// Runs `colo report`.
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ReportCommand::Paper(args) => paper(args),
+    }
+}
+
+fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let spec_path = args
+        .spec
+        .unwrap_or_else(|| PathBuf::from(format!("scenarios/paper/{}.report.ron", args.gpu)));
+    if !spec_path.is_file() {
+        anyhow::bail!(
+            "no reproduction spec {}; run from the repository root, or pass --spec FILE (shipped: scenarios/paper/h200.report.ron, scenarios/paper/a100-40gb.report.ron)",
+            spec_path.display()
+        );
+    }
+    let spec = StudySpec::load(&spec_path)?;
+    let rep = study::reproduce(&spec, args.profile.as_deref())?;
+    let format = match args.format {
+        FormatArg::Png => colo_plots::Format::Png,
+        FormatArg::Svg => colo_plots::Format::Svg,
+        FormatArg::Both => colo_plots::Format::Both,
+    };
+    let written = crate::report::write_paper_report(&rep, &args.out, format)
+        .with_context(|| format!("writing the report into {}", args.out.display()))?;
+    let profile = match &rep.profile {
+        Some((path, origin)) => format!("profile {} ({origin})", path.display()),
+        None => format!(
+            "no profile for {}: every set is listed as not covered",
+            rep.gpu.name
+        ),
+    };
+    let (predicted, total) = (written.predicted, rep.sets.len());
+    super::print(&format!(
+        "wrote {} ({} figure files) in {:.1} s: {predicted} of {total} sets predicted (emulated) on {}, {profile}\n",
+        written.report.display(),
+        written.figures.len(),
+        started.elapsed().as_secs_f64(),
+        rep.gpu.name,
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}

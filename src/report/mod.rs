@@ -1,0 +1,132 @@
+//! Generated reports: the collocation study reproduced, as one Markdown page with figures.
+mod figures;
+mod markdown;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use colo_sim::study::{Outcome, Reproduction, SetMode, SetReport, SetResult};
+use colo_sim::workload::ModelKey;
+
+/// What `write_paper_report` wrote.
+pub struct Written {
+    /// The Markdown page.
+    pub report: PathBuf,
+    /// Figure files, in drawing order.
+    pub figures: Vec<PathBuf>,
+    /// Sets the model predicted.
+    pub predicted: usize,
+}
+
+/// Writes `out/report.md` and its figures under `out/figures/`. The page is written last and
+/// whole (temp file, then rename), so a report.md on disk always has its figures.
+pub fn write_paper_report(
+    rep: &Reproduction,
+    out: &Path,
+    format: colo_plots::Format,
+) -> anyhow::Result<Written> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let series = series(rep);
+    let figures = figures::draw(rep, &series, &out.join("figures"), format)?;
+    let text = markdown::render(rep, &series, &figures, out);
+    let report = out.join("report.md");
+    let tmp = out.join(".report.md.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &report).with_context(|| format!("renaming to {}", report.display()))?;
+    let predicted = rep
+        .sets
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Predicted(_)))
+        .count();
+    Ok(Written {
+        report,
+        figures: figures.into_iter().flat_map(|f| f.files).collect(),
+        predicted,
+    })
+}
+
+/// Copies of one model in one experiment (alone, 2, 3, 7 copies under each mode): what the
+/// figures plot against the number of copies.
+pub(crate) struct Series<'a> {
+    pub experiment: u32,
+    pub key: ModelKey,
+    pub dataset: String,
+    pub sets: Vec<&'a SetReport>,
+}
+
+impl Series<'_> {
+    /// File-name stem, e.g. `e33_resnet26_128_32`.
+    pub fn stem(&self) -> String {
+        let k = &self.key;
+        format!("e{}_{}_{}_{}", self.experiment, k.model, k.batch, k.image)
+    }
+
+    /// `resnet26:128:32 (cifar10), experiment 33`.
+    pub fn title(&self) -> String {
+        format!(
+            "{} ({}), experiment {}",
+            self.key, self.dataset, self.experiment
+        )
+    }
+
+    /// (copies, result) of `mode`'s predicted sets, one per count; one MIG job takes the
+    /// largest slice the series has (7g), as the study's MIG curve does.
+    pub fn points(&self, mode: SetMode) -> Vec<(usize, &SetResult)> {
+        let mut points: Vec<(usize, &SetResult)> = Vec::new();
+        for report in self.sets.iter().filter(|r| r.set.mode == mode) {
+            let Outcome::Predicted(res) = &report.outcome else {
+                continue;
+            };
+            let n = report.set.jobs.len();
+            if !points.iter().any(|(m, _)| *m == n) {
+                points.push((n, res));
+            }
+        }
+        points.sort_by_key(|(n, _)| *n);
+        points
+    }
+
+    /// Whether any set of the series was predicted.
+    pub fn covered(&self) -> bool {
+        self.sets
+            .iter()
+            .any(|r| matches!(r.outcome, Outcome::Predicted(_)))
+    }
+}
+
+/// The series of `rep`: sets of copies of one model, grouped by experiment and model key.
+fn series(rep: &Reproduction) -> Vec<Series<'_>> {
+    let mut all: Vec<Series<'_>> = Vec::new();
+    for report in &rep.sets {
+        let Some(key) = report.set.single_key() else {
+            continue;
+        };
+        let found = all
+            .iter_mut()
+            .find(|s| s.experiment == report.set.experiment && s.key == *key);
+        match found {
+            Some(series) => series.sets.push(report),
+            None => all.push(Series {
+                experiment: report.set.experiment,
+                key: key.clone(),
+                dataset: report.set.jobs[0].dataset.clone(),
+                sets: vec![report],
+            }),
+        }
+    }
+    all.retain(|s| s.sets.iter().any(|r| r.set.jobs.len() > 1));
+    all
+}
+
+/// `fitted`, or `fitted; MIG emulated` when a mode's sharing parameters come from elsewhere:
+/// the origin the report's numbers rest on.
+pub(crate) fn origin_label(rep: &Reproduction) -> String {
+    let Some((_, origin)) = &rep.profile else {
+        return "no profile".to_owned();
+    };
+    let mut label = origin.to_string();
+    for (mode, mode_origin) in rep.mode_origins.iter().filter(|(_, o)| o != origin) {
+        label.push_str(&format!("; {mode} {mode_origin}"));
+    }
+    label
+}

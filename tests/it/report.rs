@@ -1,0 +1,108 @@
+//! `colo report paper`: the study reproduced on the provisional H200 profile and on an A100
+//! with no ResNet profile; files, conclusions table, uncovered sets, run time.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::common::{colo, root};
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn paper_report_on_the_provisional_profile() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let started = Instant::now();
+    let run = colo(&[
+        "report",
+        "paper",
+        "--profile",
+        "calibrate/profiles/h200-provisional.ron",
+        "--out",
+        &dir,
+    ]);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(run.stdout.contains("(provisional)"), "{}", run.stdout);
+    let page = read(&out.path().join("report.md"));
+    assert!(page.contains("## The study's conclusions against the simulation"));
+    let rows = page
+        .lines()
+        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 6 |"));
+    assert_eq!(rows.count(), 2, "conclusions table has six rows");
+    assert!(page.contains("**provisional**"));
+    assert!(page.contains("largest gain"));
+    assert!(page.contains("not covered: needs calibration of resnet152:128:224 on h200"));
+    assert!(page.contains("| cait_xxs24_224:128:224 | h200 |"));
+    let figure = out
+        .path()
+        .join("figures/e33_resnet26_128_32_throughput.png");
+    assert!(page.contains("](figures/e33_resnet26_128_32_throughput.png)"));
+    let size = std::fs::metadata(&figure).unwrap().len();
+    assert!((10_000..300_000).contains(&size), "{size} bytes");
+    for link in page.lines().filter_map(|l| l.split("](").nth(1)) {
+        let file = link.trim_end_matches(')');
+        assert!(out.path().join(file).is_file(), "{file} linked but missing");
+    }
+}
+
+#[test]
+fn paper_report_without_a_resnet_profile_lists_every_set_as_not_covered() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let run = colo(&["report", "paper", "--gpu", "a100-40gb", "--out", &dir]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = read(&out.path().join("report.md"));
+    assert!(page.contains("Coverage: 0 sets predicted"), "{page}");
+    assert!(page.contains("not covered: needs calibration of resnet26:128:32 on a100-40gb"));
+    assert!(page.contains("not tested (no covered set)"));
+    assert!(!out.path().join("figures").exists());
+}
+
+#[test]
+fn paper_report_names_a_missing_spec() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_string_lossy().into_owned();
+    let run = colo(&["report", "paper", "--gpu", "h100-80gb", "--out", &dir]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("no reproduction spec scenarios/paper/h100-80gb.report.ron"),
+        "{}",
+        run.stderr
+    );
+    assert!(root().join("scenarios/paper/h200.report.ron").is_file());
+}
+
+/// The shipped pages and figures under docs/ are exactly what the README's commands write now:
+/// generated, never hand-edited, and not stale.
+#[test]
+fn shipped_example_reports_are_regenerated_not_edited() {
+    for gpu in ["h200", "a100-40gb"] {
+        let shipped = root().join(format!("docs/paper-{gpu}"));
+        let out = tempfile::tempdir().unwrap();
+        let dir = out.path().to_string_lossy().into_owned();
+        let run = colo(&["report", "paper", "--gpu", gpu, "--out", &dir]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let fresh = read(&out.path().join("report.md")).replace(&dir, &format!("docs/paper-{gpu}"));
+        let stale = format!(
+            "docs/paper-{gpu} is stale: run `cargo run --release -- report paper --gpu {gpu} --out docs/paper-{gpu}` and commit it"
+        );
+        assert!(fresh == read(&shipped.join("report.md")), "{stale}");
+        let figures = out.path().join("figures");
+        let count = |dir: &Path| std::fs::read_dir(dir).map_or(0, |d| d.count());
+        assert_eq!(count(&figures), count(&shipped.join("figures")), "{stale}");
+        for entry in std::fs::read_dir(&figures).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let shipped_figure = std::fs::read(shipped.join("figures").join(&name)).ok();
+            let size = entry.metadata().unwrap().len();
+            assert!(size < 300_000, "{name:?} is {size} bytes");
+            assert!(
+                shipped_figure == Some(std::fs::read(entry.path()).unwrap()),
+                "{stale} ({name:?})"
+            );
+        }
+    }
+}
