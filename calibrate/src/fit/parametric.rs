@@ -121,6 +121,11 @@ const PRIOR_WEIGHT: f64 = 1e-3;
 /// Parameters per class in the fit vector: time, space, log rate, contention.
 const PER_CLASS: usize = 4;
 
+/// Pull of each class's contention demand towards its space demand (on the log-odds scale):
+/// without it, one noisy pair can drive a contention demand to zero (a job that "costs its
+/// co-runners nothing"), which no other measurement then corrects.
+const CONTENTION_TIE: f64 = 0.1;
+
 fn logistic(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
 }
@@ -291,6 +296,10 @@ pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
         let (classes, globals) = problem.decode(theta);
         let mut r = problem.residuals(&classes, &globals);
         r.extend((theta - &prior).iter().map(|d| d * PRIOR_WEIGHT));
+        r.extend(
+            (0..problem.classes.len())
+                .map(|i| (theta[PER_CLASS * i + 3] - theta[PER_CLASS * i + 1]) * CONTENTION_TIE),
+        );
         DVector::from_vec(
             r.into_iter()
                 .map(|x| if x.is_finite() { x } else { 1e3 })
