@@ -330,7 +330,7 @@ mod tests {
     use super::*;
     use colo_sim::hardware;
 
-    fn problem(truth: &[(f64, f64)], globals: Globals) -> FitProblem {
+    fn problem(truth: &[(f64, f64)], globals: Globals, contention_scale: f64) -> FitProblem {
         let gpu = hardware::gpu("h200").unwrap();
         let classes: Vec<ClassSpec> = truth
             .iter()
@@ -391,7 +391,7 @@ mod tests {
             .map(|(i, &(u, s))| ClassFit {
                 time_demand: u,
                 space_demand: s,
-                contention_demand: 0.8 * s,
+                contention_demand: contention_scale * s,
                 solo_rate: 100.0 * (i + 1) as f64,
             })
             .collect();
@@ -419,13 +419,13 @@ mod tests {
             interference: 0.7,
             mig_efficiency: 1.0,
         };
-        let p = problem(&truth, globals);
+        let p = problem(&truth, globals, 1.0);
         let fitted = fit(&p, &LmConfig::default());
         for (f, (tu, ts)) in fitted.classes.iter().zip(truth) {
             assert!(
                 (f.time_demand - tu).abs() < 1e-3
                     && (f.space_demand - ts).abs() < 1e-3
-                    && (f.contention_demand - 0.8 * ts).abs() < 1e-3,
+                    && (f.contention_demand - ts).abs() < 1e-3,
                 "{:?} vs {truth:?}",
                 fitted.classes
             );
@@ -453,6 +453,7 @@ mod tests {
                 interference: 0.5,
                 mig_efficiency: 1.0,
             },
+            1.0,
         );
         assert_eq!(fit(&p, &LmConfig::default()), fit(&p, &LmConfig::default()));
     }
