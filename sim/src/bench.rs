@@ -262,6 +262,7 @@ impl SyntheticRun {
                     mig_layout,
                     sm_budget: None,
                     jobs_per_slice: 1,
+                    dynamic_mig: None,
                 }],
             },
             policy: Policy {

@@ -183,3 +183,28 @@ fn job_that_fits_nowhere_is_an_error_unless_skipped() {
         run.stderr
     );
 }
+
+#[test]
+fn dynamic_mig_scenario_recuts_gpus_and_counts_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("dyn");
+    let run = colo(&[
+        "simulate",
+        "scenarios/planning/a100-static-vs-dynamic-mig.ron",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["completed"], 400);
+    assert!(
+        summary["mig_reconfigurations"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert!(
+        jobs.contains("3g.20gb@") || jobs.contains("4g.20gb@"),
+        "large jobs ran in re-cut slices"
+    );
+}

@@ -9,6 +9,9 @@ pub(super) struct Event {
     pub(super) seq: u64,
     pub(super) gpu: u32,
     pub(super) version: u32,
+    /// A dynamic-MIG re-cut to this layout (index into the group's layouts), never stale;
+    /// `None` for a completion.
+    pub(super) recut: Option<u16>,
 }
 
 impl PartialEq for Event {

@@ -13,7 +13,8 @@ use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Demand, Placement, Policy, QueueOrder, SlotRef};
 use crate::workload::Job;
 use heap::Event;
-pub use setup::{Cluster, EngineError, GpuGroup, SimConfig, Unplaceable};
+pub use setup::{Cluster, DynamicMig, EngineError, GpuGroup, SimConfig, Unplaceable};
+use setup::{slice_part, slot_capacity_mib};
 
 /// Co-located sets up to this size are passed to the performance model from the stack.
 const INLINE_TENANTS: usize = 8;
@@ -42,6 +43,10 @@ struct JobState {
     gpus: Vec<u32>,
     group: u32,
     memory_mib: u64,
+    /// The MIG slice it ran in, kept because the slot may be re-cut after it ends.
+    slice: Option<MigSlice>,
+    /// A dynamic-MIG re-cut is under way for it.
+    awaits_recut: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +62,8 @@ struct GpuState {
     first_part: u32,
     parts: u32,
     version: u32,
+    /// Being re-cut (dynamic MIG): locked in the view, takes no work.
+    reconfiguring: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -64,6 +71,7 @@ struct GroupState {
     spec: &'static GpuSpec,
     mode: ShareMode,
     sm_budget: Option<f64>,
+    dynamic: Option<DynamicMig>,
 }
 
 /// One simulation: owns every piece of state in dense vectors (no shared pointers), so it is
@@ -98,6 +106,8 @@ pub struct Simulation<'a> {
     scratch_rates: Vec<f64>,
     scratch_ids: Vec<u32>,
     completed: u64,
+    /// Dynamic-MIG re-cuts done.
+    reconfigurations: u64,
 }
 
 /// Relative width of one instant: events closer than this happen together, so rounding in
@@ -157,7 +167,7 @@ impl<'a> Simulation<'a> {
 
     fn drop_stale_events(&mut self) {
         while let Some(Reverse(event)) = self.heap.peek() {
-            if self.gpus[event.gpu as usize].version == event.version {
+            if event.recut.is_some() || self.gpus[event.gpu as usize].version == event.version {
                 return;
             }
             self.heap.pop();
@@ -173,7 +183,11 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.heap.pop();
-            if self.gpus[event.gpu as usize].version == event.version {
+            if let Some(layout) = event.recut {
+                self.events += 1;
+                self.now = self.now.max(event.time);
+                self.apply_recut(event.gpu, layout);
+            } else if self.gpus[event.gpu as usize].version == event.version {
                 self.events += 1;
                 self.now = self.now.max(event.time);
                 self.complete_on(event.gpu)?;
@@ -315,6 +329,7 @@ impl<'a> Simulation<'a> {
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
                 }
                 None => {
+                    self.try_recut(job);
                     misses += 1;
                     if misses >= allowed_misses {
                         break;
@@ -390,11 +405,14 @@ impl<'a> Simulation<'a> {
             let part = self.part_index(*slot);
             self.parts[part].tenants.push(job);
         }
+        let slice = self.parts[self.part_index(slots[0])].slice;
         let state = &mut self.state[job as usize];
         state.phase = Phase::Running;
         state.start = self.now;
         state.last_update = self.now;
         state.slot = Some(slots[0]);
+        state.slice = slice;
+        state.awaits_recut = false;
         state.group = group;
         state.memory_mib = memory;
         if let Placement::Gpus(gpus) = placement {
@@ -405,6 +423,84 @@ impl<'a> Simulation<'a> {
         }
         self.running += 1;
         Ok(())
+    }
+
+    /// Dynamic MIG: `job` fits no slice now. If a dynamic group could hold it in some allowed
+    /// layout and has an idle GPU, start re-cutting that GPU to the layout with the most slices
+    /// that hold the job (the first such layout on ties). At most one re-cut per waiting job.
+    fn try_recut(&mut self, job: u32) {
+        if self.state[job as usize].awaits_recut || self.jobs[job as usize].gpus > 1 {
+            return;
+        }
+        let n_groups = self.groups.len();
+        for group in 0..n_groups {
+            let idx = job as usize * n_groups + group;
+            let Some(dynamic) = &self.groups[group].dynamic else {
+                continue;
+            };
+            if self.job_class[idx] == u32::MAX {
+                continue;
+            }
+            let need = self.job_memory[idx];
+            let holds = |layout: &crate::hardware::MigLayout| {
+                layout
+                    .slices
+                    .iter()
+                    .filter(|s| slot_capacity_mib(Some(s)) >= need)
+                    .count()
+            };
+            let best = (0..dynamic.layouts.len())
+                .map(|k| (holds(&dynamic.layouts[k]), k))
+                .filter(|(n, _)| *n > 0)
+                .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            let (Some((_, layout)), Some(gpu)) = (best, self.view.first_idle(group)) else {
+                continue;
+            };
+            let delay = dynamic.reconfigure_s;
+            self.view.set_locked(gpu, true);
+            self.gpus[gpu as usize].reconfiguring = true;
+            self.state[job as usize].awaits_recut = true;
+            self.seq += 1;
+            let event = Event {
+                time: self.now + delay,
+                seq: self.seq,
+                gpu,
+                version: 0,
+                recut: Some(layout as u16),
+            };
+            self.heap.push(Reverse(event));
+            return;
+        }
+    }
+
+    /// A re-cut lands: the GPU's slots take the new layout's slices and it takes work again.
+    fn apply_recut(&mut self, gpu: u32, layout: u16) {
+        let group = self.gpus[gpu as usize].group;
+        let Some(dynamic) = &self.groups[group as usize].dynamic else {
+            return;
+        };
+        let layout = &dynamic.layouts[layout as usize];
+        let spec = self.groups[group as usize].spec;
+        for (position, part) in self.part_range(gpu).enumerate() {
+            let slice = layout.slices.get(position);
+            debug_assert!(
+                self.parts[part].tenants.is_empty(),
+                "re-cut under a running job"
+            );
+            self.parts[part] = slice_part(spec, slice);
+            let slot = SlotRef {
+                group,
+                gpu,
+                slot: position as u32,
+            };
+            self.view.set_capacity(slot, slot_capacity_mib(slice));
+        }
+        self.gpus[gpu as usize].reconfiguring = false;
+        self.view.set_locked(gpu, false);
+        self.reconfigurations += 1;
+        for state in self.state.iter_mut().filter(|s| s.awaits_recut) {
+            state.awaits_recut = false;
+        }
     }
 
     /// Brings every job on these GPUs up to `now` at its current rate.
@@ -485,6 +581,7 @@ impl<'a> Simulation<'a> {
                 seq: self.seq,
                 gpu,
                 version: gpu_state.version,
+                recut: None,
             }));
         }
         Ok(())
@@ -526,6 +623,7 @@ impl<'a> Simulation<'a> {
             outcomes,
             timeline: self.timeline,
             events: self.events,
+            mig_reconfigurations: self.reconfigurations,
             total_gpus: self.gpus.len() as u32,
             memory_total_gib: config.cluster.memory_total_gib(),
         }
@@ -551,7 +649,7 @@ impl<'a> Simulation<'a> {
             end_s: s.end,
             group: slot.map(|sl| sl.group),
             gpus,
-            slice: slot.and_then(|sl| self.parts[self.part_index(sl)].slice),
+            slice: s.slice.filter(|_| completed),
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
         }

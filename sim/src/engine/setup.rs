@@ -6,9 +6,9 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
-use crate::hardware::{GpuSpec, MigLayout};
+use crate::hardware::{GpuSpec, MigLayout, MigSlice};
 use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode};
-use crate::policy::{ClusterView, GroupKind, Policy};
+use crate::policy::{ClusterView, GroupKind, Policy, SlotRef};
 use crate::workload::Job;
 
 /// A set of identical GPUs shared in one mode.
@@ -26,6 +26,20 @@ pub struct GpuGroup {
     pub sm_budget: Option<f64>,
     /// Most jobs in one MIG slice (they share it under MPS).
     pub jobs_per_slice: u32,
+    /// Dynamic MIG: the layouts an idle GPU of the group may be re-cut to (mode `Mig` only).
+    pub dynamic_mig: Option<DynamicMig>,
+}
+
+/// Dynamic MIG: when a waiting job fits no slice of the current layouts, an idle GPU of the
+/// group is re-cut to the allowed layout with the most slices that hold the job. A GPU is only
+/// re-cut when it has no jobs (a slice is never re-cut under a running job), and it takes no
+/// work while it is being reconfigured.
+#[derive(Clone, Debug)]
+pub struct DynamicMig {
+    /// Layouts a GPU may be re-cut to (the group's `mig_layout` is where every GPU starts).
+    pub layouts: Vec<MigLayout>,
+    /// Seconds a re-cut takes (destroying and creating instances).
+    pub reconfigure_s: f64,
 }
 
 /// The GPUs of a simulated cluster.
@@ -199,9 +213,13 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
             gpus: Vec::new(),
             group: 0,
             memory_mib: 0,
+            slice: None,
+            awaits_recut: false,
         });
     }
     debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
+    let mut view = ClusterView::new(&kinds, config.policy.placement);
+    start_layouts(config, &gpus, &mut view);
     let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
     arrivals.sort_by(|&a, &b| {
         let (ja, jb) = (&config.jobs[a as usize], &config.jobs[b as usize]);
@@ -220,7 +238,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         classes,
         job_class,
         job_memory,
-        view: ClusterView::new(&kinds, config.policy.placement),
+        view,
         queue: BTreeSet::new(),
         heap: BinaryHeap::new(),
         seq: 0,
@@ -234,6 +252,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         scratch_rates: Vec::new(),
         scratch_ids: Vec::new(),
         completed: 0,
+        reconfigurations: 0,
     })
 }
 
@@ -271,6 +290,7 @@ fn group_states(config: &SimConfig) -> Vec<GroupState> {
             spec: g.gpu,
             mode: g.mode,
             sm_budget: g.sm_budget.filter(|_| g.mode == ShareMode::Mps),
+            dynamic: g.dynamic_mig.clone().filter(|_| g.mode == ShareMode::Mig),
         })
         .collect()
 }
@@ -290,6 +310,7 @@ fn layout(config: &SimConfig) -> Result<Layout, EngineError> {
                 first_part: parts.len() as u32,
                 parts: group_parts.len() as u32,
                 version: 0,
+                reconfiguring: false,
             });
             parts.extend(group_parts.iter().cloned());
         }
@@ -328,29 +349,83 @@ fn group_partitions(
             group: group_idx,
             gpu: gpu.name,
         })?;
-    let parts: Vec<PartState> = layout
-        .slices
-        .iter()
-        .map(|slice| PartState {
-            partition: Partition {
-                sm_fraction: gpu.sm_fraction(slice.profile),
-                memory_gib: slice.profile.memory_gib,
-                is_mig_slice: true,
-            },
-            slice: Some(*slice),
-            tenants: Vec::new(),
-        })
+    // A dynamic group's GPUs have as many slice positions as its largest layout; positions the
+    // current layout does not use hold no slice (capacity 0). The view's per-position memory is
+    // the largest any layout gives it (a filter; each GPU's own capacity decides).
+    let layouts: Vec<&MigLayout> = match &group.dynamic_mig {
+        Some(dynamic) => dynamic.layouts.iter().collect(),
+        None => vec![layout],
+    };
+    let positions = layouts.iter().map(|l| l.slices.len()).max().unwrap_or(0);
+    let parts: Vec<PartState> = (0..positions)
+        .map(|p| slice_part(gpu, layout.slices.get(p)))
         .collect();
-    let kind = GroupKind::Mig {
-        slice_memory_mib: layout
-            .slices
+    let largest = |p: usize, of: &dyn Fn(&MigSlice) -> u64| {
+        layouts
             .iter()
-            .map(|s| capacity_mib(s.profile.memory_gib))
+            .filter_map(|l| l.slices.get(p))
+            .map(of)
+            .max()
+            .unwrap_or(0)
+    };
+    let kind = GroupKind::Mig {
+        slice_memory_mib: (0..positions)
+            .map(|p| largest(p, &|s| capacity_mib(s.profile.memory_gib)))
             .collect(),
-        slice_sms: layout.slices.iter().map(|s| s.profile.sms).collect(),
+        slice_sms: (0..positions)
+            .map(|p| largest(p, &|s| u64::from(s.profile.sms)) as u32)
+            .collect(),
         max_jobs: group.jobs_per_slice.max(1),
     };
     Ok((kind, parts))
+}
+
+/// The partition of one slice position: the slice, or nothing (no slice there).
+pub(super) fn slice_part(gpu: &GpuSpec, slice: Option<&MigSlice>) -> PartState {
+    let partition = match slice {
+        Some(s) => Partition {
+            sm_fraction: gpu.sm_fraction(s.profile),
+            memory_gib: s.profile.memory_gib,
+            is_mig_slice: true,
+        },
+        None => Partition {
+            sm_fraction: 0.0,
+            memory_gib: 0.0,
+            is_mig_slice: true,
+        },
+    };
+    PartState {
+        partition,
+        slice: slice.copied(),
+        tenants: Vec::new(),
+    }
+}
+
+/// Memory of a slice position for the view (0: no slice there).
+pub(super) fn slot_capacity_mib(slice: Option<&MigSlice>) -> u64 {
+    slice.map_or(0, |s| capacity_mib(s.profile.memory_gib))
+}
+
+/// Sets each dynamic-MIG GPU's slots to its starting layout (the view starts from the largest
+/// capacity per position).
+fn start_layouts(config: &SimConfig, gpus: &[GpuState], view: &mut ClusterView) {
+    for (gpu_idx, gpu) in gpus.iter().enumerate() {
+        let group = &config.cluster.groups[gpu.group as usize];
+        let (Some(_), Some(layout)) = (&group.dynamic_mig, &group.mig_layout) else {
+            continue;
+        };
+        for slot in 0..gpu.parts {
+            let slot_ref = SlotRef {
+                group: gpu.group,
+                gpu: gpu_idx as u32,
+                slot,
+            };
+            view.set_capacity(
+                slot_ref,
+                slot_capacity_mib(layout.slices.get(slot as usize)),
+            );
+        }
+    }
 }
 
 type Classes = (Vec<JobClass>, Vec<u32>, Vec<u64>);

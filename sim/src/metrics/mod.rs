@@ -54,8 +54,10 @@ pub struct RunRecord {
     pub outcomes: Vec<JobOutcome>,
     /// Cluster state over time.
     pub timeline: Vec<TimelineRow>,
-    /// Events handled (arrivals and live completions).
+    /// Events handled (arrivals, live completions, MIG re-cuts).
     pub events: u64,
+    /// Dynamic-MIG re-cuts done.
+    pub mig_reconfigurations: u64,
     /// GPUs in the cluster.
     pub total_gpus: u32,
     /// GPU memory in the cluster, GiB.
@@ -227,6 +229,8 @@ pub struct Summary {
     pub utilization: f64,
     /// Events the engine handled.
     pub events: u64,
+    /// Dynamic-MIG re-cuts done.
+    pub mig_reconfigurations: u64,
 }
 
 /// Computes the summary of `run` over `jobs`.
@@ -270,6 +274,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
             0.0
         },
         events: run.events,
+        mig_reconfigurations: run.mig_reconfigurations,
     }
 }
 
@@ -338,6 +343,7 @@ mod tests {
             ],
             timeline: vec![],
             events: 0,
+            mig_reconfigurations: 0,
             total_gpus: 2,
             memory_total_gib: 1.0,
         };

@@ -247,6 +247,9 @@ fn mode_text(candidate: &CandidateSpec) -> String {
         &candidate.mig_layout,
         candidate.sm_budget_pct,
     ) {
+        (ModeSpec::Mig, Some(layout), _) if !candidate.dynamic_layouts.is_empty() => {
+            format!("mig dynamic from {layout}")
+        }
         (ModeSpec::Mig, Some(layout), _) => format!("mig {layout}"),
         (ModeSpec::Mps, _, Some(pct)) => format!("mps {pct}%"),
         (ModeSpec::Exclusive, ..) => "exclusive".into(),
@@ -266,6 +269,8 @@ pub fn group_at(candidate: &CandidateSpec, gpus: u32) -> GroupSpec {
         sm_budget_pct: candidate.sm_budget_pct,
         jobs_per_slice: candidate.jobs_per_slice,
         from_trace: false,
+        dynamic_layouts: candidate.dynamic_layouts.clone(),
+        reconfigure_s: candidate.reconfigure_s,
     }
 }
 

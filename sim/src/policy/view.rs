@@ -213,15 +213,37 @@ impl ClusterView {
         self.reindex(slot);
     }
 
-    /// Marks a GPU as held whole by a multi-GPU job (or frees it).
+    /// Marks a GPU as held whole by a multi-GPU job or a MIG re-cut (or frees it).
     pub fn set_locked(&mut self, gpu: u32, locked: bool) {
         self.gpu_locked[gpu as usize] = locked;
         let group = self.gpu_group[gpu as usize];
-        self.reindex(SlotRef {
-            group,
-            gpu,
-            slot: 0,
-        });
+        for slot in 0..self.slot_count(gpu) {
+            self.reindex(SlotRef { group, gpu, slot });
+        }
+    }
+
+    /// Slots (whole GPU or slice positions) of a GPU.
+    pub fn slot_count(&self, gpu: u32) -> u32 {
+        let end = self
+            .slot_base
+            .get(gpu as usize + 1)
+            .copied()
+            .unwrap_or(self.slot_capacity.len() as u32);
+        end - self.slot_base[gpu as usize]
+    }
+
+    /// Sets the memory of an empty slot (a MIG re-cut; 0 = no slice at this position).
+    pub fn set_capacity(&mut self, slot: SlotRef, capacity_mib: u64) {
+        let id = self.slot_id(slot);
+        debug_assert_eq!(self.slot_jobs[id], 0, "re-cut under a running job");
+        self.slot_capacity[id] = capacity_mib;
+        self.slot_free[id] = capacity_mib;
+        self.reindex(slot);
+    }
+
+    /// The lowest-numbered idle, unlocked GPU of a group.
+    pub fn first_idle(&self, group: usize) -> Option<u32> {
+        self.groups[group].idle.first().copied()
     }
 
     fn slot_id(&self, slot: SlotRef) -> usize {
@@ -233,10 +255,11 @@ impl ClusterView {
         let id = self.slot_id(slot);
         let gpu = slot.gpu;
         let idle = self.gpu_jobs[gpu as usize] == 0 && !self.gpu_locked[gpu as usize];
+        let capacity = self.slot_capacity[id];
         let has_space = !self.gpu_locked[gpu as usize]
+            && capacity > 0
             && self.slot_jobs[id] < self.max_jobs(slot.group as usize);
         let free = self.slot_free[id];
-        let capacity = self.slot_capacity[id];
         let index = &mut self.groups[slot.group as usize];
         set_member(&mut index.idle, gpu, idle);
         let local = (gpu - index.first_gpu) as usize;

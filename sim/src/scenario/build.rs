@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::schema::*;
 use super::trace_workload::{self, ReplayPlan};
 use super::{RunOptions, Scenario, ScenarioError};
-use crate::engine::{Cluster, GpuGroup, SimConfig, Unplaceable};
-use crate::hardware::{self, GpuSpec};
+use crate::engine::{Cluster, DynamicMig, GpuGroup, SimConfig, Unplaceable};
+use crate::hardware::{self, GpuSpec, MigLayout};
 use crate::metrics::{GroupSummary, RunLabels, TraceSummary};
 use crate::perf::{
     EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
@@ -279,6 +279,7 @@ fn group(
         }
         pct => pct.map(|p| p / 100.0),
     };
+    let dynamic_mig = dynamic_mig(path, idx, spec, gpu, mig_layout.as_ref())?;
     Ok(GpuGroup {
         gpu,
         count,
@@ -286,7 +287,60 @@ fn group(
         mig_layout,
         sm_budget,
         jobs_per_slice: spec.jobs_per_slice.max(1),
+        dynamic_mig,
     })
+}
+
+/// Default seconds a MIG re-cut takes (destroying and creating instances): an assumption, not a
+/// measurement; scenarios set `reconfigure_s` when they know better.
+const DEFAULT_RECONFIGURE_S: f64 = 30.0;
+
+fn dynamic_mig(
+    path: &Path,
+    idx: usize,
+    spec: &GroupSpec,
+    gpu: &'static GpuSpec,
+    initial: Option<&MigLayout>,
+) -> Result<Option<DynamicMig>, ScenarioError> {
+    let field = |name: &str| format!("cluster[{idx}].{name}");
+    if spec.dynamic_layouts.is_empty() {
+        if spec.reconfigure_s.is_some() {
+            return Err(ScenarioError::field(
+                path,
+                field("reconfigure_s"),
+                "is only for dynamic MIG; add `dynamic_layouts` or remove it",
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(initial) = initial else {
+        return Err(ScenarioError::field(
+            path,
+            field("dynamic_layouts"),
+            "is only for mode Mig with a `mig_layout` (where every GPU starts)",
+        ));
+    };
+    let mut layouts = vec![initial.clone()];
+    for (k, text) in spec.dynamic_layouts.iter().enumerate() {
+        let layout = gpu.parse_mig_layout(text).map_err(|e| {
+            ScenarioError::field(path, format!("cluster[{idx}].dynamic_layouts[{k}]"), e)
+        })?;
+        if !layouts.contains(&layout) {
+            layouts.push(layout);
+        }
+    }
+    let reconfigure_s = spec.reconfigure_s.unwrap_or(DEFAULT_RECONFIGURE_S);
+    if !(reconfigure_s.is_finite() && reconfigure_s >= 0.0) {
+        return Err(ScenarioError::field(
+            path,
+            field("reconfigure_s"),
+            format!("{reconfigure_s} must be >= 0"),
+        ));
+    }
+    Ok(Some(DynamicMig {
+        layouts,
+        reconfigure_s,
+    }))
 }
 
 fn example_layout(gpu: &GpuSpec) -> String {

@@ -136,6 +136,13 @@ pub struct GroupSpec {
     /// Jobs per MIG slice, sharing it under MPS (default 1).
     #[serde(default = "one")]
     pub jobs_per_slice: u32,
+    /// Dynamic MIG (mode Mig only): layouts an idle GPU may be re-cut to, e.g. ["7x1g.18gb",
+    /// "3g.71gb,4g.71gb"]; empty: the layout is static.
+    #[serde(default)]
+    pub dynamic_layouts: Vec<String>,
+    /// Seconds a dynamic MIG re-cut takes (default 30).
+    #[serde(default)]
+    pub reconfigure_s: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -430,4 +437,10 @@ pub struct CandidateSpec {
     /// Jobs per MIG slice (default 1).
     #[serde(default = "one")]
     pub jobs_per_slice: u32,
+    /// Dynamic MIG layouts, as for a cluster group (default: static).
+    #[serde(default)]
+    pub dynamic_layouts: Vec<String>,
+    /// Seconds a dynamic MIG re-cut takes (default 30).
+    #[serde(default)]
+    pub reconfigure_s: Option<f64>,
 }

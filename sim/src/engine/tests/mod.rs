@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::*;
+use crate::engine::DynamicMig;
 use crate::hardware;
 use crate::perf::profile::{
     MemoryParams, MigParams, ModelEntry, MpsParams, PROFILE_VERSION, Profile, Provenance,
@@ -92,6 +93,7 @@ pub(super) fn group(gpu: &str, count: u32, mode: ShareMode, layout: Option<&str>
         mig_layout: layout.map(|l| spec.parse_mig_layout(l).unwrap()),
         sm_budget: None,
         jobs_per_slice: 1,
+        dynamic_mig: None,
     }
 }
 
@@ -251,6 +253,66 @@ fn unknown_model_is_an_error_naming_the_job() {
     assert!(
         err.contains("job `x`") && err.contains("no entry for vgg:1:1"),
         "{err}"
+    );
+}
+
+fn dynamic(gpu: &str, layout: &str, others: &[&str], reconfigure_s: f64) -> GpuGroup {
+    let mut g = group(gpu, 1, ShareMode::Mig, Some(layout));
+    let spec = g.gpu;
+    let mut layouts = vec![spec.parse_mig_layout(layout).unwrap()];
+    layouts.extend(others.iter().map(|l| spec.parse_mig_layout(l).unwrap()));
+    g.dynamic_mig = Some(DynamicMig {
+        layouts,
+        reconfigure_s,
+    });
+    g
+}
+
+#[test]
+fn dynamic_mig_recuts_an_idle_gpu_for_a_job_no_slice_holds() {
+    // "big" needs 30.25 GiB; 1g.18gb slices hold 16 GiB; 3g.71gb and 4g.71gb hold it.
+    let g = dynamic("h200", "7x1g.18gb", &["3g.71gb,4g.71gb"], 30.0);
+    let cfg = config(
+        vec![g],
+        vec![job("big", "big", 0.0, 100.0, 1)],
+        PlacementRule::BestFit,
+    );
+    let run = Simulation::run(&cfg, None).unwrap();
+    let o = &run.outcomes[0];
+    assert_eq!(o.start_s, 30.0, "starts once the re-cut lands");
+    assert!(
+        o.slice.unwrap().profile.name.starts_with('3')
+            || o.slice.unwrap().profile.name.starts_with('4')
+    );
+    assert_eq!(run.mig_reconfigurations, 1);
+    let mut static_cfg = cfg.clone();
+    static_cfg.cluster.groups[0].dynamic_mig = None;
+    assert!(
+        Simulation::run(&static_cfg, None).is_err(),
+        "a static 7x1g layout cannot hold it"
+    );
+}
+
+#[test]
+fn dynamic_mig_never_recuts_a_gpu_with_running_jobs() {
+    let g = dynamic("h200", "7x1g.18gb", &["3g.71gb,4g.71gb"], 30.0);
+    let jobs = vec![
+        job("small", "small", 0.0, 1000.0, 1),
+        job("big", "big", 1.0, 100.0, 1),
+    ];
+    let cfg = config(vec![g], jobs, PlacementRule::BestFit);
+    let run = Simulation::run(&cfg, None).unwrap();
+    let small_end = run.outcomes[0].end_s;
+    assert!(small_end > 1.0);
+    assert!(
+        (run.outcomes[1].start_s - (small_end + 30.0)).abs() < 1e-9,
+        "{:?}",
+        run.outcomes[1]
+    );
+    assert_eq!(
+        run.outcomes[0].slice.unwrap().profile.name,
+        "1g.18gb",
+        "slices are reported as run"
     );
 }
 

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 
 use super::naive;
 use super::*;
+use crate::engine::DynamicMig;
 use crate::metrics::jobs_csv;
 use crate::policy::QueueOrder;
 
@@ -15,23 +16,43 @@ fn any_group() -> impl Strategy<Value = GpuGroup> {
         0usize..4,
         any::<prop::sample::Index>(),
         1u32..3,
+        (any::<bool>(), any::<prop::sample::Index>(), 0u32..60),
     )
-        .prop_map(|(gpu_idx, count, mode_idx, layout_pick, jobs_per_slice)| {
-            let spec = &hardware::catalog()[gpu_idx];
-            let mode = ShareMode::ALL[mode_idx];
-            let mig_layout = (mode == ShareMode::Mig).then(|| {
-                let layouts = spec.enumerate_mig_layouts();
-                layouts[layout_pick.index(layouts.len())].clone()
-            });
-            GpuGroup {
-                gpu: spec,
+        .prop_map(
+            |(
+                gpu_idx,
                 count,
-                mode,
-                mig_layout,
-                sm_budget: None,
+                mode_idx,
+                layout_pick,
                 jobs_per_slice,
-            }
-        })
+                (dynamic, other_pick, delay),
+            )| {
+                let spec = &hardware::catalog()[gpu_idx];
+                let mode = ShareMode::ALL[mode_idx];
+                let mig_layout = (mode == ShareMode::Mig).then(|| {
+                    let layouts = spec.enumerate_mig_layouts();
+                    layouts[layout_pick.index(layouts.len())].clone()
+                });
+                // Dynamic MIG (half the MIG groups): the start layout and one other, re-cut in 0-59 s.
+                let dynamic_mig = mig_layout.as_ref().filter(|_| dynamic).map(|start| {
+                    let layouts = spec.enumerate_mig_layouts();
+                    let other = layouts[other_pick.index(layouts.len())].clone();
+                    DynamicMig {
+                        layouts: vec![start.clone(), other],
+                        reconfigure_s: f64::from(delay),
+                    }
+                });
+                GpuGroup {
+                    gpu: spec,
+                    count,
+                    mode,
+                    mig_layout,
+                    sm_budget: None,
+                    jobs_per_slice,
+                    dynamic_mig,
+                }
+            },
+        )
 }
 
 fn any_job() -> impl Strategy<Value = (usize, u32, u32, u32)> {
@@ -108,6 +129,8 @@ proptest! {
 
     #[test]
     fn engine_agrees_with_naive_engine(cfg in any_config()) {
+        // The naive engine knows no dynamic MIG; the other properties cover it.
+        prop_assume!(cfg.cluster.groups.iter().all(|g| g.dynamic_mig.is_none()));
         let fast = Simulation::run(&cfg, None).unwrap();
         let slow = naive::run(&cfg);
         for (i, (f, s)) in fast.outcomes.iter().zip(&slow).enumerate() {
