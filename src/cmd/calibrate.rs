@@ -29,6 +29,8 @@ enum CalibrateCommand {
     Fit(super::fit::FitArgs),
     /// Report how wrong the fitted model is on runs its fit never saw, beside the baselines.
     Validate(super::fit::ValidateArgs),
+    /// Draw measured vs predicted samples/s per mode, and speed vs SM budget per model.
+    Plot(super::fit::PlotArgs),
     /// Fit the model to Gavel's measured pair table with pairs held out (V100, P100, K80).
     Gavel(super::fit::GavelArgs),
     /// Build the A100-40GB profile from MISO's MIG slice measurements.
@@ -176,6 +178,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         CalibrateCommand::Summary(args) => print_summary(args),
         CalibrateCommand::Fit(args) => super::fit::fit(args),
         CalibrateCommand::Validate(args) => super::fit::validate(args),
+        CalibrateCommand::Plot(args) => super::fit::plot(args),
         CalibrateCommand::Gavel(args) => super::fit::gavel(args),
         CalibrateCommand::Miso(args) => super::fit::miso(args),
     }

@@ -39,6 +39,19 @@ pub struct ValidateArgs {
     pub csv: Option<PathBuf>,
 }
 
+/// Arguments of `colo calibrate plot`.
+#[derive(clap::Args)]
+pub struct PlotArgs {
+    /// Folder of measurements (*.jsonl), e.g. calibrate/data/h200.
+    pub data: PathBuf,
+    /// GPU the measurements were taken on.
+    #[arg(long, default_value = "h200")]
+    pub gpu: String,
+    /// Folder for the figures (default: DATA/figures).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
 /// Arguments of `colo calibrate gavel`.
 #[derive(clap::Args)]
 pub struct GavelArgs {
@@ -130,6 +143,89 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     super::print(&report::validation_table(
         &ds,
         &validate::error_rows(&checks.jobs),
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `colo calibrate plot`: measured against predicted samples/s per mode (the validation's
+/// fits, held-out runs marked), and speed against SM budget per model (measured and fitted).
+pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
+    use colo_plots::{
+        ChartText, Curve, FigureOut, Format, ScatterPoint, plot_curves, plot_measured_vs_predicted,
+    };
+    let gpu = hardware::gpu(&args.gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu)?;
+    let dir = args.out.unwrap_or_else(|| args.data.join("figures"));
+    let checks = validate::validate(&ds);
+    let mut written = Vec::new();
+    for mode in ["timeslice", "mps", "mig-emulated"] {
+        let points: Vec<ScatterPoint> = checks
+            .jobs
+            .iter()
+            .filter(|j| j.mode == mode && j.split != "model held out")
+            .map(|j| ScatterPoint {
+                label: j.split.clone(),
+                measured: j.measured,
+                predicted: j.predicted,
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        let text = ChartText {
+            title: format!(
+                "{} {mode}: predicted (fitted) vs measured samples/s per job",
+                gpu.name
+            ),
+            x_label: "measured samples/s (log)".into(),
+            y_label: "predicted samples/s (fitted, log)".into(),
+        };
+        let out = FigureOut {
+            dir: dir.clone(),
+            stem: format!("measured_vs_predicted_{mode}"),
+            format: Format::Png,
+        };
+        written.extend(plot_measured_vs_predicted(&points, &text, &out)?);
+    }
+    let curves = validate::budget_curves(&ds, &checks.small_sets_fit);
+    for (stem, which) in [
+        ("sm_budget_measured", "measured"),
+        ("sm_budget_fitted", "fitted"),
+    ] {
+        let lines: Vec<Curve> = curves
+            .iter()
+            .map(|c| Curve {
+                label: c.job.clone(),
+                points: if which == "measured" {
+                    c.measured.clone()
+                } else {
+                    c.fitted.clone()
+                },
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let text = ChartText {
+            title: format!("{} alone at an SM budget ({which})", gpu.name),
+            x_label: "SM budget (% of SMs; MPS or emulated MIG slice)".into(),
+            y_label: format!("speed (fraction of alone, {which})"),
+        };
+        let out = FigureOut {
+            dir: dir.clone(),
+            stem: stem.into(),
+            format: Format::Png,
+        };
+        written.extend(plot_curves(&lines, &text, &out)?);
+    }
+    let list: Vec<String> = written
+        .iter()
+        .map(|p| format!("  {}\n", p.display()))
+        .collect();
+    super::print(&format!(
+        "wrote {} figure(s):\n{}",
+        written.len(),
+        list.concat()
     ))?;
     Ok(ExitCode::SUCCESS)
 }

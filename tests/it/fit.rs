@@ -136,3 +136,25 @@ fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
         "re-run `colo calibrate fit calibrate/data/h200 --out calibrate/profiles/h200.ron`"
     );
 }
+
+#[test]
+fn calibration_figures_render_from_the_committed_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = colo(&[
+        "calibrate",
+        "plot",
+        "calibrate/data/h200",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for stem in [
+        "measured_vs_predicted_timeslice",
+        "measured_vs_predicted_mps",
+        "sm_budget_measured",
+        "sm_budget_fitted",
+    ] {
+        let png = std::fs::read(tmp.path().join(format!("{stem}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{stem}");
+    }
+}

@@ -261,3 +261,55 @@ pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
     }
     profile
 }
+
+/// One model's speed alone against its SM budget: measured points (MPS budgets and emulated MIG
+/// slices, as a fraction of alone) and the fitted curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetCurve {
+    /// The model point.
+    pub job: String,
+    /// (SM budget in % of SMs, fraction of alone), measured; includes (100, 1).
+    pub measured: Vec<(f64, f64)>,
+    /// The fitted curve at budgets 5-100%.
+    pub fitted: Vec<(f64, f64)>,
+}
+
+/// Budget curves of every class measured alone at two or more SM budgets.
+pub fn budget_curves(ds: &Dataset, fitted: &Fitted) -> Vec<BudgetCurve> {
+    let mut out = Vec::new();
+    for (class, spec) in ds.classes.iter().enumerate() {
+        let mut measured: Vec<(f64, f64)> = ds
+            .sets
+            .iter()
+            .filter(|s| s.n_jobs() == 1 && s.observation.members[0].class == class)
+            .filter_map(|s| {
+                s.observation.members[0].sm_budget.map(|b| {
+                    (
+                        b * 100.0,
+                        s.observation.members[0].measured / spec.solo_rate,
+                    )
+                })
+            })
+            .collect();
+        if measured.len() < 2 {
+            continue;
+        }
+        measured.push((100.0, 1.0));
+        measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let f = fitted.classes[class];
+        let curve = |pct: f64| {
+            let p = pct / 100.0;
+            1.0 / ((1.0 - f.time_demand) + f.time_demand * (f.space_demand / p).max(1.0))
+        };
+        let fitted_points = (1..=20)
+            .map(|k| f64::from(k) * 5.0)
+            .map(|pct| (pct, curve(pct)))
+            .collect();
+        out.push(BudgetCurve {
+            job: spec.key.to_string(),
+            measured,
+            fitted: fitted_points,
+        });
+    }
+    out
+}
