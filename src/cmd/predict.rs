@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use colo_sim::hardware;
+use colo_calibrate::fit::gavel;
+use colo_calibrate::fit::gavel_model::{GavelModel, gavel_gpu_spec};
+use colo_calibrate::fit::text_maybe_gzipped;
+use colo_sim::hardware::{self, GpuSpec};
 use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
 use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ShareMode};
 use colo_sim::workload::ModelKey;
@@ -29,7 +32,8 @@ pub struct PredictArgs {
     /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
     #[arg(long)]
     pub layout: Option<String>,
-    /// Profile file(s) (default: the profile shipped for the GPU).
+    /// Profile file(s) (default: the profile shipped for the GPU); `gavel:v100` (or p100, k80)
+    /// uses Gavel's measured pair table, jobs written like gavel_resnet-18:32:1.
     #[arg(long)]
     pub profile: Vec<PathBuf>,
     /// Performance model.
@@ -77,19 +81,31 @@ pub enum FormatArg {
 
 /// Runs `colo predict`.
 pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
-    let gpu = hardware::gpu(&args.gpu)?;
-    let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-    let (_, profile_path) = profiles.get(gpu)?;
-    let profile_path = profile_path.display().to_string();
-    let model: Box<dyn PerfModel> = match args.model {
-        ModelArg::Parametric => Box::new(Parametric::new(profiles.clone())),
-        ModelArg::Exclusive => Box::new(Exclusive::new(profiles.clone())),
-        ModelArg::EqualShare => Box::new(EqualShare::new(profiles.clone())),
-        ModelArg::FixedSlowdown => Box::new(FixedSlowdown::new(
-            profiles.clone(),
-            FixedSlowdown::DEFAULT_PER_CORUNNER,
-        )),
-    };
+    let gavel = args
+        .profile
+        .iter()
+        .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
+    let (gpu, model, profile_path, origin): (&'static GpuSpec, Box<dyn PerfModel>, String, String) =
+        match gavel {
+            Some(name) => gavel_model(&name)?,
+            None => {
+                let gpu = hardware::gpu(&args.gpu)?;
+                let profiles = Arc::new(crate::profiles::load(&args.profile)?);
+                let (_, path) = profiles.get(gpu)?;
+                let path = path.display().to_string();
+                let origin = profiles.origin(gpu).to_string();
+                let model: Box<dyn PerfModel> = match args.model {
+                    ModelArg::Parametric => Box::new(Parametric::new(profiles.clone())),
+                    ModelArg::Exclusive => Box::new(Exclusive::new(profiles.clone())),
+                    ModelArg::EqualShare => Box::new(EqualShare::new(profiles.clone())),
+                    ModelArg::FixedSlowdown => Box::new(FixedSlowdown::new(
+                        profiles.clone(),
+                        FixedSlowdown::DEFAULT_PER_CORUNNER,
+                    )),
+                };
+                (gpu, model, path, origin)
+            }
+        };
     let jobs = args
         .jobs
         .iter()
@@ -118,7 +134,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         query: &query,
         model: model.name(),
         profile: &profile_path,
-        origin: profiles.origin(gpu).to_string(),
+        origin,
         sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
         prediction: &prediction,
     };
@@ -127,6 +143,31 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Json => super::print(&report.json()?)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Gavel's table shipped in the binary (stanford-futuredata/gavel, MIT).
+const GAVEL_TABLE: &[u8] =
+    include_bytes!("../../calibrate/data/external/gavel/simulation_throughputs.json.gz");
+
+/// `--profile gavel:NAME`: Gavel's measured pairs (and a parametric fit to them for other sets).
+fn gavel_model(
+    name: &str,
+) -> anyhow::Result<(&'static GpuSpec, Box<dyn PerfModel>, String, String)> {
+    let gpu = gavel_gpu_spec(name)
+        .with_context(|| format!("gavel:{name}: Gavel's table has v100, p100 and k80"))?;
+    let text = text_maybe_gzipped(GAVEL_TABLE.to_vec()).context("the shipped Gavel table")?;
+    let path = std::path::Path::new("calibrate/data/external/gavel/simulation_throughputs.json.gz");
+    let table = gavel::parse_table(&text, path, gpu.name)?;
+    let label = format!(
+        "gavel:{} (measured pairs; other sets from a parametric fit to them)",
+        gpu.name
+    );
+    Ok((
+        gpu,
+        Box::new(GavelModel::new(table)),
+        label,
+        "measured".into(),
+    ))
 }
 
 /// One prediction with its labels, ready to print.
@@ -196,11 +237,15 @@ impl Report<'_> {
                 p.memory_note.clone().unwrap_or_default()
             )
         };
-        let _ = writeln!(
-            out,
-            "memory: {:.1} GiB of {:.1} GiB: {verdict}",
-            p.memory_gib, p.capacity_gib
-        );
+        if p.memory_gib > 0.0 {
+            let _ = writeln!(
+                out,
+                "memory: {:.1} GiB of {:.1} GiB: {verdict}",
+                p.memory_gib, p.capacity_gib
+            );
+        } else {
+            let _ = writeln!(out, "memory: unknown (the profile holds no memory sizes)");
+        }
         out
     }
 

@@ -120,3 +120,33 @@ fn memory_overflow_is_reported() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("does NOT fit"), "{}", run.stdout);
 }
+
+#[test]
+fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
+    let run = colo(&[
+        "predict",
+        "--profile",
+        "gavel:v100",
+        "--mode",
+        "mps",
+        "gavel_resnet-18:32:1",
+        "gavel_resnet-50:64:1",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("gavel-measured") && run.stdout.contains("measured"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("memory: unknown"), "{}", run.stdout);
+    let run = colo(&["predict", "--profile", "gavel:v100", "resnet50:64:224"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("Gavel's table has: gavel_a3c:1:1"),
+        "{}",
+        run.stderr
+    );
+    let run = colo(&["predict", "--profile", "gavel:h100", "gavel_a3c:1:1"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("v100, p100 and k80"), "{}", run.stderr);
+}

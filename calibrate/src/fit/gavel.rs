@@ -50,12 +50,16 @@ pub struct GavelTable {
 
 /// Reads the table for `gpu` (`k80`, `p100`, `v100`) from Gavel's JSON (plain or gzipped).
 pub fn read_table(path: &Path, gpu: &str) -> Result<GavelTable, GavelError> {
-    let text = read_text(path)?;
+    parse_table(&read_text(path)?, path, gpu)
+}
+
+/// Parses Gavel's JSON `text` (read from `path`, named in errors) for `gpu`.
+pub fn parse_table(text: &str, path: &Path, gpu: &str) -> Result<GavelTable, GavelError> {
     let format = |message: String| GavelError::Format {
         path: path.to_owned(),
         message,
     };
-    let root: serde_json::Value = serde_json::from_str(&text)
+    let root: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| format(format!("line {}, column {}: {e}", e.line(), e.column())))?;
     let table = root.get(gpu).and_then(|t| t.as_object()).ok_or_else(|| {
         let known: Vec<&str> = root
@@ -239,7 +243,7 @@ pub fn cross_validate(table: &GavelTable, gpu: &'static GpuSpec, folds: usize) -
     }
 }
 
-fn pair_problem(
+pub(crate) fn pair_problem(
     table: &GavelTable,
     gpu: &'static GpuSpec,
     mode: ShareMode,

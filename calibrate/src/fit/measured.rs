@@ -96,6 +96,9 @@ pub struct Dataset {
     pub left_out: BTreeMap<String, usize>,
     /// Processes recorded as out of memory.
     pub oom_records: usize,
+    /// Median CUDA context overhead, MiB (NVML's process memory minus PyTorch's peak reserved),
+    /// of plain processes (exclusive, time-sliced) and of MPS clients (MPS, emulated MIG).
+    pub context_mib: (Option<f64>, Option<f64>),
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -134,6 +137,10 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });
     }
     let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
+    let context_mib = (
+        context_overhead(&records, &["exclusive", "timeslice"]),
+        context_overhead(&records, &["mps", "mig-emulated"]),
+    );
     let mut drivers: Vec<String> = records.iter().map(|r| r.driver.clone()).collect();
     drivers.sort();
     drivers.dedup();
@@ -174,7 +181,52 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         drivers,
         left_out,
         oom_records,
+        context_mib,
     })
+}
+
+/// Median of NVML's process memory minus PyTorch's peak reserved memory over `modes`' ok
+/// records where it is positive (NVML samples taken before the peak give negative values).
+fn context_overhead(records: &[Record], modes: &[&str]) -> Option<f64> {
+    let mut diffs: Vec<f64> = records
+        .iter()
+        .filter(|r| r.status == Status::Ok && modes.contains(&r.mode.as_str()))
+        .filter_map(|r| Some(r.gpu.proc_mem_mib? - r.peak_reserved_mib?))
+        .filter(|d| *d > 0.0)
+        .collect();
+    (!diffs.is_empty()).then(|| median(&mut diffs))
+}
+
+/// Per model measured alone at two or more batch sizes (same image size): peak reserved memory
+/// `m0 + m1 * batch` by least squares, as (model:image, m0 GiB, m1 MiB per sample, points).
+pub fn memory_models(ds: &Dataset) -> Vec<(String, f64, f64, usize)> {
+    let mut groups: BTreeMap<(String, u32), Vec<(f64, f64)>> = BTreeMap::new();
+    for (class, info) in ds.classes.iter().zip(&ds.info) {
+        groups
+            .entry((class.key.model.clone(), class.key.image))
+            .or_default()
+            .push((f64::from(class.key.batch), info.reserved_mib));
+    }
+    groups
+        .into_iter()
+        .filter(|(_, pts)| pts.len() >= 2)
+        .map(|((model, image), pts)| {
+            let n = pts.len() as f64;
+            let (mx, my) = (
+                pts.iter().map(|p| p.0).sum::<f64>() / n,
+                pts.iter().map(|p| p.1).sum::<f64>() / n,
+            );
+            let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+            let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+            let m1 = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+            (
+                (format!("{model}:{image}")),
+                (my - m1 * mx) / 1024.0,
+                m1,
+                pts.len(),
+            )
+        })
+        .collect()
 }
 
 type HostAlone = BTreeMap<(String, ModelKey), f64>;

@@ -1,6 +1,7 @@
 //! Fitting: least squares (nalgebra) from measurements to the parameters of colo-sim's
 //! parametric performance model, and the external tables (Gavel pairs, MISO MIG slices).
 pub mod gavel;
+pub mod gavel_model;
 pub mod lm;
 pub mod measured;
 pub mod miso;
@@ -14,7 +15,11 @@ use std::path::Path;
 /// The text of a file, gunzipped when it starts with gzip's magic bytes (the external tables
 /// ship compressed).
 pub fn read_text_maybe_gzipped(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
+    text_maybe_gzipped(std::fs::read(path)?)
+}
+
+/// `bytes` as text, gunzipped when they start with gzip's magic bytes.
+pub fn text_maybe_gzipped(bytes: Vec<u8>) -> std::io::Result<String> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut text)?;

@@ -55,6 +55,20 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow]) -> String {
         );
     }
     let _ = writeln!(out, "{}", memory_line(ds));
+    let (plain, mps) = ds.context_mib;
+    let mib = |m: Option<f64>| m.map_or("not measured".to_owned(), |v| format!("{v:.0} MiB"));
+    let _ = writeln!(
+        out,
+        "context memory (NVML process minus PyTorch reserved, median; measured): plain processes {}, MPS clients {}",
+        mib(plain),
+        mib(mps)
+    );
+    for (model, m0, m1, n) in super::measured::memory_models(ds) {
+        let _ = writeln!(
+            out,
+            "memory model {model}: {m0:.2} GiB + {m1:.1} MiB x batch (peak reserved alone, {n} batch sizes; fitted)"
+        );
+    }
     let _ = writeln!(
         out,
         "tests: train = single runs and pairs the fit used; 3+ jobs = larger sets predicted from that fit; slice held out = each emulated-MIG slice size predicted from a fit without it; model held out = each model's co-runs predicted from a fit without them"

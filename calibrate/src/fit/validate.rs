@@ -12,6 +12,10 @@ use super::lm::LmConfig;
 use super::measured::{Dataset, RunSet};
 use super::parametric::{FitProblem, Fitted, Globals, fit, predictions, profile_of};
 
+/// Context memory per plain process and per MPS client when no record measures it, GiB.
+const ASSUMED_CONTEXT_GIB: f64 = 0.5;
+const ASSUMED_MPS_CONTEXT_GIB: f64 = 0.3;
+
 /// Start values of the global parameters (the provisional H200 profile's).
 pub const START: Globals = Globals {
     switch_overhead: 0.1,
@@ -233,7 +237,7 @@ pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
         "",
     );
     profile.provenance = Provenance {
-        source: "colo calibrate fit: Levenberg-Marquardt on log-rates of every measured set (time-slicing and MPS co-runs, SM-budget and emulated-MIG runs); exclusive rates and memory measured; MIG efficiency not fitted (no real MIG data: emulated); context memory assumed (0.5 GiB plain, 0.3 GiB MPS client), not measured; entries never measured in a set keep their NVML-utilisation time demand and a 0.5 space-demand prior (origin provisional)".into(),
+        source: "colo calibrate fit: Levenberg-Marquardt on log-rates of every measured set (time-slicing and MPS co-runs, SM-budget and emulated-MIG runs); exclusive rates and memory measured; MIG efficiency not fitted (no real MIG data: emulated); context memory measured as the median of NVML process memory minus PyTorch peak reserved (plain processes; MPS clients), assumed 0.5 / 0.3 GiB where no record has both; entries never measured in a set keep their NVML-utilisation time demand and a 0.5 space-demand prior (origin provisional)".into(),
         data: ds.files.clone(),
         created: created.to_owned(),
         driver: ds.drivers.first().cloned(),
@@ -242,9 +246,10 @@ pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
         efficiency: 1.0,
         origin: Some(Origin::Emulated),
     };
+    let (plain, mps) = ds.context_mib;
     profile.memory = MemoryParams {
-        context_gib: 0.5,
-        mps_context_gib: 0.3,
+        context_gib: plain.map_or(ASSUMED_CONTEXT_GIB, |m| m / 1024.0),
+        mps_context_gib: mps.map_or(ASSUMED_MPS_CONTEXT_GIB, |m| m / 1024.0),
     };
     let observed: BTreeSet<usize> = problem
         .observations

@@ -1,0 +1,269 @@
+//! Gavel's pair table as a measured [`PerfModel`] (`colo predict --profile gavel:v100`): a job
+//! alone runs at its measured rate, a measured pair at its measured rates; any other set (three
+//! or more jobs, or a pair the table lacks) falls back to the parametric model fitted to the
+//! table's pairs (MPS form), and says so through the origins.
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use colo_sim::hardware::GpuSpec;
+use colo_sim::perf::profile::{
+    MemoryParams, MigParams, MpsParams, PROFILE_VERSION, Profile, Provenance, TimeSliceParams,
+};
+use colo_sim::perf::{
+    JobClass, Origin, Parametric, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
+};
+use colo_sim::workload::ModelKey;
+
+use super::gavel::{GavelTable, model_key, pair_problem};
+use super::lm::LmConfig;
+use super::parametric::{fit, profile_of};
+
+/// Gavel's GPUs (no MIG). Gavel does not state the board variant: the common 16 GB SXM2 V100, the
+/// 16 GB PCIe P100, and one GK210 die of a K80. Only `name` matters to the model (no memory data).
+pub static GAVEL_GPUS: [GpuSpec; 3] = [
+    gavel_gpu(
+        "v100",
+        "NVIDIA Tesla V100-SXM2-16GB (Gavel)",
+        80,
+        16.0,
+        900.0,
+    ),
+    gavel_gpu(
+        "p100",
+        "NVIDIA Tesla P100-PCIE-16GB (Gavel)",
+        56,
+        16.0,
+        732.0,
+    ),
+    gavel_gpu(
+        "k80",
+        "NVIDIA Tesla K80, one GK210 (Gavel)",
+        13,
+        12.0,
+        240.0,
+    ),
+];
+
+const fn gavel_gpu(
+    name: &'static str,
+    display_name: &'static str,
+    sms: u32,
+    memory_gib: f64,
+    bandwidth: f64,
+) -> GpuSpec {
+    GpuSpec {
+        name,
+        display_name,
+        aliases: &[],
+        sms,
+        memory_gib,
+        memory_bandwidth_gbs: bandwidth,
+        mig_profiles: &[],
+        mig_memory_slices: 0,
+        mig_compute_slices: 0,
+        source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
+    }
+}
+
+/// The GPU spec of a Gavel table name.
+pub fn gavel_gpu_spec(name: &str) -> Option<&'static GpuSpec> {
+    GAVEL_GPUS
+        .iter()
+        .find(|g| g.name.eq_ignore_ascii_case(name))
+}
+
+/// Measured pairs first, the fitted parametric model for the rest.
+pub struct GavelModel {
+    table: GavelTable,
+    index: BTreeMap<ModelKey, usize>,
+    fallback: Parametric,
+    fitted: Profile,
+}
+
+impl GavelModel {
+    /// The model over `table`, fitting the fallback to all of its pairs.
+    pub fn new(table: GavelTable) -> Self {
+        let gpu = gavel_gpu_spec(&table.gpu).unwrap_or(&GAVEL_GPUS[0]);
+        let problem = pair_problem(
+            &table,
+            gpu,
+            ShareMode::Mps,
+            table.pairs.iter().map(|(k, v)| (*k, *v)),
+        );
+        let fitted = fit(&problem, &LmConfig::default());
+        let mut profile = profile_of(
+            &problem,
+            &fitted.classes,
+            &fitted.globals,
+            Origin::Fitted,
+            "",
+        );
+        profile.version = PROFILE_VERSION;
+        profile.provenance = Provenance {
+            source: "parametric model fitted to Gavel's measured pairs (MPS form)".into(),
+            data: vec!["calibrate/data/external/gavel/simulation_throughputs.json.gz".into()],
+            created: String::new(),
+            driver: None,
+        };
+        profile.memory = MemoryParams {
+            context_gib: 0.0,
+            mps_context_gib: 0.0,
+        };
+        profile.timeslice = TimeSliceParams {
+            switch_overhead: profile.timeslice.switch_overhead,
+            origin: Some(Origin::Fitted),
+        };
+        profile.mps = MpsParams {
+            interference: profile.mps.interference,
+            origin: Some(Origin::Fitted),
+        };
+        profile.mig = MigParams {
+            efficiency: 1.0,
+            origin: Some(Origin::Provisional),
+        };
+        let mut set = ProfileSet::default();
+        set.insert(
+            profile.clone(),
+            PathBuf::from(format!("gavel:{}", table.gpu)),
+        );
+        let index = table
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (model_key(name), i))
+            .collect();
+        Self {
+            table,
+            index,
+            fallback: Parametric::new(Arc::new(set)),
+            fitted: profile,
+        }
+    }
+
+    /// The job keys the table knows, as MODEL:BATCH:IMAGE.
+    pub fn keys(&self) -> Vec<String> {
+        self.index.keys().map(ModelKey::to_string).collect()
+    }
+
+    /// The measured rates of a pair, in the order given, if the table has it.
+    fn measured_pair(&self, a: &ModelKey, b: &ModelKey) -> Option<(f64, f64)> {
+        let (i, j) = (*self.index.get(a)?, *self.index.get(b)?);
+        if i <= j {
+            self.table.pairs.get(&(i, j)).copied()
+        } else {
+            self.table.pairs.get(&(j, i)).map(|(x, y)| (*y, *x))
+        }
+    }
+}
+
+impl PerfModel for GavelModel {
+    fn name(&self) -> &'static str {
+        "gavel-measured"
+    }
+
+    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+        let entry = self
+            .fitted
+            .entry(key)
+            .ok_or_else(|| PerfError::UnknownModel {
+                path: PathBuf::from(format!("gavel:{}", self.table.gpu)),
+                gpu: gpu.name.to_owned(),
+                key: key.clone(),
+                hint: format!("Gavel's table has: {}", self.keys().join(", ")),
+            })?;
+        Ok(JobClass {
+            key: key.clone(),
+            solo_rate: entry.samples_per_s,
+            time_demand: entry.time_demand,
+            space_demand: entry.space_demand,
+            contention_demand: entry.contention_demand.unwrap_or(entry.space_demand),
+            memory_gib: 0.0,
+            spread: None,
+            origin: Origin::Measured,
+        })
+    }
+
+    fn origin(&self, _gpu: &GpuSpec) -> Origin {
+        Origin::Measured
+    }
+
+    fn mode_origin(&self, _gpu: &GpuSpec, _mode: ShareMode) -> Origin {
+        Origin::Fitted
+    }
+
+    fn footprint_gib(&self, _gpu: &GpuSpec, _mode: ShareMode, _class: &JobClass) -> f64 {
+        0.0
+    }
+
+    fn rates(
+        &self,
+        gpu: &GpuSpec,
+        mode: ShareMode,
+        partition: &Partition,
+        tenants: &[Tenant<'_>],
+        out: &mut [f64],
+    ) {
+        if let [a, b] = tenants
+            && let Some((x, y)) = self.measured_pair(&a.class.key, &b.class.key)
+        {
+            out[0] = x;
+            out[1] = y;
+            return;
+        }
+        self.fallback.rates(gpu, mode, partition, tenants, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use colo_sim::perf::query::{SetQuery, predict_set};
+
+    fn model() -> GavelModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data/external/gavel/simulation_throughputs.json.gz");
+        let full = super::super::gavel::read_table(&path, "v100").unwrap();
+        // A subset keeps the fallback fit fast in debug builds.
+        let n = 6;
+        let table = GavelTable {
+            gpu: full.gpu.clone(),
+            jobs: full.jobs[..n].to_vec(),
+            pairs: full
+                .pairs
+                .iter()
+                .filter(|((i, j), _)| *i < n && *j < n)
+                .map(|(k, v)| (*k, *v))
+                .collect(),
+            failed_pairs: 0,
+        };
+        GavelModel::new(table)
+    }
+
+    #[test]
+    fn a_measured_pair_comes_back_exactly_and_alone_is_the_solo_rate() {
+        let m = model();
+        let gpu = gavel_gpu_spec("v100").unwrap();
+        let ((i, j), (x, y)) = m.table.pairs.iter().next().map(|(k, v)| (*k, *v)).unwrap();
+        let keys = [model_key(&m.table.jobs[i].0), model_key(&m.table.jobs[j].0)];
+        let query = |jobs: Vec<ModelKey>| SetQuery {
+            gpu,
+            mode: ShareMode::Mps,
+            jobs,
+            sm_budgets: vec![],
+            layout: None,
+        };
+        let pair = predict_set(&m, &query(keys.to_vec())).unwrap();
+        assert_eq!(
+            (pair.jobs[0].samples_per_s, pair.jobs[1].samples_per_s),
+            (x, y)
+        );
+        let alone = predict_set(&m, &query(vec![keys[0].clone()])).unwrap();
+        assert!((alone.jobs[0].samples_per_s - m.table.jobs[i].1).abs() < 1e-9);
+        let unknown = predict_set(&m, &query(vec![ModelKey::new("gavel_vgg", 1, 1)])).unwrap_err();
+        assert!(
+            unknown.to_string().contains("Gavel's table has"),
+            "{unknown}"
+        );
+    }
+}
