@@ -46,7 +46,8 @@ pub struct Row {
     pub source: String,
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
+/// Median of `values` (sorted in place), `None` when empty.
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

@@ -2,38 +2,17 @@
 //! alone and in pairs on one K80, P100 or V100. Read it, fit the parametric model to it with
 //! pairs held out (k-fold), and report the held-out error beside the baselines.
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use colo_sim::hardware::GpuSpec;
 use colo_sim::perf::{Partition, ShareMode};
 use colo_sim::workload::ModelKey;
-use thiserror::Error;
 
+use super::TableError;
 use super::lm::LmConfig;
 use super::parametric::{
     ClassSpec, FitProblem, Globals, Member, Observation, fit, mape, predictions,
 };
-
-/// The Gavel table could not be read. Fatal.
-#[derive(Debug, Error)]
-pub enum GavelError {
-    /// The file could not be read or decompressed.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// The JSON does not have Gavel's layout.
-    #[error("{}: {message}", path.display())]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-}
 
 /// One GPU's part of the table: single-GPU job types, their solo rates and measured pairs.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,18 +28,17 @@ pub struct GavelTable {
 }
 
 /// Reads the table for `gpu` (`k80`, `p100`, `v100`) from Gavel's JSON (plain or gzipped).
-pub fn read_table(path: &Path, gpu: &str) -> Result<GavelTable, GavelError> {
-    parse_table(&read_text(path)?, path, gpu)
+pub fn read_table(path: &Path, gpu: &str) -> Result<GavelTable, TableError> {
+    parse_table(&super::read_table_text(path)?, path, gpu)
 }
 
 /// Parses Gavel's JSON `text` (read from `path`, named in errors) for `gpu`.
-pub fn parse_table(text: &str, path: &Path, gpu: &str) -> Result<GavelTable, GavelError> {
-    let format = |message: String| GavelError::Format {
+pub fn parse_table(text: &str, path: &Path, gpu: &str) -> Result<GavelTable, TableError> {
+    let format = |message: String| TableError::Format {
         path: path.to_owned(),
         message,
     };
-    let root: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| format(format!("line {}, column {}: {e}", e.line(), e.column())))?;
+    let root = super::parse_json(text, path)?;
     let table = root.get(gpu).and_then(|t| t.as_object()).ok_or_else(|| {
         let known: Vec<&str> = root
             .as_object()
@@ -130,13 +108,6 @@ pub fn parse_table(text: &str, path: &Path, gpu: &str) -> Result<GavelTable, Gav
         jobs,
         pairs,
         failed_pairs: failed.len(),
-    })
-}
-
-fn read_text(path: &Path) -> Result<String, GavelError> {
-    super::read_text_maybe_gzipped(path).map_err(|source| GavelError::Io {
-        path: path.to_owned(),
-        source,
     })
 }
 
@@ -297,6 +268,7 @@ pub(crate) fn pair_problem(
 mod tests {
     use super::*;
     use colo_sim::hardware;
+    use std::path::PathBuf;
 
     fn shipped() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -101,17 +101,9 @@ pub struct Dataset {
     pub context_mib: (Option<f64>, Option<f64>),
 }
 
+/// Median of `values` (sorted in place); NaN when empty.
 fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
+    crate::summary::median(values).unwrap_or(f64::NAN)
 }
 
 fn relative_noise(values: &[f64]) -> f64 {

@@ -10,33 +10,12 @@ use colo_sim::hardware::{self, GpuSpec};
 use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::{Origin, Partition, ShareMode};
 use colo_sim::workload::ModelKey;
-use thiserror::Error;
 
+use super::TableError;
 use super::lm::LmConfig;
 use super::parametric::{
     ClassSpec, FitProblem, Globals, Member, Observation, fit, mape, predictions, profile_of,
 };
-
-/// MISO data could not be read. Fatal.
-#[derive(Debug, Error)]
-pub enum MisoError {
-    /// A file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-    /// A file is not in MISO's layout.
-    #[error("{}: {message}", path.display())]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-}
 
 /// One model at one batch size alone in one slice.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,8 +44,8 @@ fn key(model: &str, batch: u32) -> ModelKey {
 }
 
 /// Reads every `SLICE_MODEL_trainBATCH.json[.gz]` in `dir`, in name order.
-pub fn read_runs(dir: &Path) -> Result<Vec<SliceRun>, MisoError> {
-    let io = |source| MisoError::Io {
+pub fn read_runs(dir: &Path) -> Result<Vec<SliceRun>, TableError> {
+    let io = |source| TableError::Io {
         path: dir.to_owned(),
         source,
     };
@@ -97,9 +76,9 @@ pub fn read_runs(dir: &Path) -> Result<Vec<SliceRun>, MisoError> {
     Ok(runs)
 }
 
-fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRun, MisoError> {
+fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRun, TableError> {
     let value: serde_json::Value = read_json(path)?;
-    let format = |message: String| MisoError::Format {
+    let format = |message: String| TableError::Format {
         path: path.to_owned(),
         message,
     };
@@ -141,19 +120,12 @@ fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRu
     })
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value, MisoError> {
-    let text = super::read_text_maybe_gzipped(path).map_err(|source| MisoError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| MisoError::Format {
-        path: path.to_owned(),
-        message: format!("line {}, column {}: {e}", e.line(), e.column()),
-    })
+fn read_json(path: &Path) -> Result<serde_json::Value, TableError> {
+    super::parse_json(&super::read_table_text(path)?, path)
 }
 
 /// MiB per (model, batch) from `memory.json[.gz]`.
-pub fn read_memory(dir: &Path) -> Result<BTreeMap<ModelKey, f64>, MisoError> {
+pub fn read_memory(dir: &Path) -> Result<BTreeMap<ModelKey, f64>, TableError> {
     let path = ["memory.json.gz", "memory.json"]
         .iter()
         .map(|n| dir.join(n))
@@ -191,15 +163,17 @@ fn problem(
     runs: &[&SliceRun],
     memory: &BTreeMap<ModelKey, f64>,
     context_gib: f64,
-) -> Result<FitProblem, MisoError> {
+) -> Result<FitProblem, TableError> {
     let mut classes: Vec<ClassSpec> = Vec::new();
     let mut index: BTreeMap<ModelKey, usize> = BTreeMap::new();
     let mut observations = Vec::new();
     for run in runs {
-        let profile = gpu.mig_profile(&run.slice).map_err(|e| MisoError::Format {
-            path: PathBuf::from(&run.slice),
-            message: e.to_string(),
-        })?;
+        let profile = gpu
+            .mig_profile(&run.slice)
+            .map_err(|e| TableError::Format {
+                path: PathBuf::from(&run.slice),
+                message: e.to_string(),
+            })?;
         let class = *index.entry(run.key.clone()).or_insert_with(|| {
             classes.push(ClassSpec {
                 key: run.key.clone(),
@@ -247,8 +221,8 @@ pub fn a100_profile(
     source: &Profile,
     source_name: &str,
     created: &str,
-) -> Result<(Profile, MisoReport), MisoError> {
-    let gpu = hardware::gpu("a100-40gb").map_err(|e| MisoError::Format {
+) -> Result<(Profile, MisoReport), TableError> {
+    let gpu = hardware::gpu("a100-40gb").map_err(|e| TableError::Format {
         path: dir.to_owned(),
         message: e.to_string(),
     })?;
@@ -304,7 +278,7 @@ fn leave_one_slice_out(
     runs: &[SliceRun],
     memory: &BTreeMap<ModelKey, f64>,
     context: f64,
-) -> Result<f64, MisoError> {
+) -> Result<f64, TableError> {
     let mut pairs = Vec::new();
     let keys: Vec<&ModelKey> = runs
         .iter()

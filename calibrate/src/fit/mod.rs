@@ -10,15 +10,50 @@ pub mod report;
 pub mod validate;
 
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// The text of a file, gunzipped when it starts with gzip's magic bytes (the external tables
-/// ship compressed).
-pub fn read_text_maybe_gzipped(path: &Path) -> std::io::Result<String> {
-    text_maybe_gzipped(std::fs::read(path)?)
+use thiserror::Error;
+
+/// An external measurement table (Gavel's pairs, MISO's MIG runs) could not be read. Fatal.
+#[derive(Debug, Error)]
+pub enum TableError {
+    /// A file could not be read or decompressed.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A file is not in the table's layout.
+    #[error("{}: {message}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
 }
 
-/// `bytes` as text, gunzipped when they start with gzip's magic bytes.
+/// The text of a table file (gunzipped when compressed).
+pub fn read_table_text(path: &Path) -> Result<String, TableError> {
+    let io = |source| TableError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    text_maybe_gzipped(std::fs::read(path).map_err(io)?).map_err(io)
+}
+
+/// Parses JSON `text` read from `path`, naming the line and column of an error.
+pub fn parse_json(text: &str, path: &Path) -> Result<serde_json::Value, TableError> {
+    serde_json::from_str(text).map_err(|e| TableError::Format {
+        path: path.to_owned(),
+        message: format!("line {}, column {}: {e}", e.line(), e.column()),
+    })
+}
+
+/// `bytes` as text, gunzipped when they start with gzip's magic bytes (the external tables ship
+/// compressed).
 pub fn text_maybe_gzipped(bytes: Vec<u8>) -> std::io::Result<String> {
     if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
