@@ -55,6 +55,24 @@ pub fn pending_steps(
     (steps, already)
 }
 
+/// Opens `out_dir/<name>.jsonl` for appending: what it already holds, the appender, and an
+/// outcome that reports its unreadable lines.
+fn open_store(
+    out_dir: &Path,
+    name: &str,
+) -> Result<(std::collections::BTreeSet<RecordKey>, Appender, RunOutcome), RunError> {
+    let path = store::store_path(out_dir, name);
+    let loaded = store::load(&path)?;
+    let done = store::done_keys(&loaded.records);
+    let appender = Appender::open(&path)?;
+    let outcome = RunOutcome {
+        store: path,
+        bad_lines: loaded.skipped,
+        ..RunOutcome::default()
+    };
+    Ok((done, appender, outcome))
+}
+
 /// Runs the plan, appending to `out_dir/<plan>.jsonl`; `progress` receives one line per group.
 pub fn run_plan(
     plan: &Plan,
@@ -63,15 +81,7 @@ pub fn run_plan(
     opts: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
-    let path = store::store_path(out_dir, &plan.name);
-    let loaded = store::load(&path)?;
-    let done = store::done_keys(&loaded.records);
-    let mut appender = Appender::open(&path)?;
-    let mut outcome = RunOutcome {
-        store: path,
-        bad_lines: loaded.skipped,
-        ..RunOutcome::default()
-    };
+    let (done, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     for group in &plan.groups {
         if opts.deadline.is_some_and(|d| Instant::now() > d) {
             outcome.stopped_early = true;
@@ -217,15 +227,7 @@ pub fn profile_commands(
     out_dir: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
-    let path = store::store_path(out_dir, &plan.name);
-    let loaded = store::load(&path)?;
-    let done = store::done_keys(&loaded.records);
-    let mut appender = Appender::open(&path)?;
-    let mut outcome = RunOutcome {
-        store: path,
-        bad_lines: loaded.skipped,
-        ..RunOutcome::default()
-    };
+    let (done, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     for repeat in 0..plan.repeats {
         if (0..plan.commands.len()).all(|rank| done.contains(&("cmd".to_string(), 0, repeat, rank)))
         {

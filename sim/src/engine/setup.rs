@@ -189,10 +189,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         let fits = fit_check(config, &kinds, &job_class, &job_memory, idx);
         let phase = match fits {
             Ok(()) => Phase::Pending,
-            Err(why) if config.on_unplaceable == Unplaceable::Skip => {
-                let _ = why;
-                Phase::Skipped
-            }
+            Err(_) if config.on_unplaceable == Unplaceable::Skip => Phase::Skipped,
             Err(why) => {
                 return Err(EngineError::Unplaceable {
                     job: job.name.clone(),
