@@ -62,8 +62,6 @@ struct GpuState {
     first_part: u32,
     parts: u32,
     version: u32,
-    /// Being re-cut (dynamic MIG): locked in the view, takes no work.
-    reconfiguring: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -108,6 +106,8 @@ pub struct Simulation<'a> {
     completed: u64,
     /// Dynamic-MIG re-cuts done.
     reconfigurations: u64,
+    /// Jobs whose re-cut is under way (their `awaits_recut` is set), cleared when one lands.
+    awaiting_recut: Vec<u32>,
 }
 
 /// Relative width of one instant: events closer than this happen together, so rounding in
@@ -458,8 +458,8 @@ impl<'a> Simulation<'a> {
             };
             let delay = dynamic.reconfigure_s;
             self.view.set_locked(gpu, true);
-            self.gpus[gpu as usize].reconfiguring = true;
             self.state[job as usize].awaits_recut = true;
+            self.awaiting_recut.push(job);
             self.seq += 1;
             let event = Event {
                 time: self.now + delay,
@@ -495,11 +495,10 @@ impl<'a> Simulation<'a> {
             };
             self.view.set_capacity(slot, slot_capacity_mib(slice));
         }
-        self.gpus[gpu as usize].reconfiguring = false;
         self.view.set_locked(gpu, false);
         self.reconfigurations += 1;
-        for state in self.state.iter_mut().filter(|s| s.awaits_recut) {
-            state.awaits_recut = false;
+        for job in self.awaiting_recut.drain(..) {
+            self.state[job as usize].awaits_recut = false;
         }
     }
 

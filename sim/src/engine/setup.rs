@@ -250,6 +250,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         scratch_ids: Vec::new(),
         completed: 0,
         reconfigurations: 0,
+        awaiting_recut: Vec::new(),
     })
 }
 
@@ -307,7 +308,6 @@ fn layout(config: &SimConfig) -> Result<Layout, EngineError> {
                 first_part: parts.len() as u32,
                 parts: group_parts.len() as u32,
                 version: 0,
-                reconfiguring: false,
             });
             parts.extend(group_parts.iter().cloned());
         }
