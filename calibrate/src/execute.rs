@@ -55,22 +55,18 @@ pub fn pending_steps(
     (steps, already)
 }
 
-/// Opens `out_dir/<name>.jsonl` for appending: what it already holds, the appender, and an
-/// outcome that reports its unreadable lines.
-fn open_store(
-    out_dir: &Path,
-    name: &str,
-) -> Result<(std::collections::BTreeSet<RecordKey>, Appender, RunOutcome), RunError> {
+/// Opens `out_dir/<name>.jsonl` for appending: the records it already holds, the appender, and
+/// an outcome that reports its unreadable lines.
+fn open_store(out_dir: &Path, name: &str) -> Result<(Vec<Record>, Appender, RunOutcome), RunError> {
     let path = store::store_path(out_dir, name);
     let loaded = store::load(&path)?;
-    let done = store::done_keys(&loaded.records);
     let appender = Appender::open(&path)?;
     let outcome = RunOutcome {
         store: path,
         bad_lines: loaded.skipped,
         ..RunOutcome::default()
     };
-    Ok((done, appender, outcome))
+    Ok((loaded.records, appender, outcome))
 }
 
 /// Runs the plan, appending to `out_dir/<plan>.jsonl`; `progress` receives one line per group.
@@ -81,13 +77,20 @@ pub fn run_plan(
     opts: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
-    let (done, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
+    let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
+    let done_anywhere = store::done_keys(&records);
+    let done_on_this_gpu = store::done_keys_on(&records, &runner.gpu().uuid);
     for group in &plan.groups {
+        let done = if group.per_gpu {
+            &done_on_this_gpu
+        } else {
+            &done_anywhere
+        };
         if opts.deadline.is_some_and(|d| Instant::now() > d) {
             outcome.stopped_early = true;
             break;
         }
-        let (steps, already) = pending_steps(plan, group, &done);
+        let (steps, already) = pending_steps(plan, group, done);
         outcome.already_done += already;
         if steps.is_empty() {
             continue;
@@ -227,7 +230,8 @@ pub fn profile_commands(
     out_dir: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
-    let (done, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
+    let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
+    let done = store::done_keys(&records);
     for repeat in 0..plan.repeats {
         if (0..plan.commands.len()).all(|rank| done.contains(&("cmd".to_string(), 0, repeat, rank)))
         {
@@ -393,6 +397,24 @@ mod tests {
         std::fs::write(&first.store, kept[..kept.len() - 2].join("\n") + "\n").expect("write");
         let resumed = run(&plan(), dir.path());
         assert_eq!((resumed.written, resumed.already_done), (2, 11));
+    }
+
+    #[test]
+    fn per_gpu_groups_run_again_on_another_gpu() {
+        let plan_text = PLAN.replace(
+            r#"(id: "alone", mode: Exclusive,"#,
+            r#"(id: "alone", mode: Exclusive, per_gpu: true,"#,
+        );
+        let per_gpu_plan = Plan::parse(&plan_text, Path::new("t.ron")).expect("test plan");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = run(&per_gpu_plan, dir.path());
+        // The same store carried to another GPU: only the per-GPU group (6 records) runs again.
+        let text = std::fs::read_to_string(&first.store).expect("read");
+        std::fs::write(&first.store, text.replace("GPU-fake", "GPU-other")).expect("write");
+        let moved = run(&per_gpu_plan, dir.path());
+        assert_eq!((moved.written, moved.already_done), (6, 6));
+        let same_gpu_again = run(&per_gpu_plan, dir.path());
+        assert_eq!(same_gpu_again.written, 0);
     }
 
     #[test]

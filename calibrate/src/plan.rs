@@ -169,6 +169,8 @@ struct GroupFile {
     mig_profiles: Vec<String>,
     #[serde(default)]
     mig_uuids: Vec<String>,
+    #[serde(default)]
+    per_gpu: bool,
 }
 
 fn default_repeats() -> u32 {
@@ -210,6 +212,9 @@ pub struct Group {
     pub sets: Vec<Vec<Point>>,
     /// Per-process settings, one per process.
     pub procs: Vec<ProcSettings>,
+    /// Re-measured on every GPU the plan runs on (alone baselines: launch-bound rates depend on
+    /// the host); other groups count as done whichever GPU measured them.
+    pub per_gpu: bool,
 }
 
 /// Settings of one process of a group.
@@ -372,6 +377,7 @@ fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, Pl
         mode: group.mode,
         sets,
         procs,
+        per_gpu: group.per_gpu,
     })
 }
 

@@ -202,6 +202,15 @@ pub fn done_keys(records: &[Record]) -> BTreeSet<RecordKey> {
     records.iter().map(Record::key).collect()
 }
 
+/// Resume keys of the records measured on the GPU with this UUID.
+pub fn done_keys_on(records: &[Record], gpu_uuid: &str) -> BTreeSet<RecordKey> {
+    records
+        .iter()
+        .filter(|rec| rec.gpu_uuid == gpu_uuid)
+        .map(Record::key)
+        .collect()
+}
+
 /// Appends records to a store file, one line each, flushed per record.
 pub struct Appender {
     path: PathBuf,
