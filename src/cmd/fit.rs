@@ -110,7 +110,11 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     write_atomic(&args.out, text.as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
     let checks = validate::validate(&ds);
-    let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs));
+    let table = report::validation_table(
+        &ds,
+        &validate::error_rows(&checks.jobs),
+        &checks.memory,
+    );
     let (report_path, csv_path) = (
         beside(&args.out, "-fit-report.txt"),
         beside(&args.out, "-fit-predictions.csv"),
@@ -143,6 +147,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     super::print(&report::validation_table(
         &ds,
         &validate::error_rows(&checks.jobs),
+        &checks.memory,
     ))?;
     Ok(ExitCode::SUCCESS)
 }

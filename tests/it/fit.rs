@@ -103,6 +103,19 @@ fn validate_on_the_committed_h200_data_prints_every_test_beside_baselines() {
     ] {
         assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
     }
+    // Every set that ran out of memory on the H200 must be one the simulator refuses.
+    let verdicts = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("memory verdicts"))
+        .expect("memory verdict line");
+    let counts: Vec<&str> = verdicts
+        .split_whitespace()
+        .filter(|w| w.contains('/') && w.chars().all(|c| c.is_ascii_digit() || c == '/'))
+        .collect();
+    let (oom_predicted, oom_sets) = counts[0].split_once('/').expect("a/b");
+    assert_eq!(oom_predicted, oom_sets, "{verdicts}");
+    assert!(oom_sets.parse::<u32>().expect("count") > 0, "{verdicts}");
 }
 
 #[test]

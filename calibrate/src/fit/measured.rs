@@ -77,6 +77,20 @@ impl RunSet {
     }
 }
 
+/// One launched set repeat as the memory check sees it: what each process ran, and whether any
+/// ran out of memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryCase {
+    /// `exclusive`, `timeslice`, `mps` or `mig-emulated`.
+    pub mode_label: String,
+    /// Each process's point.
+    pub points: Vec<ModelKey>,
+    /// Each process's (emulated) MIG profile; empty when none.
+    pub mig_profiles: Vec<String>,
+    /// Whether any process ran out of memory.
+    pub any_oom: bool,
+}
+
 /// Everything the fit and its report need from a data folder.
 #[derive(Clone, Debug)]
 pub struct Dataset {
@@ -96,6 +110,8 @@ pub struct Dataset {
     pub left_out: BTreeMap<String, usize>,
     /// Processes recorded as out of memory.
     pub oom_records: usize,
+    /// Every launched set repeat whose processes all ended ok or out of memory.
+    pub memory_cases: Vec<MemoryCase>,
     /// Median CUDA context overhead, MiB (NVML's process memory minus PyTorch's peak reserved),
     /// of plain processes (exclusive, time-sliced) and of MPS clients (MPS, emulated MIG).
     pub context_mib: (Option<f64>, Option<f64>),
@@ -129,6 +145,7 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });
     }
     let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
+    let memory_cases = memory_cases(&records);
     let context_mib = (
         context_overhead(&records, &["exclusive", "timeslice"]),
         context_overhead(&records, &["mps", "mig-emulated"]),
@@ -173,8 +190,37 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         drivers,
         left_out,
         oom_records,
+        memory_cases,
         context_mib,
     })
+}
+
+/// Set repeats (plan, group, set, repeat) whose every process is recorded as ok or out of
+/// memory; crashes and timeouts say nothing about memory and leave their set repeat out.
+fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
+    let mut grouped: BTreeMap<(&str, &str, usize, u32), Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        let key = (r.plan.as_str(), r.group.as_str(), r.set_index, r.repeat);
+        grouped.entry(key).or_default().push(r);
+    }
+    grouped
+        .into_values()
+        .filter(|procs| {
+            procs.len() == procs[0].n_procs
+                && procs
+                    .iter()
+                    .all(|r| matches!(r.status, Status::Ok | Status::Oom))
+        })
+        .map(|mut procs| {
+            procs.sort_by_key(|r| r.rank);
+            MemoryCase {
+                mode_label: procs[0].mode.clone(),
+                points: procs.iter().map(|r| key_of(r)).collect(),
+                mig_profiles: procs.iter().filter_map(|r| r.mig_profile.clone()).collect(),
+                any_oom: procs.iter().any(|r| r.status == Status::Oom),
+            }
+        })
+        .collect()
 }
 
 /// Median of NVML's process memory minus PyTorch's peak reserved memory over `modes`' ok
@@ -192,6 +238,37 @@ fn context_overhead(records: &[Record], modes: &[&str]) -> Option<f64> {
 /// Per model measured alone at two or more batch sizes (same image size): peak reserved memory
 /// `m0 + m1 * batch` by least squares, as (model:image, m0 GiB, m1 MiB per sample, points).
 pub fn memory_models(ds: &Dataset) -> Vec<(String, f64, f64, usize)> {
+    memory_points(ds)
+        .into_iter()
+        .filter(|(_, pts)| pts.len() >= 2)
+        .map(|((model, image), pts)| {
+            let (m0_mib, m1) = line_through(&pts);
+            (format!("{model}:{image}"), m0_mib / 1024.0, m1, pts.len())
+        })
+        .collect()
+}
+
+/// The memory model judged on batch sizes it did not see: for every model measured alone at
+/// three or more batch sizes, each size's peak reserved memory predicted from the line through
+/// the others. Returns (predictions, MAPE).
+pub fn memory_model_heldout(ds: &Dataset) -> (usize, f64) {
+    let mut errors = Vec::new();
+    for pts in memory_points(ds).into_values().filter(|p| p.len() >= 3) {
+        for (held, &(batch, measured)) in pts.iter().enumerate() {
+            let rest: Vec<(f64, f64)> = (0..pts.len())
+                .filter(|&k| k != held)
+                .map(|k| pts[k])
+                .collect();
+            let (m0_mib, m1) = line_through(&rest);
+            errors.push(((m0_mib + m1 * batch - measured) / measured).abs());
+        }
+    }
+    let mape = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
+    (errors.len(), if errors.is_empty() { f64::NAN } else { mape })
+}
+
+/// (batch, peak reserved MiB alone) per (model, image size).
+fn memory_points(ds: &Dataset) -> BTreeMap<(String, u32), Vec<(f64, f64)>> {
     let mut groups: BTreeMap<(String, u32), Vec<(f64, f64)>> = BTreeMap::new();
     for (class, info) in ds.classes.iter().zip(&ds.info) {
         groups
@@ -200,25 +277,17 @@ pub fn memory_models(ds: &Dataset) -> Vec<(String, f64, f64, usize)> {
             .push((f64::from(class.key.batch), info.reserved_mib));
     }
     groups
-        .into_iter()
-        .filter(|(_, pts)| pts.len() >= 2)
-        .map(|((model, image), pts)| {
-            let n = pts.len() as f64;
-            let (mx, my) = (
-                pts.iter().map(|p| p.0).sum::<f64>() / n,
-                pts.iter().map(|p| p.1).sum::<f64>() / n,
-            );
-            let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-            let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-            let m1 = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-            (
-                (format!("{model}:{image}")),
-                (my - m1 * mx) / 1024.0,
-                m1,
-                pts.len(),
-            )
-        })
-        .collect()
+}
+
+/// Least-squares line y = m0 + m1 x through `pts` (flat when every x is equal).
+fn line_through(pts: &[(f64, f64)]) -> (f64, f64) {
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let m1 = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (my - m1 * mx, m1)
 }
 
 type HostAlone = BTreeMap<(String, ModelKey), f64>;

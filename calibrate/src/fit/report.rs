@@ -7,7 +7,7 @@ use colo_sim::perf::Profile;
 use super::gavel::GavelReport;
 use super::measured::Dataset;
 use super::miso::MisoReport;
-use super::validate::{ErrorRow, PredictedJob};
+use super::validate::{ErrorRow, MemoryVerdicts, PredictedJob};
 
 fn pct(x: f64) -> String {
     if x.is_finite() {
@@ -19,7 +19,7 @@ fn pct(x: f64) -> String {
 
 /// The validation table: per split, mode and job class, the model's MAPE beside the baselines and
 /// the noise floor.
-pub fn validation_table(ds: &Dataset, rows: &[ErrorRow]) -> String {
+pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -55,6 +55,7 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow]) -> String {
         );
     }
     let _ = writeln!(out, "{}", memory_line(ds));
+    let _ = writeln!(out, "{}", verdict_line(memory));
     let (plain, mps) = ds.context_mib;
     let mib = |m: Option<f64>| m.map_or("not measured".to_owned(), |v| format!("{v:.0} MiB"));
     let _ = writeln!(
@@ -62,6 +63,12 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow]) -> String {
         "context memory (NVML process minus PyTorch reserved, median; measured): plain processes {}, MPS clients {}",
         mib(plain),
         mib(mps)
+    );
+    let (n_heldout, heldout_mape) = super::measured::memory_model_heldout(ds);
+    let _ = writeln!(
+        out,
+        "memory model held out: each batch size's peak reserved alone predicted from the line through the model's other sizes: MAPE {} over {n_heldout} points (measured vs fitted)",
+        pct(heldout_mape)
     );
     for (model, m0, m1, n) in super::measured::memory_models(ds) {
         let _ = writeln!(
@@ -150,6 +157,21 @@ pub fn miso_table(report: &MisoReport) -> String {
         pct(report.heldout_mape),
         pct(report.median_spread)
     )
+}
+
+/// How often the simulator's memory check agreed with what happened on the GPU.
+fn verdict_line(v: &MemoryVerdicts) -> String {
+    let mut line = format!(
+        "memory verdicts (simulator's check: peak alone + measured context vs GPU or slice memory): {}/{} set repeats with an out-of-memory process predicted not to fit, {}/{} that ran predicted to fit",
+        v.oom_predicted, v.oom_sets, v.ran_predicted, v.ran_sets
+    );
+    if v.unknown > 0 {
+        line += &format!(", {} not judged (a point never measured alone)", v.unknown);
+    }
+    if !v.wrong.is_empty() {
+        line += &format!("; wrong on: {}", v.wrong.join("; "));
+    }
+    line
 }
 
 /// Peak memory predicted (the point's reserved memory alone) against measured in every set, and

@@ -4,12 +4,15 @@
 //! (leave-one-model-out). Every error sits beside the equal-share and fixed-slowdown baselines
 //! on the same runs and beside the noise floor (the spread of repeated measurements).
 use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use colo_sim::perf::Origin;
+use colo_sim::perf::query::{SetQuery, predict_set};
+use colo_sim::perf::{Origin, Parametric, ProfileSet, ShareMode};
 use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
 
 use super::lm::LmConfig;
-use super::measured::{Dataset, RunSet};
+use super::measured::{Dataset, MemoryCase, RunSet};
 use super::parametric::{FitProblem, Fitted, Globals, fit, predictions, profile_of};
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
@@ -122,6 +125,77 @@ pub struct Validation {
     pub small_sets_fit: Fitted,
     /// Every prediction, all splits.
     pub jobs: Vec<PredictedJob>,
+    /// The simulator's memory verdicts on every measured set repeat.
+    pub memory: MemoryVerdicts,
+}
+
+/// The simulator's "fits in memory" verdict (measured peak memory alone plus measured context
+/// per process, against the GPU's or the slice's memory) on the measured set repeats.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryVerdicts {
+    /// Set repeats where a process ran out of memory.
+    pub oom_sets: usize,
+    /// Of those, predicted not to fit.
+    pub oom_predicted: usize,
+    /// Set repeats where every process ran.
+    pub ran_sets: usize,
+    /// Of those, predicted to fit.
+    pub ran_predicted: usize,
+    /// Set repeats with a point never measured alone (no memory to predict from).
+    pub unknown: usize,
+    /// `mode: a + b` of each wrong verdict.
+    pub wrong: Vec<String>,
+}
+
+/// Verdicts of the simulator's memory check (`predict_set` with `profile`) on `ds`'s cases.
+pub fn memory_verdicts(ds: &Dataset, profile: &Profile) -> MemoryVerdicts {
+    let mut set = ProfileSet::default();
+    set.insert(profile.clone(), PathBuf::from("fit"));
+    let model = Parametric::new(Arc::new(set));
+    let mut out = MemoryVerdicts::default();
+    for case in &ds.memory_cases {
+        let Some(fits) = predicted_fit(ds, &model, case) else {
+            out.unknown += 1;
+            continue;
+        };
+        let right = fits != case.any_oom;
+        if case.any_oom {
+            out.oom_sets += 1;
+            out.oom_predicted += usize::from(right);
+        } else {
+            out.ran_sets += 1;
+            out.ran_predicted += usize::from(right);
+        }
+        if !right {
+            let points: Vec<String> = case.points.iter().map(ToString::to_string).collect();
+            out.wrong.push(format!("{}: {}", case.mode_label, points.join(" + ")));
+        }
+    }
+    out.wrong.sort();
+    out.wrong.dedup();
+    out
+}
+
+/// Whether the simulator says `case` fits; `None` when a point or slice is unknown to it.
+fn predicted_fit(ds: &Dataset, model: &Parametric, case: &MemoryCase) -> Option<bool> {
+    let (mode, layout) = match case.mode_label.as_str() {
+        "exclusive" => (ShareMode::Exclusive, None),
+        "timeslice" => (ShareMode::Timeslice, None),
+        "mps" => (ShareMode::Mps, None),
+        "mig-emulated" => {
+            let names: Vec<&str> = case.mig_profiles.iter().map(String::as_str).collect();
+            (ShareMode::Mig, Some(ds.gpu.mig_layout(&names).ok()?))
+        }
+        _ => return None,
+    };
+    let query = SetQuery {
+        gpu: ds.gpu,
+        mode,
+        jobs: case.points.clone(),
+        sm_budgets: Vec::new(),
+        layout,
+    };
+    predict_set(model, &query).ok().map(|p| p.fits_memory)
 }
 
 /// Runs every held-out test on `ds`.
@@ -161,9 +235,11 @@ pub fn validate(ds: &Dataset) -> Validation {
             .collect();
         jobs.extend(held);
     }
+    let memory = memory_verdicts(ds, &fitted_profile(ds, &small_fit, ""));
     Validation {
         small_sets_fit: small_fit,
         jobs,
+        memory,
     }
 }
 
