@@ -14,6 +14,9 @@ use crate::store::{self, Appender, Record, RecordKey, Status};
 pub struct RunOptions {
     /// Start no new work after this instant; unfinished points stay unrecorded (resumable).
     pub deadline: Option<Instant>,
+    /// Let the runner create MIG instances for Mig groups that give `mig_profiles` instead of
+    /// `mig_uuids`, and destroy them after each group (`--allow-mig-reconfigure`).
+    pub allow_mig_reconfigure: bool,
 }
 
 /// What a plan run did.
@@ -77,6 +80,7 @@ pub fn run_plan(
     opts: &RunOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
+    refuse_unallowed_mig_groups(plan, opts)?;
     let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     let done_anywhere = store::done_keys(&records);
     let done_on_this_gpu = store::done_keys_on(&records, &runner.gpu().uuid);
@@ -108,6 +112,7 @@ pub fn run_plan(
             warmup_s: plan.warmup_s,
             window_s: plan.window_s,
             deadline: opts.deadline,
+            allow_mig_reconfigure: opts.allow_mig_reconfigure,
         };
         run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
     }
@@ -115,6 +120,18 @@ pub fn run_plan(
         outcome.stopped_early = true;
     }
     Ok(outcome)
+}
+
+/// Refuses, before anything starts, a plan with a group whose MIG instances would have to be
+/// created when creating them is not allowed.
+pub fn refuse_unallowed_mig_groups(plan: &Plan, opts: &RunOptions) -> Result<(), RunError> {
+    let refused = plan.groups.iter().find(|g| g.creates_mig_instances());
+    match (refused, opts.allow_mig_reconfigure) {
+        (Some(group), false) => Err(RunError::MigReconfigureNotAllowed {
+            group: group.id.clone(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Runs one launch, appending each record as it arrives.
@@ -180,7 +197,7 @@ fn make_record(
         sm_percent: proc.sm_percent,
         mem_limit_mib: proc.mem_limit_mib,
         mig_profile: proc.mig_profile.clone(),
-        mig_uuid: proc.mig_uuid.clone(),
+        mig_uuid: report.mig_uuid.clone().or_else(|| proc.mig_uuid.clone()),
         gpu_name: gpu.name.clone(),
         driver: gpu.driver.clone(),
         gpu_uuid: gpu.uuid.clone(),
@@ -230,6 +247,7 @@ pub fn profile_commands(
     out_dir: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
+    crate::runner::require_existing_mig_instances(plan.mode, &plan.procs)?;
     let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     let done = store::done_keys(&records);
     for repeat in 0..plan.repeats {
@@ -432,6 +450,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let opts = RunOptions {
             deadline: Some(Instant::now()),
+            ..RunOptions::default()
         };
         let outcome = run_plan(
             &plan(),

@@ -1,4 +1,5 @@
-//! MIG profiles of the GPUs the calibrator knows, used to emulate MIG slices under MPS.
+//! MIG profiles of the GPUs the calibrator knows, used to emulate MIG slices under MPS and to
+//! check the profiles of real instances a plan asks colo to create (mode Mig, `mig_profiles`).
 //!
 //! The H200 table is copied from `nvidia-smi mig -lgip` on an H200 (driver 580.159.04, 132 SMs,
 //! 143771 MiB), read on 2026-11-30. Emulation sets an MPS SM budget of `sms / gpu_sms` and a

@@ -69,7 +69,9 @@ pub enum Mode {
     Timeslice,
     /// Processes under the calibrator's own MPS daemon.
     Mps,
-    /// Each process on an existing MIG instance, by UUID.
+    /// Each process on its own real MIG instance: an existing one by UUID (`mig_uuids`), or
+    /// one the runner creates from a profile (`mig_profiles`, only with
+    /// `--allow-mig-reconfigure`) and destroys afterwards.
     Mig,
     /// MPS with each process's SM budget and memory limit set from a MIG profile.
     MigEmulated,
@@ -224,9 +226,10 @@ pub struct ProcSettings {
     pub sm_percent: Option<u32>,
     /// MPS pinned device memory limit, MiB.
     pub mem_limit_mib: Option<u64>,
-    /// MIG profile: emulated (mig-emulated) or the real instance's (mig, when known).
+    /// MIG profile: emulated (mig-emulated), or the real instance's (mig): the profile the
+    /// runner creates an instance of when no UUID is given, a label when one is.
     pub mig_profile: Option<String>,
-    /// MIG instance UUID (mode `mig`).
+    /// MIG instance UUID of an existing instance (mode `mig`).
     pub mig_uuid: Option<String>,
 }
 
@@ -235,6 +238,18 @@ impl Group {
     pub fn n_procs(&self) -> usize {
         self.procs.len()
     }
+
+    /// Whether the group runs on MIG instances the runner must create (mode Mig with
+    /// `mig_profiles` and no `mig_uuids`).
+    pub fn creates_mig_instances(&self) -> bool {
+        creates_mig_instances(self.mode, &self.procs)
+    }
+}
+
+/// Whether processes of `mode` with these settings run on MIG instances that must be created
+/// first: mode Mig, and a process has no instance UUID (a valid plan then gives its profile).
+pub fn creates_mig_instances(mode: Mode, procs: &[ProcSettings]) -> bool {
+    mode == Mode::Mig && procs.iter().any(|p| p.mig_uuid.is_none())
 }
 
 impl Plan {
@@ -423,9 +438,9 @@ pub struct SettingLists<'a> {
     pub sm_percent: &'a [u32],
     /// MPS memory limits, MiB.
     pub mem_limit_mib: &'a [u64],
-    /// MIG profiles (MigEmulated).
+    /// MIG profiles (MigEmulated; Mig: instances to create, or labels of `mig_uuids`).
     pub mig_profiles: &'a [String],
-    /// MIG instance UUIDs (Mig).
+    /// MIG instance UUIDs of existing instances (Mig).
     pub mig_uuids: &'a [String],
 }
 
@@ -467,7 +482,7 @@ pub fn settings(
         check_proc(mode, &mut proc, at, path)?;
         procs.push(proc);
     }
-    if mode == Mode::Mig && n_procs > 1 {
+    if mode == Mode::Mig && n_procs > 1 && !lists.mig_uuids.is_empty() {
         let mut seen: Vec<&Option<String>> = procs.iter().map(|p| &p.mig_uuid).collect();
         seen.sort();
         seen.dedup();
@@ -490,13 +505,24 @@ fn check_proc(
     path: &Path,
 ) -> Result<(), PlanError> {
     match mode {
-        Mode::MigEmulated => emulate_mig(proc, at, path)?,
-        Mode::Mig if proc.mig_uuid.is_none() => {
+        Mode::MigEmulated => {
+            let profile = known_profile(proc.mig_profile.as_deref(), at, path)?;
+            proc.sm_percent = Some(profile.sm_percent());
+            proc.mem_limit_mib = Some(profile.memory_mib);
+            proc.mig_profile = Some(profile.name.to_string());
+        }
+        Mode::Mig if proc.mig_uuid.is_none() && proc.mig_profile.is_none() => {
             return Err(invalid(
                 path,
                 at("mig_uuids"),
-                "mode Mig needs one existing MIG instance UUID per process (nvidia-smi -L lists them)",
+                "mode Mig needs one MIG instance per process: `mig_uuids` of existing instances \
+                 (nvidia-smi -L lists them), or `mig_profiles` of instances colo creates and \
+                 destroys (only with --allow-mig-reconfigure)",
             ));
+        }
+        Mode::Mig if proc.mig_uuid.is_none() => {
+            let profile = known_profile(proc.mig_profile.as_deref(), at, path)?;
+            proc.mig_profile = Some(profile.name.to_string());
         }
         Mode::Mig => {}
         _ if proc.mig_profile.is_some() || proc.mig_uuid.is_some() => {
@@ -511,33 +537,30 @@ fn check_proc(
     Ok(())
 }
 
-fn emulate_mig(
-    proc: &mut ProcSettings,
+/// The H200 profile named `name`; the error lists the known ones.
+fn known_profile(
+    name: Option<&str>,
     at: &dyn Fn(&str) -> String,
     path: &Path,
-) -> Result<(), PlanError> {
-    let Some(name) = &proc.mig_profile else {
+) -> Result<mig::MigProfile, PlanError> {
+    let Some(name) = name else {
         return Err(invalid(
             path,
             at("mig_profiles"),
             "mode MigEmulated needs a MIG profile per process, e.g. [\"3g.71gb\"]",
         ));
     };
-    let Some(profile) = mig::h200_profile(name) else {
+    mig::h200_profile(name).ok_or_else(|| {
         let known: Vec<&str> = mig::H200_PROFILES.iter().map(|p| p.name).collect();
-        return Err(invalid(
+        invalid(
             path,
             at("mig_profiles"),
             format!(
                 "unknown profile `{name}`; H200 profiles: {}",
                 known.join(", ")
             ),
-        ));
-    };
-    proc.sm_percent = Some(profile.sm_percent());
-    proc.mem_limit_mib = Some(profile.memory_mib);
-    proc.mig_profile = Some(profile.name.to_string());
-    Ok(())
+        )
+    })
 }
 
 #[cfg(test)]

@@ -60,6 +60,18 @@ struct RunArgs {
     /// re-run resumes them [default: no limit]
     #[arg(long)]
     time_limit_s: Option<f64>,
+    /// Let groups in mode Mig that give `mig_profiles` instead of `mig_uuids` run: before each
+    /// such group colo creates one MIG instance per process on --gpu (`nvidia-smi mig -cgi
+    /// PROFILES -C`), and after it destroys exactly those (also after errors, timeouts and
+    /// Ctrl-C). Instances it did not create are never touched; MIG mode must already be on
+    /// (colo never changes it). Tested only with a fake nvidia-smi [default: off: such groups
+    /// are refused before anything runs]
+    #[arg(long)]
+    allow_mig_reconfigure: bool,
+    /// nvidia-smi program used to create and destroy MIG instances (--allow-mig-reconfigure)
+    /// [default: nvidia-smi]
+    #[arg(long, default_value = "nvidia-smi", hide_default_value = true)]
+    nvidia_smi: PathBuf,
     #[command(flatten)]
     gpu: GpuArgs,
 }
@@ -190,10 +202,22 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         super::print(&describe_plan(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
+    let opts = RunOptions {
+        deadline: args
+            .time_limit_s
+            .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0))),
+        allow_mig_reconfigure: args.allow_mig_reconfigure,
+    };
+    // Refused before the GPU is even probed (run_plan checks again).
+    execute::refuse_unallowed_mig_groups(&plan, &opts)?;
     let mut runner: Box<dyn Runner> = if args.gpu.fake_gpu {
         Box::new(FakeRunner::new())
     } else {
-        match ProcessRunner::open(runner_config(&args.gpu, &args.worker)) {
+        let cfg = ProcessRunnerConfig {
+            nvidia_smi: args.nvidia_smi.clone(),
+            ..runner_config(&args.gpu, &args.worker)
+        };
+        match ProcessRunner::open(cfg) {
             Ok(runner) => Box::new(runner),
             Err(err) => {
                 eprintln!("error: {err}");
@@ -212,11 +236,6 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         plan.name,
         plan.estimated_gpu_s()
     );
-    let opts = RunOptions {
-        deadline: args
-            .time_limit_s
-            .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0))),
-    };
     let outcome = execute::run_plan(&plan, runner.as_mut(), &args.out, &opts, &mut |line| {
         eprintln!("{line}")
     })?;
@@ -247,6 +266,7 @@ fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
     ProcessRunnerConfig {
         worker: worker.split_whitespace().map(str::to_string).collect(),
         mps_control: gpu.mps_control.clone(),
+        nvidia_smi: PathBuf::from("nvidia-smi"),
         gpu_index: gpu.gpu,
         tmp_root: gpu.tmp.clone(),
         sample_interval: Duration::from_millis(gpu.sample_ms.max(10)),
@@ -343,15 +363,7 @@ fn describe_plan(plan: &Plan) -> String {
         let settings: Vec<String> = group
             .procs
             .iter()
-            .map(|p| match (&p.mig_profile, p.sm_percent, p.mem_limit_mib) {
-                (Some(profile), Some(pct), Some(mib)) => {
-                    format!("{profile} ({pct}% SMs, {mib} MiB)")
-                }
-                (_, Some(pct), None) => format!("{pct}% SMs"),
-                (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
-                (_, None, Some(mib)) => format!("{mib} MiB"),
-                _ => "-".into(),
-            })
+            .map(|p| describe_proc(group.mode, p))
             .collect();
         out += &format!(
             "  {} [{}] {} processes, {} sets, per process: {}\n",
@@ -372,6 +384,26 @@ fn describe_plan(plan: &Plan) -> String {
         plan.estimated_gpu_s()
     );
     out
+}
+
+/// One process's settings for `--dry-run`.
+fn describe_proc(mode: Mode, proc: &plan::ProcSettings) -> String {
+    if mode == Mode::Mig {
+        return match (&proc.mig_uuid, &proc.mig_profile) {
+            (Some(uuid), _) => format!("instance {uuid}"),
+            (None, Some(profile)) => {
+                format!("new {profile} instance (created with --allow-mig-reconfigure)")
+            }
+            (None, None) => "-".into(),
+        };
+    }
+    match (&proc.mig_profile, proc.sm_percent, proc.mem_limit_mib) {
+        (Some(profile), Some(pct), Some(mib)) => format!("{profile} ({pct}% SMs, {mib} MiB)"),
+        (_, Some(pct), None) => format!("{pct}% SMs"),
+        (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
+        (_, None, Some(mib)) => format!("{mib} MiB"),
+        _ => "-".into(),
+    }
 }
 
 fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {

@@ -202,3 +202,83 @@ fn summary_of_the_committed_h200_data() {
         "one CSV row per table row"
     );
 }
+
+const MIG_PLAN: &str = r#"(name: "mig", groups: [
+    (id: "alone", mode: Exclusive, sets: [["resnet50:64:224"]]),
+    (id: "slices", mode: Mig, mig_profiles: ["3g.71gb", "4g.71gb"], sets: [["resnet50:64:224", "resnet18:128:32"]]),
+])"#;
+
+#[test]
+fn mig_profiles_without_the_flag_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = write_plan(dir.path(), MIG_PLAN);
+    let out_dir = dir.path().join("out");
+    // GPU 999 exists nowhere: the refusal comes before the GPU is probed (which would exit 2).
+    let out = colo(&[
+        "calibrate",
+        "run",
+        plan.to_str().expect("utf8"),
+        "--out",
+        out_dir.to_str().expect("utf8"),
+        "--gpu",
+        "999",
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("group `slices`")
+            && stderr.contains("mig_uuids")
+            && stderr.contains("--allow-mig-reconfigure"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "nothing ran, no store made");
+}
+
+#[test]
+fn mig_profiles_with_the_flag_run_on_new_instances() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = write_plan(dir.path(), MIG_PLAN);
+    let out_dir = dir.path().join("out");
+    let plan_arg = plan.to_str().expect("utf8");
+    let dry = colo(&["calibrate", "run", plan_arg, "--out", "unused", "--dry-run"]);
+    let (stdout, _) = text(&dry);
+    assert!(
+        stdout.contains("new 3g.71gb instance (created with --allow-mig-reconfigure)"),
+        "{stdout}"
+    );
+    let out_arg = out_dir.to_str().expect("utf8");
+    let args = ["calibrate", "run", plan_arg, "--out", out_arg, "--fake-gpu"];
+    let out = colo(&[&args[..], &["--allow-mig-reconfigure"]].concat());
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let records = lines(&out_dir.join("mig.jsonl"));
+    let slice = records
+        .iter()
+        .find(|r| r["group"] == "slices" && r["rank"] == 1)
+        .expect("slice record");
+    assert_eq!(slice["mode"], "mig");
+    assert_eq!(slice["mig_profile"], "4g.71gb");
+    assert_eq!(slice["mig_uuid"], "MIG-fake-r1");
+    assert!(slice["sm_percent"].is_null());
+}
+
+#[test]
+fn profile_never_creates_mig_instances() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = colo(&[
+        "calibrate",
+        "profile",
+        "--fake-gpu",
+        "--cmd",
+        "true",
+        "--mode",
+        "mig",
+        "--mig-profile",
+        "3g.71gb",
+        "--out",
+        dir.path().to_str().expect("utf8"),
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--mig-uuid"), "{stderr}");
+}

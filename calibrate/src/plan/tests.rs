@@ -85,7 +85,10 @@ fn budgets_only_under_mps() {
 #[test]
 fn mig_needs_distinct_instances_and_emulation_known_profiles() {
     let err = error_of("(name: \"x\", groups: [(id: \"a\", mode: Mig, sets: [[\"r:1:1\"]])])");
-    assert!(err.contains("MIG instance UUID"), "{err}");
+    assert!(
+        err.contains("mig_uuids") && err.contains("--allow-mig-reconfigure"),
+        "{err}"
+    );
     let err = error_of(
         "(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_uuids: [\"MIG-1\"], sets: [[\"r:1:1\", \"r:1:1\"]])])",
     );
@@ -139,4 +142,37 @@ fn duplicate_group_ids_are_refused() {
         "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]]), (id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]])])",
     );
     assert!(err.contains("groups[1].id"), "{err}");
+}
+
+#[test]
+fn mig_takes_profiles_of_instances_to_create() {
+    let plan = parse("(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_profiles: [\"3g.71gb\", \"MIG 4g.71gb\"], sets: [[\"r:1:1\", \"r:2:1\"]])])").expect("valid");
+    let group = &plan.groups[0];
+    assert!(group.creates_mig_instances());
+    let profiles: Vec<Option<&str>> = group
+        .procs
+        .iter()
+        .map(|p| p.mig_profile.as_deref())
+        .collect();
+    assert_eq!(profiles, vec![Some("3g.71gb"), Some("4g.71gb")]);
+    assert!(
+        group.procs.iter().all(|p| p.sm_percent.is_none()),
+        "real MIG sets no MPS budget"
+    );
+    // One profile for all: every process gets its own instance of it.
+    let plan = parse("(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_profiles: [\"1g.18gb\"], sets: [[\"r:1:1\", \"r:2:1\"]])])").expect("valid");
+    assert_eq!(plan.groups[0].n_procs(), 2);
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_profiles: [\"5g.99gb\"], sets: [[\"r:1:1\"]])])",
+    );
+    assert!(
+        err.contains("groups[0].mig_profiles") && err.contains("unknown profile"),
+        "{err}"
+    );
+}
+
+#[test]
+fn mig_with_uuids_creates_nothing() {
+    let plan = parse("(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_uuids: [\"MIG-1\", \"MIG-2\"], mig_profiles: [\"3g.71gb\"], sets: [[\"r:1:1\", \"r:2:1\"]])])").expect("valid");
+    assert!(!plan.groups[0].creates_mig_instances());
 }

@@ -54,6 +54,19 @@ pub struct CommandResult {
     pub env: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Refuses commands in mode Mig without instance UUIDs: profiling never creates MIG instances.
+pub fn require_existing_mig_instances(mode: Mode, procs: &[ProcSettings]) -> Result<(), RunError> {
+    match crate::plan::creates_mig_instances(mode, procs) {
+        true => Err(RunError::Unsupported(
+            "`colo calibrate profile` runs only on existing MIG instances: give --mig-uuid per \
+             command (`nvidia-smi -L` lists them), or use `colo calibrate run` with \
+             --allow-mig-reconfigure"
+                .into(),
+        )),
+        false => Ok(()),
+    }
+}
+
 /// Reads `samples=<N>` from a line.
 pub fn parse_progress(line: &str) -> Option<f64> {
     let rest = &line[line.find("samples=")? + "samples=".len()..];
@@ -83,6 +96,7 @@ impl super::ProcessRunner {
         &mut self,
         set: &CommandSet<'_>,
     ) -> Result<Vec<CommandResult>, RunError> {
+        require_existing_mig_instances(set.mode, set.procs)?;
         let root = self
             .cfg
             .tmp_root

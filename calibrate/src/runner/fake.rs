@@ -132,6 +132,7 @@ fn fake_report(
         env,
         framework: None,
         gpu: WindowStats::default(),
+        mig_uuid: None,
     }
 }
 
@@ -149,6 +150,12 @@ impl Runner for FakeRunner {
         launch: &Launch<'_>,
         on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
+        let creates = launch.group.creates_mig_instances();
+        if creates && !launch.allow_mig_reconfigure {
+            return Err(RunError::MigReconfigureNotAllowed {
+                group: launch.group.id.clone(),
+            });
+        }
         let dirs = MpsDirs::under(std::path::Path::new("/tmp/colo-calibrate-fake"));
         for (step_idx, step) in launch.steps.iter().enumerate() {
             for rank in 0..launch.group.n_procs() {
@@ -158,7 +165,10 @@ impl Runner for FakeRunner {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
-                on_report(fake_report(launch, step_idx, *step, rank, env))?;
+                let report = fake_report(launch, step_idx, *step, rank, env);
+                // Stands for the instance a real run creates; the record says `source: fake`.
+                let mig_uuid = creates.then(|| format!("MIG-fake-r{rank}"));
+                on_report(Report { mig_uuid, ..report })?;
             }
         }
         Ok(())

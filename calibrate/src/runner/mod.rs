@@ -13,11 +13,16 @@ use crate::store::Status;
 
 mod command;
 mod fake;
+mod mig_instances;
 mod mps;
 mod process;
 
-pub use command::{CommandResult, CommandSet, parse_progress};
+pub use command::{CommandResult, CommandSet, parse_progress, require_existing_mig_instances};
 pub use fake::FakeRunner;
+pub use mig_instances::{
+    MigDevice, MigInstances, parse_compute_instances, parse_created, parse_gpu_instances,
+    parse_mig_devices,
+};
 pub use mps::MpsDaemon;
 pub use process::{ProcessRunner, ProcessRunnerConfig};
 
@@ -50,9 +55,40 @@ pub enum RunError {
         /// What happened.
         message: String,
     },
+    /// A group would need MIG instances created, and the user did not allow it.
+    #[error(
+        "group `{group}` (mode Mig) gives mig_profiles but no mig_uuids, and colo creates MIG \
+         instances only when told to: give `mig_uuids` of instances an administrator made \
+         (`nvidia-smi -L` lists them), or pass --allow-mig-reconfigure to let colo create the \
+         instances before the group and destroy them after"
+    )]
+    MigReconfigureNotAllowed {
+        /// Group id.
+        group: String,
+    },
+    /// MIG instances were asked for on a GPU whose MIG mode is off.
+    #[error(
+        "MIG mode is off on GPU {gpu}; an administrator must enable it (colo never changes MIG \
+         mode); use mode MigEmulated to emulate slices under MPS"
+    )]
+    MigDisabled {
+        /// GPU index.
+        gpu: u32,
+    },
+    /// Creating, finding or destroying MIG instances failed.
+    #[error("MIG instances on GPU {gpu} (`{nvidia_smi}`): {message}")]
+    Mig {
+        /// nvidia-smi program.
+        nvidia_smi: String,
+        /// GPU index.
+        gpu: u32,
+        /// What happened and what to do.
+        message: String,
+    },
     /// Ctrl-C or SIGTERM: workers were stopped, the MPS daemon shut down.
     #[error(
-        "interrupted: workers stopped and MPS daemon shut down; re-run the same command to resume"
+        "interrupted: workers stopped, MPS daemon shut down and created MIG instances destroyed; \
+         re-run the same command to resume"
     )]
     Interrupted,
     /// The plan asks for something the runner does not do.
@@ -97,6 +133,9 @@ pub struct Launch<'a> {
     pub window_s: f64,
     /// Stop (and record a timeout) at this instant.
     pub deadline: Option<Instant>,
+    /// Whether the runner may create (and then destroy) MIG instances for a Mig group that
+    /// gives profiles instead of instance UUIDs.
+    pub allow_mig_reconfigure: bool,
 }
 
 /// One process-point as a runner reports it.
@@ -136,6 +175,8 @@ pub struct Report {
     pub framework: Option<String>,
     /// GPU state during the window.
     pub gpu: WindowStats,
+    /// UUID of the MIG instance the runner created for this process (not in the plan).
+    pub mig_uuid: Option<String>,
 }
 
 /// Starts a group's processes and reports each process-point as it finishes.

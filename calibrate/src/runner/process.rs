@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{
-    CLEARED_ENV, Launch, MpsDaemon, MpsDirs, Report, RunError, Runner, interrupted, worker_env,
+    CLEARED_ENV, Launch, MigInstances, MpsDaemon, MpsDirs, Report, RunError, Runner, interrupted,
+    worker_env,
 };
 use crate::gpu::{self, GpuInfo, Sampler, Source, WindowStats};
-use crate::plan::Mode;
 use crate::store::Status;
 
 /// How the real runner starts workers.
@@ -28,6 +28,8 @@ pub struct ProcessRunnerConfig {
     pub worker: Vec<String>,
     /// MPS control program (`nvidia-cuda-mps-control`).
     pub mps_control: PathBuf,
+    /// nvidia-smi, used only to create and destroy MIG instances (`--allow-mig-reconfigure`).
+    pub nvidia_smi: PathBuf,
     /// GPU index (as nvidia-smi numbers it).
     pub gpu_index: u32,
     /// Folder under which each launch makes its private barrier and MPS folders.
@@ -293,6 +295,7 @@ pub(crate) fn failure_report(
         env: serde_json::Map::new(),
         framework: None,
         gpu: WindowStats::default(),
+        mig_uuid: None,
     }
 }
 
@@ -346,6 +349,7 @@ fn parse_report(line: &str, rank: usize, n_steps: usize) -> Option<Report> {
             .unwrap_or_default(),
         framework: framework(&value),
         gpu: WindowStats::default(),
+        mig_uuid: None,
     })
 }
 
@@ -379,13 +383,70 @@ impl Runner for ProcessRunner {
         launch: &Launch<'_>,
         on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
-        if launch.group.mode == Mode::Mig && launch.group.procs.iter().any(|p| p.mig_uuid.is_none())
-        {
-            return Err(RunError::Unsupported(
-                "mode mig needs a MIG instance UUID per process".into(),
-            ));
+        if !launch.group.creates_mig_instances() {
+            return self.run_launch(launch, on_report).map(|_| ());
         }
-        self.run_launch(launch, on_report).map(|_| ())
+        if !launch.allow_mig_reconfigure {
+            return Err(RunError::MigReconfigureNotAllowed {
+                group: launch.group.id.clone(),
+            });
+        }
+        self.run_on_new_instances(launch, on_report)
+    }
+}
+
+impl ProcessRunner {
+    /// Creates one MIG instance per process, runs the launch with each process on its own, and
+    /// destroys the instances (the guard also destroys them when anything in between fails).
+    fn run_on_new_instances(
+        &mut self,
+        launch: &Launch<'_>,
+        on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        let group = launch.group;
+        let profiles: Vec<String> = group
+            .procs
+            .iter()
+            .filter_map(|p| p.mig_profile.clone())
+            .collect();
+        if profiles.len() != group.n_procs() {
+            return Err(RunError::Unsupported(format!(
+                "group `{}`: mode Mig needs a MIG profile or instance UUID per process",
+                group.id
+            )));
+        }
+        let instances = MigInstances::create(&self.cfg.nvidia_smi, self.cfg.gpu_index, &profiles)?;
+        let uuids = instances.uuids().to_vec();
+        // Stderr, so whoever watches the GPU can see what colo made and will destroy.
+        eprintln!(
+            "group {}: created MIG instances {} on GPU {} (destroyed after the group)",
+            group.id,
+            uuids.join(", "),
+            self.cfg.gpu_index
+        );
+        let mut on_instances = group.clone();
+        for (proc, uuid) in on_instances.procs.iter_mut().zip(&uuids) {
+            proc.mig_uuid = Some(uuid.clone());
+        }
+        let launch = Launch {
+            group: &on_instances,
+            ..launch.clone()
+        };
+        let mut tag = |report: Report| {
+            let mig_uuid = uuids.get(report.rank).cloned();
+            on_report(Report { mig_uuid, ..report })
+        };
+        // Workers are gone when run_launch returns (Workers' drop kills them): only then can
+        // their instances be destroyed.
+        let res = self.run_launch(&launch, &mut tag);
+        let destroyed = instances.destroy();
+        match (res, destroyed) {
+            (Err(err), Err(cleanup)) => {
+                eprintln!("warning: {cleanup}");
+                Err(err)
+            }
+            (res, destroyed) => destroyed.and(res.map(|_| ())),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! Runner tests: the real process runner driven by a fake worker and a fake MPS control
-//! program (POSIX sh scripts in calibrate/tests/fixtures), and the worker environment per mode.
+//! Runner tests: the real process runner driven by a fake worker, a fake MPS control program and
+//! a fake nvidia-smi that keeps MIG instances in a state file (POSIX sh scripts in
+//! calibrate/tests/fixtures), and the worker environment per mode.
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -14,13 +15,20 @@ fn fixture(name: &str) -> PathBuf {
 struct Setup {
     dir: tempfile::TempDir,
     control: PathBuf,
+    nvidia_smi: PathBuf,
 }
 
 fn setup() -> Setup {
     let dir = tempfile::tempdir().expect("temp dir");
     let control = dir.path().join("fake_mps_control.sh");
     std::fs::copy(fixture("fake_mps_control.sh"), &control).expect("copy fake control");
-    Setup { dir, control }
+    let nvidia_smi = dir.path().join("fake_nvidia_smi.sh");
+    std::fs::copy(fixture("fake_nvidia_smi.sh"), &nvidia_smi).expect("copy fake nvidia-smi");
+    Setup {
+        dir,
+        control,
+        nvidia_smi,
+    }
 }
 
 impl Setup {
@@ -28,6 +36,7 @@ impl Setup {
         let cfg = ProcessRunnerConfig {
             worker: vec!["sh".into(), fixture("fake_worker.sh").display().to_string()],
             mps_control: self.control.clone(),
+            nvidia_smi: self.nvidia_smi.clone(),
             gpu_index: 3,
             tmp_root: self.dir.path().join("tmp"),
             sample_interval: std::time::Duration::from_millis(50),
@@ -56,6 +65,15 @@ fn plan(groups: &str) -> Plan {
 }
 
 fn run(runner: &mut ProcessRunner, plan: &Plan, repeats: u32) -> Result<Vec<Report>, RunError> {
+    run_with(runner, plan, repeats, false)
+}
+
+fn run_with(
+    runner: &mut ProcessRunner,
+    plan: &Plan,
+    repeats: u32,
+    allow_mig_reconfigure: bool,
+) -> Result<Vec<Report>, RunError> {
     let group = &plan.groups[0];
     let steps = (0..repeats)
         .flat_map(|repeat| (0..group.sets.len()).map(move |set_index| Step { set_index, repeat }))
@@ -66,6 +84,7 @@ fn run(runner: &mut ProcessRunner, plan: &Plan, repeats: u32) -> Result<Vec<Repo
         warmup_s: 0.1,
         window_s: 0.1,
         deadline: None,
+        allow_mig_reconfigure,
     };
     let mut reports = Vec::new();
     runner.run(&launch, &mut |r| {
@@ -74,6 +93,11 @@ fn run(runner: &mut ProcessRunner, plan: &Plan, repeats: u32) -> Result<Vec<Repo
     })?;
     reports.sort_by_key(|r| (r.step, r.rank));
     Ok(reports)
+}
+
+/// Runs the plan's first group with MIG reconfiguration allowed.
+fn run_mig(runner: &mut ProcessRunner, plan: &Plan) -> Result<Vec<Report>, RunError> {
+    run_with(runner, plan, 1, true)
 }
 
 fn env_of<'a>(report: &'a Report, key: &str) -> &'a str {
@@ -261,3 +285,5 @@ fn worker_env_per_mode() {
 }
 
 use crate::store::Status;
+
+mod mig;
