@@ -110,11 +110,7 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     write_atomic(&args.out, text.as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
     let checks = validate::validate(&ds);
-    let table = report::validation_table(
-        &ds,
-        &validate::error_rows(&checks.jobs),
-        &checks.memory,
-    );
+    let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs), &checks.memory);
     let (report_path, csv_path) = (
         beside(&args.out, "-fit-report.txt"),
         beside(&args.out, "-fit-predictions.csv"),

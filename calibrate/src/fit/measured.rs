@@ -264,7 +264,10 @@ pub fn memory_model_heldout(ds: &Dataset) -> (usize, f64) {
         }
     }
     let mape = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
-    (errors.len(), if errors.is_empty() { f64::NAN } else { mape })
+    (
+        errors.len(),
+        if errors.is_empty() { f64::NAN } else { mape },
+    )
 }
 
 /// (batch, peak reserved MiB alone) per (model, image size).

@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::query::{SetQuery, predict_set};
 use colo_sim::perf::{Origin, Parametric, ProfileSet, ShareMode};
-use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
@@ -168,7 +168,8 @@ pub fn memory_verdicts(ds: &Dataset, profile: &Profile) -> MemoryVerdicts {
         }
         if !right {
             let points: Vec<String> = case.points.iter().map(ToString::to_string).collect();
-            out.wrong.push(format!("{}: {}", case.mode_label, points.join(" + ")));
+            out.wrong
+                .push(format!("{}: {}", case.mode_label, points.join(" + ")));
         }
     }
     out.wrong.sort();
