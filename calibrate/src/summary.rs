@@ -47,7 +47,7 @@ pub struct Row {
 }
 
 /// Median of `values` (sorted in place), `None` when empty.
-pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
+pub fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

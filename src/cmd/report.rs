@@ -34,6 +34,10 @@ struct PaperArgs {
     /// Reproduction spec [default: scenarios/paper/GPU.report.ron]
     #[arg(long)]
     spec: Option<PathBuf>,
+    /// Calibration store of this GPU; the study's sets found in it get a section of measured
+    /// numbers [default: calibrate/data/GPU when it exists, else none]
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
     /// Folder for report.md and figures/ (created if missing).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -78,7 +82,14 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Svg => colo_plots::Format::Svg,
         FormatArg::Both => colo_plots::Format::Both,
     };
-    let written = crate::report::write_paper_report(&rep, &args.out, format)
+    let data = args.data.or_else(|| {
+        let dir = PathBuf::from(format!("calibrate/data/{}", args.gpu));
+        dir.is_dir().then_some(dir)
+    });
+    if let Some(dir) = data.as_ref().filter(|d| !d.is_dir()) {
+        anyhow::bail!("--data {}: no such folder of measurements", dir.display());
+    }
+    let written = crate::report::write_paper_report(&rep, data.as_deref(), &args.out, format)
         .with_context(|| format!("writing the report into {}", args.out.display()))?;
     let profile = match &rep.profile {
         Some((path, origin)) => format!("profile {} ({origin})", path.display()),
@@ -89,11 +100,12 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
     };
     let (predicted, total) = (written.predicted, rep.sets.len());
     super::print(&format!(
-        "wrote {} ({} figure files) in {:.1} s: {predicted} of {total} sets predicted (emulated) on {}, {profile}\n",
+        "wrote {} ({} figure files) in {:.1} s: {predicted} of {total} sets predicted (emulated) on {}, {} also measured, {profile}\n",
         written.report.display(),
         written.figures.len(),
         started.elapsed().as_secs_f64(),
         rep.gpu.name,
+        written.measured,
     ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, Status};
 
 use super::figures::{Kind, SeriesFigures};
+use super::measured::MeasuredSet;
 use super::{Series, origin_label};
 
 /// The whole page.
@@ -13,19 +14,21 @@ pub fn render(
     rep: &Reproduction,
     series: &[Series<'_>],
     figures: &[SeriesFigures],
+    measured: &[MeasuredSet],
     out: &Path,
 ) -> String {
     let mut page = String::new();
-    header(&mut page, rep, out);
+    header(&mut page, rep, out, !measured.is_empty());
     caveats(&mut page, rep);
     conclusions(&mut page, rep);
+    measured_section(&mut page, rep, measured);
     figure_sections(&mut page, series, figures);
     set_table(&mut page, rep);
     not_covered(&mut page, rep);
     page
 }
 
-fn header(page: &mut String, rep: &Reproduction, out: &Path) {
+fn header(page: &mut String, rep: &Reproduction, out: &Path, has_measured: bool) {
     let gpu = rep.gpu;
     let _ = writeln!(
         page,
@@ -44,7 +47,12 @@ fn header(page: &mut String, rep: &Reproduction, out: &Path) {
     profile_paragraph(page, rep);
     let numbers = match &rep.profile {
         Some((_, origin)) => format!(
-            "Every number on this page is **emulated**: predicted by colo's parametric model from that {origin} profile, not measured."
+            "Every number on this page is **emulated**: predicted by colo's parametric model from that {origin} profile, not measured{}.",
+            if has_measured {
+                ", except in the section \"Measured on this GPU\""
+            } else {
+                ""
+            }
         ),
         None => "No set is predicted: there is no profile to predict from.".to_owned(),
     };
@@ -171,6 +179,68 @@ fn conclusions(page: &mut String, rep: &Reproduction) {
             idx + 1,
             c.claim,
             c.finding.replace('|', "/")
+        );
+    }
+    page.push('\n');
+}
+
+/// The study's sets that were also run on this GPU: measured gain beside the predicted one.
+fn measured_section(page: &mut String, rep: &Reproduction, measured: &[MeasuredSet]) {
+    if measured.is_empty() {
+        return;
+    }
+    let _ = writeln!(page, "## Measured on this GPU\n");
+    let _ = writeln!(
+        page,
+        "The study's sets of copies of one model that `colo calibrate run` also ran on the {} (`calibrate/data/`: real PyTorch training, 1.5 s windows, time-sliced or under MPS; MIG is emulated there and left out). Gain = the jobs' summed samples/s over one job alone on the same GPU (median over repeats): **measured**; beside it the model's gain while all run (emulated). The profile was fitted on these runs among others, so agreement here is in-sample; `colo calibrate validate` gives the held-out errors.\n",
+        rep.gpu.display_name
+    );
+    let _ = writeln!(
+        page,
+        "| set | jobs | mode | samples/s per job (measured) | gain (measured) | gain (predicted) | repeats | note |"
+    );
+    let _ = writeln!(page, "|---|---|---|---|---|---|---|---|");
+    let fmt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$}"));
+    for m in measured {
+        let mut notes = Vec::new();
+        if m.oom_repeats > 0 {
+            notes.push(format!(
+                "out of memory in {} repeat(s): {} processes",
+                m.oom_repeats, m.oom_processes
+            ));
+        }
+        if m.other_gpu_alone > 0 {
+            notes.push("alone rate from another GPU of the same type".to_owned());
+        }
+        let note = notes.join("; ");
+        let predicted = match m.predicted_fits {
+            Some(false) => "does not fit".to_owned(),
+            _ => fmt(m.predicted_gain, 2),
+        };
+        let _ = writeln!(
+            page,
+            "| {} | {} | {} | {} | {} | {} | {} | {note} |",
+            m.id,
+            m.jobs,
+            m.mode,
+            fmt(m.samples_per_s, 0),
+            fmt(m.gain, 2),
+            predicted,
+            m.repeats
+        );
+    }
+    if let Some(best) = measured
+        .iter()
+        .filter(|m| m.gain.is_some())
+        .max_by(|a, b| a.gain.unwrap_or(0.0).total_cmp(&b.gain.unwrap_or(0.0)))
+    {
+        let _ = writeln!(
+            page,
+            "\nLargest measured gain: {:.2}x ({} {}, set {}).",
+            best.gain.unwrap_or(f64::NAN),
+            best.jobs,
+            best.mode,
+            best.id
         );
     }
     page.push('\n');

@@ -1,6 +1,7 @@
 //! Generated reports: the collocation study reproduced, as one Markdown page with figures.
 mod figures;
 mod markdown;
+mod measured;
 
 use std::path::{Path, PathBuf};
 
@@ -16,19 +17,28 @@ pub struct Written {
     pub figures: Vec<PathBuf>,
     /// Sets the model predicted.
     pub predicted: usize,
+    /// Sets also found measured in the calibration store.
+    pub measured: usize,
 }
 
 /// Writes `out/report.md` and its figures under `out/figures/`. The page is written last and
 /// whole (temp file, then rename), so a report.md on disk always has its figures.
+/// `data`, when given, is the GPU's calibration store: the study's sets found there get a
+/// section of measured numbers.
 pub fn write_paper_report(
     rep: &Reproduction,
+    data: Option<&Path>,
     out: &Path,
     format: colo_plots::Format,
 ) -> anyhow::Result<Written> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let series = series(rep);
     let figures = figures::draw(rep, &series, &out.join("figures"), format)?;
-    let text = markdown::render(rep, &series, &figures, out);
+    let measured = match data {
+        Some(dir) => measured::measured_sets(rep, &measured::load_records(dir)?),
+        None => Vec::new(),
+    };
+    let text = markdown::render(rep, &series, &figures, &measured, out);
     let report = out.join("report.md");
     let tmp = out.join(".report.md.tmp");
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
@@ -42,6 +52,7 @@ pub fn write_paper_report(
         report,
         figures: figures.into_iter().flat_map(|f| f.files).collect(),
         predicted,
+        measured: measured.len(),
     })
 }
 

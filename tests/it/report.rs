@@ -106,3 +106,60 @@ fn shipped_example_reports_are_regenerated_not_edited() {
         }
     }
 }
+
+/// The measured section compares each set with the alone runs of its own GPU: two copies at
+/// 700 samples/s each against 1000 alone is a gain of 1.40; a set with an out-of-memory process
+/// gets no gain and says so.
+#[test]
+fn measured_sets_are_compared_with_alone_on_the_same_gpu() {
+    let committed =
+        std::fs::read_to_string(root().join("calibrate/data/h200/h200-paper-ts.jsonl")).unwrap();
+    let mut lines = Vec::new();
+    for line in committed.lines() {
+        let mut rec: serde_json::Value = serde_json::from_str(line).unwrap();
+        let point = rec["point"].as_str().unwrap().to_owned();
+        let group = rec["group"].as_str().unwrap().to_owned();
+        match (point.as_str(), group.as_str()) {
+            ("resnet50:32:64", "alone-launchbound") => rec["samples_per_s"] = 1000.0.into(),
+            ("resnet50:32:64", "copies2-ts") => rec["samples_per_s"] = 700.0.into(),
+            ("resnet26:32:32", "copies2-ts") if rec["rank"] == 1 && rec["repeat"] == 0 => {
+                rec["status"] = "oom".into();
+                rec["samples_per_s"] = serde_json::Value::Null;
+            }
+            _ => {}
+        }
+        lines.push(rec.to_string());
+    }
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("paper.jsonl"), lines.join("\n") + "\n").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let run = colo(&[
+        "report",
+        "paper",
+        "--data",
+        &data.path().to_string_lossy(),
+        "--out",
+        &out.path().to_string_lossy(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = read(&out.path().join("report.md"));
+    assert!(page.contains("## Measured on this GPU"), "{page}");
+    assert!(
+        page.contains("| 34/18 | 2 x resnet50:32:64 | naive | 700 | 1.40 |"),
+        "{page}"
+    );
+    assert!(
+        page.contains("out of memory in 1 repeat(s): 1 processes"),
+        "{page}"
+    );
+    let missing = colo(&[
+        "report",
+        "paper",
+        "--data",
+        "no/such/dir",
+        "--out",
+        &out.path().to_string_lossy(),
+    ]);
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("no/such/dir"), "{}", missing.stderr);
+}
