@@ -2,7 +2,7 @@
 //!
 //! `DIR/<plan>.jsonl` holds every record of a plan. A set's repeat is finished when every
 //! process of it has a record; re-running the plan skips finished repeats (resumable).
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -202,6 +202,28 @@ pub fn done_keys(records: &[Record]) -> BTreeSet<RecordKey> {
     records.iter().map(Record::key).collect()
 }
 
+/// The records of each set repeat, grouped by (GPU UUID, plan, group, set index, repeat) and
+/// ordered by rank. A rank recorded twice (a repeat resumed after an interrupt) keeps its
+/// latest record, so every set repeat has at most one record per process.
+pub fn set_repeats(records: &[Record]) -> Vec<Vec<&Record>> {
+    type RepeatKey<'a> = (&'a str, &'a str, &'a str, usize, u32);
+    let mut grouped: BTreeMap<RepeatKey<'_>, BTreeMap<usize, &Record>> = BTreeMap::new();
+    for r in records {
+        let key = (
+            r.gpu_uuid.as_str(),
+            r.plan.as_str(),
+            r.group.as_str(),
+            r.set_index,
+            r.repeat,
+        );
+        grouped.entry(key).or_default().insert(r.rank, r);
+    }
+    grouped
+        .into_values()
+        .map(|ranks| ranks.into_values().collect())
+        .collect()
+}
+
 /// Resume keys of the records measured on the GPU with this UUID.
 pub fn done_keys_on(records: &[Record], gpu_uuid: &str) -> BTreeSet<RecordKey> {
     records
@@ -252,5 +274,40 @@ impl Appender {
                 path: self.path.clone(),
                 source,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A committed H200 record, re-keyed.
+    fn record(gpu: &str, repeat: u32, rank: usize, rate: f64) -> Record {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/h200/h200-paper-ts.jsonl");
+        let text = std::fs::read_to_string(path).expect("committed data");
+        let mut rec: Record =
+            serde_json::from_str(text.lines().next().expect("a line")).expect("record");
+        (rec.gpu_uuid, rec.repeat, rec.rank, rec.samples_per_s) =
+            (gpu.to_owned(), repeat, rank, Some(rate));
+        rec
+    }
+
+    #[test]
+    fn set_repeats_split_by_gpu_and_keep_the_latest_record_of_a_rank() {
+        let records = vec![
+            record("GPU-a", 0, 1, 1.0),
+            record("GPU-a", 0, 0, 2.0),
+            record("GPU-b", 0, 0, 3.0),
+            record("GPU-a", 0, 1, 4.0), // rank 1 of the same repeat, measured again
+        ];
+        let repeats = set_repeats(&records);
+        let rates: Vec<Vec<(usize, Option<f64>)>> = repeats
+            .iter()
+            .map(|procs| procs.iter().map(|r| (r.rank, r.samples_per_s)).collect())
+            .collect();
+        assert_eq!(
+            rates,
+            vec![vec![(0, Some(2.0)), (1, Some(4.0))], vec![(0, Some(3.0))]]
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, Status};
 
 use super::figures::{Kind, SeriesFigures};
-use super::measured::MeasuredSet;
+use super::measured::{MeasuredSet, Source};
 use super::{Series, origin_label};
 
 /// The whole page.
@@ -15,13 +15,16 @@ pub fn render(
     series: &[Series<'_>],
     figures: &[SeriesFigures],
     measured: &[MeasuredSet],
+    source: Option<&Source<'_>>,
     out: &Path,
 ) -> String {
     let mut page = String::new();
     header(&mut page, rep, out, !measured.is_empty());
     caveats(&mut page, rep);
     conclusions(&mut page, rep);
-    measured_section(&mut page, rep, measured);
+    if let Some(source) = source {
+        measured_section(&mut page, rep, measured, source);
+    }
     figure_sections(&mut page, series, figures);
     set_table(&mut page, rep);
     not_covered(&mut page, rep);
@@ -185,19 +188,38 @@ fn conclusions(page: &mut String, rep: &Reproduction) {
 }
 
 /// The study's sets that were also run on this GPU: measured gain beside the predicted one.
-fn measured_section(page: &mut String, rep: &Reproduction, measured: &[MeasuredSet]) {
+fn measured_section(
+    page: &mut String,
+    rep: &Reproduction,
+    measured: &[MeasuredSet],
+    source: &Source<'_>,
+) {
     if measured.is_empty() {
         return;
     }
     let _ = writeln!(page, "## Measured on this GPU\n");
+    let (lo, hi) = measured
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), m| {
+            (lo.min(m.window_s.0), hi.max(m.window_s.1))
+        });
+    let left_out = if source.left_out > 0 {
+        format!(
+            "; {} records of other GPUs or of the fake runner left out",
+            source.left_out
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         page,
-        "The study's sets of copies of one model that `colo calibrate run` also ran on the {} (`calibrate/data/`: real PyTorch training, 1.5 s windows, time-sliced or under MPS; MIG is emulated there and left out). Gain = the jobs' summed samples/s over one job alone on the same GPU (median over repeats): **measured**; beside it the model's gain while all run (emulated). The profile was fitted on these runs among others, so agreement here is in-sample; `colo calibrate validate` gives the held-out errors.\n",
-        rep.gpu.display_name
+        "The study's sets of copies of one model that `colo calibrate run` also ran on the {} (`{}`{left_out}): real PyTorch training, time-sliced or under MPS, measured windows of {lo:.1}-{hi:.1} s; MIG sets are left out. Gain = the jobs' summed samples/s over one job alone on the same GPU (median over repeats): **measured**; beside it the model's gain while all run (**emulated**). The profile was fitted on these runs among others, so agreement here is in-sample; `colo calibrate validate` gives the held-out errors.\n",
+        rep.gpu.display_name,
+        source.dir.display()
     );
     let _ = writeln!(
         page,
-        "| set | jobs | mode | samples/s per job (measured) | gain (measured) | gain (predicted) | repeats | note |"
+        "| set | jobs | mode | samples/s per job (measured) | gain (measured) | gain (emulated) | repeats | note |"
     );
     let _ = writeln!(page, "|---|---|---|---|---|---|---|---|");
     let fmt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |x| format!("{x:.digits$}"));
@@ -211,6 +233,12 @@ fn measured_section(page: &mut String, rep: &Reproduction, measured: &[MeasuredS
         }
         if m.other_gpu_alone > 0 {
             notes.push("alone rate from another GPU of the same type".to_owned());
+        }
+        if m.no_alone > 0 {
+            notes.push(format!(
+                "{} repeat(s) without an alone run: no gain",
+                m.no_alone
+            ));
         }
         let note = notes.join("; ");
         let predicted = match m.predicted_fits {

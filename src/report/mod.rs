@@ -34,11 +34,15 @@ pub fn write_paper_report(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let series = series(rep);
     let figures = figures::draw(rep, &series, &out.join("figures"), format)?;
-    let measured = match data {
-        Some(dir) => measured::measured_sets(rep, &measured::load_records(dir)?),
-        None => Vec::new(),
+    let (measured, source) = match data {
+        Some(dir) => {
+            let (records, left_out) = measured::load_records(dir, rep.gpu.display_name)?;
+            let sets = measured::measured_sets(rep, &records);
+            (sets, Some(measured::Source { dir, left_out }))
+        }
+        None => (Vec::new(), None),
     };
-    let text = markdown::render(rep, &series, &figures, &measured, out);
+    let text = markdown::render(rep, &series, &figures, &measured, source.as_ref(), out);
     let report = out.join("report.md");
     let tmp = out.join(".report.md.tmp");
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;

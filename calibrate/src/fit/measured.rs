@@ -85,8 +85,10 @@ pub struct MemoryCase {
     pub mode_label: String,
     /// Each process's point.
     pub points: Vec<ModelKey>,
-    /// Each process's (emulated) MIG profile; empty when none.
-    pub mig_profiles: Vec<String>,
+    /// Each process's (emulated) MIG profile, by rank.
+    pub mig_profiles: Vec<Option<String>>,
+    /// Whether an MPS process ran under a pinned memory limit (the check knows no such limit).
+    pub mps_memory_limit: bool,
     /// Whether any process ran out of memory.
     pub any_oom: bool,
 }
@@ -195,30 +197,24 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
     })
 }
 
-/// Set repeats (plan, group, set, repeat) whose every process is recorded as ok or out of
-/// memory; crashes and timeouts say nothing about memory and leave their set repeat out.
+/// Set repeats whose every process is recorded as ok or out of memory; crashes and timeouts
+/// say nothing about memory and leave their set repeat out.
 fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
-    let mut grouped: BTreeMap<(&str, &str, usize, u32), Vec<&Record>> = BTreeMap::new();
-    for r in records {
-        let key = (r.plan.as_str(), r.group.as_str(), r.set_index, r.repeat);
-        grouped.entry(key).or_default().push(r);
-    }
-    grouped
-        .into_values()
+    store::set_repeats(records)
+        .into_iter()
         .filter(|procs| {
             procs.len() == procs[0].n_procs
                 && procs
                     .iter()
                     .all(|r| matches!(r.status, Status::Ok | Status::Oom))
         })
-        .map(|mut procs| {
-            procs.sort_by_key(|r| r.rank);
-            MemoryCase {
-                mode_label: procs[0].mode.clone(),
-                points: procs.iter().map(|r| key_of(r)).collect(),
-                mig_profiles: procs.iter().filter_map(|r| r.mig_profile.clone()).collect(),
-                any_oom: procs.iter().any(|r| r.status == Status::Oom),
-            }
+        .map(|procs| MemoryCase {
+            mode_label: procs[0].mode.clone(),
+            points: procs.iter().map(|r| key_of(r)).collect(),
+            mig_profiles: procs.iter().map(|r| r.mig_profile.clone()).collect(),
+            mps_memory_limit: procs[0].mode == "mps"
+                && procs.iter().any(|r| r.mem_limit_mib.is_some()),
+            any_oom: procs.iter().any(|r| r.status == Status::Oom),
         })
         .collect()
 }
@@ -252,7 +248,7 @@ pub fn memory_models(ds: &Dataset) -> Vec<(String, f64, f64, usize)> {
 /// three or more batch sizes, each size's peak reserved memory predicted from the line through
 /// the others. Returns (predictions, MAPE).
 pub fn memory_model_heldout(ds: &Dataset) -> (usize, f64) {
-    let mut errors = Vec::new();
+    let mut pairs = Vec::new();
     for pts in memory_points(ds).into_values().filter(|p| p.len() >= 3) {
         for (held, &(batch, measured)) in pts.iter().enumerate() {
             let rest: Vec<(f64, f64)> = (0..pts.len())
@@ -260,20 +256,19 @@ pub fn memory_model_heldout(ds: &Dataset) -> (usize, f64) {
                 .map(|k| pts[k])
                 .collect();
             let (m0_mib, m1) = line_through(&rest);
-            errors.push(((m0_mib + m1 * batch - measured) / measured).abs());
+            pairs.push((m0_mib + m1 * batch, measured));
         }
     }
-    let mape = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
-    (
-        errors.len(),
-        if errors.is_empty() { f64::NAN } else { mape },
-    )
+    (pairs.len(), super::parametric::mape(&pairs))
 }
 
 /// (batch, peak reserved MiB alone) per (model, image size).
 fn memory_points(ds: &Dataset) -> BTreeMap<(String, u32), Vec<(f64, f64)>> {
     let mut groups: BTreeMap<(String, u32), Vec<(f64, f64)>> = BTreeMap::new();
-    for (class, info) in ds.classes.iter().zip(&ds.info) {
+    let measured = ds.classes.iter().zip(&ds.info);
+    for (class, info) in
+        measured.filter(|(_, i)| i.reserved_mib.is_finite() && i.reserved_mib > 0.0)
+    {
         groups
             .entry((class.key.model.clone(), class.key.image))
             .or_default()

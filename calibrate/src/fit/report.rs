@@ -165,8 +165,8 @@ fn verdict_line(v: &MemoryVerdicts) -> String {
         "memory verdicts (simulator's check: peak alone + measured context vs GPU or slice memory): {}/{} set repeats with an out-of-memory process predicted not to fit, {}/{} that ran predicted to fit",
         v.oom_predicted, v.oom_sets, v.ran_predicted, v.ran_sets
     );
-    if v.unknown > 0 {
-        line += &format!(", {} not judged (a point never measured alone)", v.unknown);
+    for (why, n) in &v.not_judged {
+        line += &format!(", {n} not judged ({why})");
     }
     if !v.wrong.is_empty() {
         line += &format!("; wrong on: {}", v.wrong.join("; "));

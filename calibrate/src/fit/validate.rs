@@ -141,8 +141,9 @@ pub struct MemoryVerdicts {
     pub ran_sets: usize,
     /// Of those, predicted to fit.
     pub ran_predicted: usize,
-    /// Set repeats with a point never measured alone (no memory to predict from).
-    pub unknown: usize,
+    /// Set repeats not judged, with why (a point never measured alone, a real-MIG or invalid
+    /// layout, an MPS memory limit the check does not model).
+    pub not_judged: std::collections::BTreeMap<&'static str, usize>,
     /// `mode: a + b` of each wrong verdict.
     pub wrong: Vec<String>,
 }
@@ -154,9 +155,12 @@ pub fn memory_verdicts(ds: &Dataset, profile: &Profile) -> MemoryVerdicts {
     let model = Parametric::new(Arc::new(set));
     let mut out = MemoryVerdicts::default();
     for case in &ds.memory_cases {
-        let Some(fits) = predicted_fit(ds, &model, case) else {
-            out.unknown += 1;
-            continue;
+        let fits = match predicted_fit(ds, &model, case) {
+            Ok(fits) => fits,
+            Err(why) => {
+                *out.not_judged.entry(why).or_insert(0) += 1;
+                continue;
+            }
         };
         let right = fits != case.any_oom;
         if case.any_oom {
@@ -177,17 +181,28 @@ pub fn memory_verdicts(ds: &Dataset, profile: &Profile) -> MemoryVerdicts {
     out
 }
 
-/// Whether the simulator says `case` fits; `None` when a point or slice is unknown to it.
-fn predicted_fit(ds: &Dataset, model: &Parametric, case: &MemoryCase) -> Option<bool> {
+/// Whether the simulator says `case` fits, or why it cannot judge it.
+fn predicted_fit(
+    ds: &Dataset,
+    model: &Parametric,
+    case: &MemoryCase,
+) -> Result<bool, &'static str> {
+    if case.mps_memory_limit {
+        return Err("MPS memory limit");
+    }
     let (mode, layout) = match case.mode_label.as_str() {
         "exclusive" => (ShareMode::Exclusive, None),
         "timeslice" => (ShareMode::Timeslice, None),
         "mps" => (ShareMode::Mps, None),
         "mig-emulated" => {
-            let names: Vec<&str> = case.mig_profiles.iter().map(String::as_str).collect();
-            (ShareMode::Mig, Some(ds.gpu.mig_layout(&names).ok()?))
+            let names: Option<Vec<&str>> = case.mig_profiles.iter().map(Option::as_deref).collect();
+            let layout = names.and_then(|names| ds.gpu.mig_layout(&names).ok());
+            (
+                ShareMode::Mig,
+                Some(layout.ok_or("MIG layout unknown to the GPU catalog")?),
+            )
         }
-        _ => return None,
+        _ => return Err("real MIG (its instances' memory is not in the records)"),
     };
     let query = SetQuery {
         gpu: ds.gpu,
@@ -196,7 +211,9 @@ fn predicted_fit(ds: &Dataset, model: &Parametric, case: &MemoryCase) -> Option<
         sm_budgets: Vec::new(),
         layout,
     };
-    predict_set(model, &query).ok().map(|p| p.fits_memory)
+    predict_set(model, &query)
+        .map(|p| p.fits_memory)
+        .map_err(|_| "a point never measured alone")
 }
 
 /// Runs every held-out test on `ds`.

@@ -87,8 +87,8 @@ pub enum RunError {
     },
     /// Ctrl-C or SIGTERM: workers were stopped, the MPS daemon shut down.
     #[error(
-        "interrupted: workers stopped, MPS daemon shut down and created MIG instances destroyed; \
-         re-run the same command to resume"
+        "interrupted: workers stopped, MPS daemon shut down, and any MIG instances colo created \
+         destroyed unless an error above says otherwise; re-run the same command to resume"
     )]
     Interrupted,
     /// The plan asks for something the runner does not do.

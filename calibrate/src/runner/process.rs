@@ -442,7 +442,8 @@ impl ProcessRunner {
         let destroyed = instances.destroy();
         match (res, destroyed) {
             (Err(err), Err(cleanup)) => {
-                eprintln!("warning: {cleanup}");
+                // The run's own error wins, but the instances left behind must be seen.
+                eprintln!("error: {cleanup}");
                 Err(err)
             }
             (res, destroyed) => destroyed.and(res.map(|_| ())),
