@@ -119,10 +119,11 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     write_atomic(&csv_path, report::predictions_csv(&checks.jobs).as_bytes())?;
     let g = full.globals;
     let summary = format!(
-        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}; {} LM iterations, converged: {})\n{table}report: {}, predictions: {}\n",
+        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}, MPS launch queueing {:.3}; {} LM iterations, converged: {})\n{table}report: {}, predictions: {}\n",
         args.out.display(),
         g.switch_overhead,
         g.interference,
+        g.queueing,
         full.iterations,
         full.converged,
         report_path.display(),

@@ -259,8 +259,14 @@ pub(crate) fn pair_problem(
             switch_overhead: 0.05,
             interference: 0.3,
             mig_efficiency: 1.0,
+            queueing: 0.0,
         },
-        fit_globals: [mode == ShareMode::Timeslice, mode == ShareMode::Mps, false],
+        fit_globals: [
+            mode == ShareMode::Timeslice,
+            mode == ShareMode::Mps,
+            false,
+            false,
+        ],
     }
 }
 

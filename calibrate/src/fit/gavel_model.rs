@@ -116,6 +116,7 @@ impl GavelModel {
         };
         profile.mps = MpsParams {
             interference: profile.mps.interference,
+            queueing: 0.0,
             origin: Some(Origin::Fitted),
         };
         profile.mig = MigParams {

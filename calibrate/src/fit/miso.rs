@@ -209,8 +209,9 @@ fn problem(
             switch_overhead: 0.05,
             interference: 0.3,
             mig_efficiency: 1.0,
+            queueing: 0.0,
         },
-        fit_globals: [false, false, false],
+        fit_globals: [false; 4],
     })
 }
 

@@ -84,6 +84,8 @@ pub struct Globals {
     pub interference: f64,
     /// MIG efficiency.
     pub mig_efficiency: f64,
+    /// MPS launch queueing.
+    pub queueing: f64,
 }
 
 /// What to fit.
@@ -97,8 +99,8 @@ pub struct FitProblem {
     pub observations: Vec<Observation>,
     /// Start values of the globals.
     pub globals: Globals,
-    /// Whether to fit each global (switch overhead, interference, MIG efficiency).
-    pub fit_globals: [bool; 3],
+    /// Whether to fit each global (switch overhead, interference, MIG efficiency, queueing).
+    pub fit_globals: [bool; 4],
 }
 
 /// A fitted parameter set.
@@ -137,7 +139,7 @@ fn logit(p: f64) -> f64 {
 
 impl FitProblem {
     fn start(&self) -> DVector<f64> {
-        let mut theta = Vec::with_capacity(PER_CLASS * self.classes.len() + 3);
+        let mut theta = Vec::with_capacity(PER_CLASS * self.classes.len() + 4);
         for c in &self.classes {
             theta.push(logit(c.time_demand_start));
             theta.push(logit(c.space_demand_start));
@@ -147,6 +149,7 @@ impl FitProblem {
         theta.push(logit(self.globals.switch_overhead));
         theta.push(self.globals.interference.max(1e-6).ln());
         theta.push(self.globals.mig_efficiency.max(1e-6).ln());
+        theta.push(self.globals.queueing.max(1e-6).ln());
         DVector::from_vec(theta)
     }
 
@@ -174,6 +177,7 @@ impl FitProblem {
             switch_overhead: pick(0, logistic(theta[PER_CLASS * n]), g.switch_overhead),
             interference: pick(1, theta[PER_CLASS * n + 1].exp(), g.interference),
             mig_efficiency: pick(2, theta[PER_CLASS * n + 2].exp(), g.mig_efficiency),
+            queueing: pick(3, theta[PER_CLASS * n + 3].exp(), g.queueing),
         };
         (classes, globals)
     }
@@ -262,6 +266,7 @@ pub fn profile_of(
         },
         mps: MpsParams {
             interference: globals.interference.min(10.0),
+            queueing: globals.queueing.min(50.0),
             origin: None,
         },
         mig: MigParams {
@@ -382,7 +387,7 @@ mod tests {
             classes,
             observations,
             globals,
-            fit_globals: [true, true, false],
+            fit_globals: [true, true, false, false],
         };
         // Noise-free "measurements" from the true parameters.
         let truth: Vec<ClassFit> = truth
@@ -407,6 +412,7 @@ mod tests {
             switch_overhead: 0.05,
             interference: 0.3,
             mig_efficiency: 1.0,
+            queueing: 0.0,
         };
         p
     }
@@ -418,6 +424,7 @@ mod tests {
             switch_overhead: 0.12,
             interference: 0.7,
             mig_efficiency: 1.0,
+            queueing: 0.0,
         };
         let p = problem(&truth, globals, 1.0);
         let fitted = fit(&p, &LmConfig::default());
@@ -452,6 +459,7 @@ mod tests {
                 switch_overhead: 0.1,
                 interference: 0.5,
                 mig_efficiency: 1.0,
+                queueing: 0.0,
             },
             1.0,
         );

@@ -24,6 +24,7 @@ pub const START: Globals = Globals {
     switch_overhead: 0.1,
     interference: 0.6,
     mig_efficiency: 1.0,
+    queueing: 0.5,
 };
 
 /// The fit problem over the sets `keep` selects.
@@ -38,7 +39,7 @@ pub fn problem(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> FitProblem {
             .map(|s| s.observation.clone())
             .collect(),
         globals: START,
-        fit_globals: [true, true, false],
+        fit_globals: [true, true, false, true],
     }
 }
 
@@ -83,7 +84,7 @@ fn predict_sets(ds: &Dataset, fitted: &Fitted, sets: &[&RunSet], split: &str) ->
             classes: ds.classes.clone(),
             observations: vec![set.observation.clone()],
             globals: fitted.globals,
-            fit_globals: [false; 3],
+            fit_globals: [false; 4],
         };
         let pairs = predictions(&single, &fitted.classes, &fitted.globals);
         let n = set.n_jobs();

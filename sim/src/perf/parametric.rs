@@ -86,6 +86,14 @@ impl Demand {
     }
 }
 
+/// Co-runner stretch factors of MPS tenants: GPU time per unit of the co-runners' SM occupancy
+/// (`interference`) and host (launch) time per unit of it (`queueing`).
+#[derive(Clone, Copy, Debug)]
+struct MpsStretch {
+    interference: f64,
+    queueing: f64,
+}
+
 fn share(
     profile: &super::Profile,
     mode: ShareMode,
@@ -105,7 +113,11 @@ fn share(
             1.0 - sharing
         }
         ShareMode::Mps | ShareMode::Mig => {
-            mps_demands(profile.mps.interference, partition, tenants, demands);
+            let stretch = MpsStretch {
+                interference: profile.mps.interference,
+                queueing: profile.mps.queueing,
+            };
+            mps_demands(stretch, partition, tenants, demands);
             partition.sm_fraction
         }
     };
@@ -147,9 +159,10 @@ fn timeslice_demands(partition: &Partition, tenants: &[Tenant<'_>], demands: &mu
 /// MPS (and MPS inside a MIG slice): kernels of all tenants share the SMs. A job's GPU time
 /// stretches when its SM budget is below its space demand, and with its co-runners' SM
 /// occupancy (caches, memory bandwidth); it needs `u * s * stretch` of the SM-time per unit of
-/// speed.
+/// speed. Its host part stretches with the same occupancy times `queueing`: each of its kernel
+/// launches waits behind co-runners' kernels.
 fn mps_demands(
-    interference: f64,
+    stretch: MpsStretch,
     partition: &Partition,
     tenants: &[Tenant<'_>],
     demands: &mut [Demand],
@@ -160,15 +173,17 @@ fn mps_demands(
     for (demand, tenant) in demands.iter_mut().zip(tenants) {
         let c = tenant.class;
         let budget_stretch = (c.space_demand / cap(tenant)).max(1.0);
-        let interference_stretch = 1.0 + interference * (total - occupancy(tenant)).max(0.0);
+        let others = (total - occupancy(tenant)).max(0.0);
+        let interference_stretch = 1.0 + stretch.interference * others;
         let gpu = c.time_demand * budget_stretch * interference_stretch;
+        let host = (1.0 - c.time_demand) * (1.0 + stretch.queueing * others);
         *demand = Demand {
-            max_speed: 1.0 / ((1.0 - c.time_demand) + gpu),
+            max_speed: 1.0 / (host + gpu),
             weight: c.time_demand
                 * c.contention_demand.min(cap(tenant))
                 * budget_stretch
                 * interference_stretch,
-            host: 1.0 - c.time_demand,
+            host,
             gpu,
         };
     }

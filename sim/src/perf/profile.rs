@@ -85,9 +85,18 @@ pub struct TimeSliceParams {
 pub struct MpsParams {
     /// Stretch of a job's GPU time per unit of its co-runners' SM occupancy (caches, bandwidth).
     pub interference: f64,
+    /// Stretch of a job's host (launch) time per unit of its co-runners' SM occupancy: its
+    /// small kernels queue behind their large ones, so launch-bound jobs suffer most. 0 when
+    /// absent (profiles fitted before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queueing: f64,
     /// Where this parameter came from, when not the profile's own origin (e.g. transferred).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// MIG: hardware slices with their own SMs, memory and bandwidth.
@@ -254,6 +263,13 @@ impl Profile {
             i,
             (0.0..=10.0).contains(&i),
             "0 <= x <= 10",
+        )?;
+        let q = self.mps.queueing;
+        range(
+            "mps.queueing".into(),
+            q,
+            (0.0..=50.0).contains(&q),
+            "0 <= x <= 50",
         )?;
         let e = self.mig.efficiency;
         range(

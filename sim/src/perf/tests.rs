@@ -42,6 +42,7 @@ pub(crate) fn test_profile() -> Profile {
         },
         mps: MpsParams {
             interference: 0.3,
+            queueing: 0.0,
             origin: None,
         },
         mig: MigParams {
@@ -124,6 +125,31 @@ fn launch_bound_jobs_barely_slow_each_other_under_mps() {
     for rate in got {
         assert!((rate - expected).abs() < 1e-6, "{rate} vs {expected}");
     }
+}
+
+#[test]
+fn launch_queueing_stretches_the_host_part_with_the_co_runners_occupancy() {
+    let mut profile = test_profile();
+    profile.mps.queueing = 2.0;
+    let mut set = ProfileSet::default();
+    set.insert(profile, PathBuf::from("test.ron"));
+    let model = Parametric::new(Arc::new(set));
+    let pair = [class("small"), class("big")];
+    let without = rates(&Parametric::new(profiles()), ShareMode::Mps, &pair);
+    let with = rates(&model, ShareMode::Mps, &pair);
+    // The small job's host part (0.7) waits behind the big one's occupancy 0.95 * 0.9: with
+    // the SMs not oversubscribed its speed is 1 / (0.7 * (1 + 2 * 0.855) + 0.3 * (1 + 0.3 * 0.855)).
+    let occupancy_big = 0.95 * 0.9;
+    let expected =
+        20000.0 / (0.7 * (1.0 + 2.0 * occupancy_big) + 0.3 * (1.0 + 0.3 * occupancy_big));
+    assert!(
+        (with[0] - expected).abs() < 1e-6,
+        "{} vs {expected}",
+        with[0]
+    );
+    assert!(with[0] < 0.5 * without[0], "{with:?} vs {without:?}");
+    // The big job's host part is small: queueing changes it far less.
+    assert!(with[1] >= 0.9 * without[1], "{with:?} vs {without:?}");
 }
 
 #[test]

@@ -56,6 +56,7 @@ pub(super) fn profiles() -> Arc<ProfileSet> {
             },
             mps: MpsParams {
                 interference: 0.4,
+                queueing: 0.0,
                 origin: None,
             },
             mig: MigParams {
