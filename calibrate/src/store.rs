@@ -224,6 +224,17 @@ pub fn set_repeats(records: &[Record]) -> Vec<Vec<&Record>> {
         .collect()
 }
 
+/// Whether a set repeat (from [`set_repeats`]) has a record for every process and each ended
+/// ok or out of memory: crashes and timeouts say nothing about speed or memory.
+pub fn ran_to_the_end(procs: &[&Record]) -> bool {
+    procs
+        .first()
+        .is_some_and(|first| procs.len() == first.n_procs)
+        && procs
+            .iter()
+            .all(|r| matches!(r.status, Status::Ok | Status::Oom))
+}
+
 /// Resume keys of the records measured on the GPU with this UUID.
 pub fn done_keys_on(records: &[Record], gpu_uuid: &str) -> BTreeSet<RecordKey> {
     records

@@ -147,13 +147,12 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
 /// Whether a set repeat is `n` copies of `point` under `mode`, with no SM budget or memory
 /// limit, every process ended ok or out of memory.
 fn is_copies(procs: &[&Record], mode: &str, point: &str, n: usize) -> bool {
-    procs.len() == n
+    store::ran_to_the_end(procs)
+        && procs.len() == n
         && procs.iter().all(|r| {
             r.mode == mode
-                && r.n_procs == n
                 && r.point == point
                 && r.sm_percent.is_none()
                 && r.mem_limit_mib.is_none()
-                && matches!(r.status, Status::Ok | Status::Oom)
         })
 }

@@ -202,12 +202,7 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
 fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
     store::set_repeats(records)
         .into_iter()
-        .filter(|procs| {
-            procs.len() == procs[0].n_procs
-                && procs
-                    .iter()
-                    .all(|r| matches!(r.status, Status::Ok | Status::Oom))
-        })
+        .filter(|procs| store::ran_to_the_end(procs))
         .map(|procs| MemoryCase {
             mode_label: procs[0].mode.clone(),
             points: procs.iter().map(|r| key_of(r)).collect(),

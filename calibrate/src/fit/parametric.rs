@@ -191,12 +191,17 @@ impl FitProblem {
     }
 }
 
+/// The parametric model over one (fitted) profile, for predictions on its GPU.
+pub fn model_of(profile: Profile) -> Parametric {
+    let mut set = ProfileSet::default();
+    set.insert(profile, PathBuf::from("fit"));
+    Parametric::new(Arc::new(set))
+}
+
 /// (predicted, measured) for every job of every observation.
 pub fn predictions(problem: &FitProblem, fits: &[ClassFit], globals: &Globals) -> Vec<(f64, f64)> {
     let profile = profile_of(problem, fits, globals, Origin::Fitted, "fit in progress");
-    let mut set = ProfileSet::default();
-    set.insert(profile, PathBuf::from("fit"));
-    let model = Parametric::new(Arc::new(set));
+    let model = model_of(profile);
     let classes = job_classes(problem, fits);
     let mut out = Vec::new();
     for obs in &problem.observations {

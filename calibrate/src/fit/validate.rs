@@ -4,16 +4,14 @@
 //! (leave-one-model-out). Every error sits beside the equal-share and fixed-slowdown baselines
 //! on the same runs and beside the noise floor (the spread of repeated measurements).
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::query::{SetQuery, predict_set};
-use colo_sim::perf::{Origin, Parametric, ProfileSet, ShareMode};
+use colo_sim::perf::{Origin, Parametric, ShareMode};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
-use super::parametric::{FitProblem, Fitted, Globals, fit, predictions, profile_of};
+use super::parametric::{FitProblem, Fitted, Globals, fit, model_of, predictions, profile_of};
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -150,10 +148,8 @@ pub struct MemoryVerdicts {
 }
 
 /// Verdicts of the simulator's memory check (`predict_set` with `profile`) on `ds`'s cases.
-pub fn memory_verdicts(ds: &Dataset, profile: &Profile) -> MemoryVerdicts {
-    let mut set = ProfileSet::default();
-    set.insert(profile.clone(), PathBuf::from("fit"));
-    let model = Parametric::new(Arc::new(set));
+pub fn memory_verdicts(ds: &Dataset, profile: Profile) -> MemoryVerdicts {
+    let model = model_of(profile);
     let mut out = MemoryVerdicts::default();
     for case in &ds.memory_cases {
         let fits = match predicted_fit(ds, &model, case) {
@@ -254,7 +250,7 @@ pub fn validate(ds: &Dataset) -> Validation {
             .collect();
         jobs.extend(held);
     }
-    let memory = memory_verdicts(ds, &fitted_profile(ds, &small_fit, ""));
+    let memory = memory_verdicts(ds, fitted_profile(ds, &small_fit, ""));
     Validation {
         small_sets_fit: small_fit,
         jobs,
