@@ -14,9 +14,11 @@ Barrier files in --barrier DIR (written by this script, read by its co-runners a
   e<k>.r<rank>  this rank closed its window of step k
   gone.r<rank>  written by the runner when rank exited: it counts as arrived from then on
 
-Models: torchvision resnet18/50/152, vit_b_16, mobilenet_v3_large, efficientnet_b0; timm
-resnet26; lm_small / lm_medium, GPT-style causal language models from torch.nn layers whose
-"image" is the sequence length. SGD (momentum 0.9), fp32, cudnn.benchmark = True.
+Models: any torchvision classification model by name (resnet50, vit_b_16, convnext_tiny, ...),
+else any timm model (resnet26, deit_small_patch16_224, ...); lm_small / lm_medium, GPT-style causal
+language models from torch.nn layers whose "image" is the sequence length; and py.MODULE, a user's
+own model: a module exposing build(torch, batch, image, device) -> (model, inputs, targets, loss_fn)
+(see calibrate/workloads/example_user_model.py). SGD (momentum 0.9), fp32, cudnn.benchmark = True.
 """
 import argparse
 import gc
@@ -119,6 +121,41 @@ def build_lm(torch, name, seq_len):
     return CausalLM()
 
 
+def build_vision_model(model_name, image):
+    """Any torchvision classification model by name, else any timm model (1000 classes, no weights)."""
+    import torchvision
+
+    if model_name in torchvision.models.list_models(module=torchvision.models):
+        kwargs = {"image_size": image} if model_name.startswith("vit_") else {}
+        return torchvision.models.get_model(model_name, weights=None, num_classes=1000, **kwargs)
+    try:
+        import timm
+    except ImportError as err:
+        raise ValueError(f"unknown model `{model_name}`: not a torchvision classification model, and timm is not installed") from err
+    if not timm.is_model(model_name):
+        raise ValueError(
+            f"unknown model `{model_name}`: neither torchvision nor timm has it; "
+            "for your own model write a module exposing build(torch, batch, image, device) and name it py.MODULE"
+        )
+    kwargs = {"img_size": image} if "patch" in model_name else {}
+    return timm.create_model(model_name, pretrained=False, num_classes=1000, **kwargs)
+
+
+def build_user_model(torch, module_name, batch, image, dev):
+    """A user's own model: `py.MODULE` imports MODULE (from PYTHONPATH or the working folder) and
+    calls its build(torch, batch, image, device), which returns (model, inputs, targets, loss_fn)
+    with model and tensors on `device`; loss_fn(model(inputs), targets) must give a scalar loss."""
+    import importlib
+
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    module = importlib.import_module(module_name)
+    if not hasattr(module, "build"):
+        raise ValueError(f"module `{module_name}` ({module.__file__}) has no build(torch, batch, image, device)")
+    model, inputs, targets, loss_fn = module.build(torch, batch, image, dev)
+    return model.to(dev), inputs, targets, loss_fn
+
+
 def build(torch, model_name, batch, image):
     """Returns (model, inputs, targets, loss_fn) on the GPU."""
     dev = torch.device("cuda")
@@ -129,18 +166,14 @@ def build(torch, model_name, batch, image):
         targets = torch.randint(0, vocab, (batch, image), device=dev)
         ce = torch.nn.CrossEntropyLoss()
         return model.to(dev), inputs, targets, lambda out, y: ce(out.reshape(-1, vocab), y.reshape(-1))
-    if model_name == "resnet26":
-        import timm
-
-        model = timm.create_model("resnet26", pretrained=False, num_classes=1000)
-    else:
-        import torchvision
-
-        kwargs = {"image_size": image} if model_name.startswith("vit_") else {}
-        model = getattr(torchvision.models, model_name)(weights=None, num_classes=1000, **kwargs)
+    if model_name.startswith("py."):
+        return build_user_model(torch, model_name[3:], batch, image, dev)
+    model = build_vision_model(model_name, image)
     inputs = torch.randn(batch, 3, image, image, device=dev)
     targets = torch.randint(0, 1000, (batch,), device=dev)
-    return model.to(dev), inputs, targets, torch.nn.CrossEntropyLoss()
+    ce = torch.nn.CrossEntropyLoss()
+    # googlenet and inception train with auxiliary heads: the loss is on the main logits.
+    return model.to(dev), inputs, targets, lambda out, y: ce(getattr(out, "logits", out), y)
 
 
 def cpu_seconds():

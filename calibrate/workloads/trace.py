@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""colo kernel tracer: records each point's CUDA kernel trace alone, plus its unprofiled speed.
+
+One process traces a LIST of points (MODEL:BATCH:IMAGE, any model train.py builds) in turn. Per
+point: build, 2 iterations (cudnn.benchmark picks algorithms), warm up, time an unprofiled window,
+then run torch.profiler (CUDA activity only: kernels, memsets, memcopies and the CUDA runtime calls
+that launched them) over a few steady iterations. It writes one gzip'd JSON file per point into
+--out (names deduplicated, columns as arrays) and prints one JSON line per point on stdout. A file
+that exists already is skipped, so a killed run resumes. A point that fails or runs out of memory
+is reported with status "oom"/"error" and the tracer goes on.
+
+Trace file (format "colo-kernel-trace", version 1): point, model, batch, image, GPU (name, uuid,
+SM count), driver, torch, CUDA and cuDNN versions; unprofiled {samples_per_s, iterations,
+window_s}; profiled {samples_per_s, window_s, n_iterations}; peak memory; names[]; kernels{name,
+kind, start_ns, dur_ns, grid, block, regs, smem, occupancy_pct, blocks_per_sm, stream, launch_ns,
+launch_dur_ns} (times relative to the first GPU activity; launch_* is the host-side runtime call,
+-1 where none was correlated); syncs[] (host calls that wait for the GPU).
+"""
+import argparse
+import gc
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import train
+
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaStreamWaitEvent")
+LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemsetAsync", "cudaMemcpyAsync", "cudaLaunchCooperativeKernel")
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--points", required=True, help="comma-separated MODEL:BATCH:IMAGE")
+    parser.add_argument("--out", required=True, help="folder for <model>_<batch>_<image>.trace.json.gz")
+    parser.add_argument("--warmup-s", type=float, default=1.0, help="warm-up after the first 2 iterations")
+    parser.add_argument("--window-s", type=float, default=1.5, help="unprofiled timing window")
+    parser.add_argument("--iterations", type=int, default=4, help="profiled steady iterations")
+    return parser.parse_args()
+
+
+def trace_file(out, spec):
+    return os.path.join(out, spec.replace(":", "_").replace("/", "-") + ".trace.json.gz")
+
+
+def driver_version():
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+            capture_output=True, text=True, timeout=20,
+        )
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def columns(events, t0_us):
+    """GPU activities of a chrome trace as columns; names deduplicated."""
+    names, index = [], {}
+    cols = {k: [] for k in ("name", "kind", "start_ns", "dur_ns", "grid", "block", "regs", "smem",
+                            "occupancy_pct", "blocks_per_sm", "stream", "correlation")}
+    for ev in events:
+        a = ev.get("args", {})
+        name = ev["name"]
+        if name not in index:
+            index[name] = len(names)
+            names.append(name)
+        cols["name"].append(index[name])
+        cols["kind"].append({"kernel": 0, "gpu_memset": 1, "gpu_memcpy": 2}[ev["cat"]])
+        cols["start_ns"].append(round((ev["ts"] - t0_us) * 1000))
+        cols["dur_ns"].append(round(ev.get("dur", 0) * 1000))
+        cols["grid"].append(a.get("grid", [0, 0, 0]))
+        cols["block"].append(a.get("block", [0, 0, 0]))
+        cols["regs"].append(a.get("registers per thread", 0))
+        cols["smem"].append(a.get("shared memory", 0))
+        cols["occupancy_pct"].append(a.get("est. achieved occupancy %", 0))
+        cols["blocks_per_sm"].append(a.get("blocks per SM", 0))
+        cols["stream"].append(a.get("stream", 0))
+        cols["correlation"].append(a.get("correlation", -1))
+    return names, cols
+
+
+def read_chrome_trace(path):
+    """(names, kernel columns, syncs) from torch.profiler's chrome trace."""
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    gpu = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy") and e.get("ph") == "X"),
+                 key=lambda e: e["ts"])
+    runtime = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver") and e.get("ph") == "X"]
+    t0 = gpu[0]["ts"] if gpu else 0.0
+    names, cols = columns(gpu, t0)
+    launches = {e["args"].get("correlation"): e for e in runtime if e["name"] in LAUNCH_CALLS}
+    cols["launch_ns"], cols["launch_dur_ns"] = [], []
+    for corr in cols.pop("correlation"):
+        ev = launches.get(corr)
+        cols["launch_ns"].append(round((ev["ts"] - t0) * 1000) if ev else -1)
+        cols["launch_dur_ns"].append(round(ev.get("dur", 0) * 1000) if ev else -1)
+    syncs = sorted(
+        ({"name": e["name"], "ts_ns": round((e["ts"] - t0) * 1000), "dur_ns": round(e.get("dur", 0) * 1000)}
+         for e in runtime if e["name"] in SYNC_CALLS),
+        key=lambda s: s["ts_ns"],
+    )
+    return names, cols, syncs
+
+
+def trace_point(torch, spec, args, meta):
+    model_name, batch, image = spec.split(":")
+    batch, image = int(batch), int(image)
+    rec = dict(meta, format="colo-kernel-trace", version=1, point=spec, model=model_name, batch=batch,
+               image=image, status="ok")
+    t_begin = time.perf_counter()
+    try:
+        torch.cuda.reset_peak_memory_stats()
+        model, inputs, targets, loss_fn = train.build(torch, model_name, batch, image)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        model.train()
+
+        def train_step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(inputs), targets)
+            loss.backward()
+            opt.step()
+
+        for _ in range(2):
+            train_step()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        while time.perf_counter() - t < args.warmup_s:
+            train_step()
+        torch.cuda.synchronize()
+        t0, iters = time.perf_counter(), 0
+        while time.perf_counter() - t0 < args.window_s:
+            train_step()
+            iters += 1
+        torch.cuda.synchronize()
+        window = time.perf_counter() - t0
+        rec["unprofiled"] = {"samples_per_s": iters * batch / window, "iterations": iters, "window_s": window}
+        from torch.profiler import ProfilerActivity, profile, schedule
+
+        n = args.iterations
+        sched = schedule(wait=1, warmup=1, active=n, repeat=1)
+        with profile(activities=[ProfilerActivity.CUDA], schedule=sched) as prof:
+            for step in range(2 + n):
+                if step == 2:
+                    torch.cuda.synchronize()
+                    tp = time.perf_counter()
+                train_step()
+                if step == 1 + n:
+                    torch.cuda.synchronize()
+                    tp_end = time.perf_counter()
+                prof.step()
+        rec["profiled"] = {"samples_per_s": n * batch / (tp_end - tp), "window_s": tp_end - tp, "n_iterations": n}
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+            chrome = tmp.name
+        try:
+            prof.export_chrome_trace(chrome)
+            names, cols, syncs = read_chrome_trace(chrome)
+        finally:
+            os.unlink(chrome)
+        rec.update(names=names, kernels=cols, syncs=syncs)
+        rec["peak_allocated_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        rec["peak_reserved_mib"] = torch.cuda.max_memory_reserved() / 2**20
+    except Exception as err:  # noqa: BLE001 - every failure is data, the tracer goes on
+        oom = isinstance(err, torch.cuda.OutOfMemoryError) or "out of memory" in str(err).lower()
+        rec["status"] = "oom" if oom else "error"
+        rec["error"] = f"{type(err).__name__}: {str(err)[:400]}"
+        if not oom:
+            traceback.print_exc(file=sys.stderr)
+    finally:
+        model = inputs = targets = opt = train_step = None  # noqa: F841 - drop references
+        gc.collect()
+        torch.cuda.empty_cache()
+    rec["trace_s"] = time.perf_counter() - t_begin
+    return rec
+
+
+def main():
+    args = parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    torch.cuda.init()
+    props = torch.cuda.get_device_properties(0)
+    meta = {
+        "gpu_name": props.name,
+        "gpu_uuid": str(getattr(props, "uuid", "")),
+        "sm_count": props.multi_processor_count,
+        "driver": driver_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "env": {k: os.environ.get(k) for k in train.ENV_KEYS},
+    }
+    for spec in (p for p in args.points.split(",") if p):
+        path = trace_file(args.out, spec)
+        if os.path.exists(path):
+            print(json.dumps({"point": spec, "status": "skipped", "file": path}), flush=True)
+            continue
+        rec = trace_point(torch, spec, args, meta)
+        summary = {k: rec.get(k) for k in ("point", "status", "error", "trace_s", "unprofiled", "profiled")}
+        if rec["status"] == "ok":
+            summary["n_kernels"] = len(rec["kernels"]["name"])
+            tmp = path + ".tmp"
+            with gzip.open(tmp, "wt", compresslevel=9) as f:
+                json.dump(rec, f, separators=(",", ":"))
+            os.replace(tmp, path)
+            summary["file"] = path
+        print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
