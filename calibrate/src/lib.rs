@@ -5,6 +5,7 @@
 //! - [`gpu`]: read-only GPU identity and sampling (NVML at run time, or nvidia-smi);
 //! - [`store`]: append-only JSON lines, resumable; [`summary`]: tables of the store;
 //! - [`execute`]: runs a plan with a runner into a store;
+//! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
 //! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG).
 //!
 //! ```
@@ -25,3 +26,4 @@ pub mod plan;
 pub mod runner;
 pub mod store;
 pub mod summary;
+pub mod trace;

@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use colo_calibrate::fit::{gavel, measured, miso, report, validate};
+use colo_calibrate::fit::{gavel, kernel, measured, miso, report, validate};
+use colo_calibrate::trace;
 use colo_sim::hardware;
 use colo_sim::metrics::write_atomic;
-use colo_sim::perf::Profile;
+use colo_sim::perf::{Origin, Profile};
 
 /// Arguments of `colo calibrate fit`.
 #[derive(clap::Args)]
@@ -37,6 +38,9 @@ pub struct ValidateArgs {
     /// Also write every prediction to this CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Also write every kernel-model prediction to this CSV (when DATA/traces exists).
+    #[arg(long)]
+    pub kernel_csv: Option<PathBuf>,
 }
 
 /// Arguments of `colo calibrate plot`.
@@ -99,7 +103,38 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     );
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
-    let profile = validate::fitted_profile(&ds, &full, &date);
+    let mut profile = validate::fitted_profile(&ds, &full, &date);
+    let kernel_check = match traced_folder(&args.data, gpu)? {
+        Some(folder) => {
+            let tables_path = beside(&args.out, "-kernels.json.gz");
+            let file_name = tables_path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            eprintln!(
+                "kernel model: {} traced points; fitting its globals and validating ...",
+                folder.tables.traces.len()
+            );
+            let kv = kernel::validate(&ds, &folder.tables);
+            let origin = if kv.every_stage {
+                Origin::Fitted
+            } else {
+                Origin::Provisional
+            };
+            profile.kernel = Some(kernel::kernel_params(
+                &file_name,
+                &folder.tables,
+                kv.fitted,
+                origin,
+            ));
+            let bytes =
+                kernel::tables_bytes(&folder.tables).context("serialising kernel tables")?;
+            write_atomic(&tables_path, &bytes)
+                .with_context(|| format!("writing {}", tables_path.display()))?;
+            Some(kv)
+        }
+        None => None,
+    };
     let command = format!(
         "colo calibrate fit {} --gpu {} --out {}",
         args.data.display(),
@@ -115,11 +150,17 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         beside(&args.out, "-fit-report.txt"),
         beside(&args.out, "-fit-predictions.csv"),
     );
-    write_atomic(&report_path, format!("{command}\n{table}").as_bytes())?;
+    let kernel_text = kernel_check
+        .as_ref()
+        .map_or(String::new(), |kv| report::kernel_table(kv, &checks.jobs));
+    write_atomic(
+        &report_path,
+        format!("{command}\n{table}{kernel_text}").as_bytes(),
+    )?;
     write_atomic(&csv_path, report::predictions_csv(&checks.jobs).as_bytes())?;
     let g = full.globals;
     let summary = format!(
-        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}, MPS launch queueing {:.3}; {} LM iterations, converged: {})\n{table}report: {}, predictions: {}\n",
+        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}, MPS launch queueing {:.3}; {} LM iterations, converged: {})\n{table}{kernel_text}report: {}, predictions: {}\n",
         args.out.display(),
         g.switch_overhead,
         g.interference,
@@ -131,6 +172,33 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     );
     super::print(&summary)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The kernel model judged on `ds`, when `data` has a `traces/` folder of kernel traces.
+fn kernel_validation(
+    data: &Path,
+    ds: &measured::Dataset,
+) -> anyhow::Result<Option<kernel::KernelValidation>> {
+    let Some(folder) = traced_folder(data, ds.gpu)? else {
+        return Ok(None);
+    };
+    Ok(Some(kernel::validate(ds, &folder.tables)))
+}
+
+/// The kernel traces under `data/traces`, if there are any; skipped files are reported.
+fn traced_folder(
+    data: &Path,
+    gpu: &'static hardware::GpuSpec,
+) -> anyhow::Result<Option<trace::TracedFolder>> {
+    let dir = data.join("traces");
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let folder = trace::read_folder(&dir, gpu)?;
+    for (path, why) in &folder.skipped {
+        eprintln!("skipped trace {}: {why}", path.display());
+    }
+    Ok((!folder.tables.traces.is_empty()).then_some(folder))
 }
 
 /// Runs `colo calibrate validate`.
@@ -146,6 +214,12 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         &validate::error_rows(&checks.jobs),
         &checks.memory,
     ))?;
+    if let Some(kv) = kernel_validation(&args.data, &ds)? {
+        if let Some(csv) = &args.kernel_csv {
+            write_atomic(csv, report::predictions_csv(&kv.jobs).as_bytes())?;
+        }
+        super::print(&report::kernel_table(&kv, &checks.jobs))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,6 +2,7 @@
 //! parametric performance model, and the external tables (Gavel pairs, MISO MIG slices).
 pub mod gavel;
 pub mod gavel_model;
+pub mod kernel;
 pub mod lm;
 pub mod measured;
 pub mod miso;

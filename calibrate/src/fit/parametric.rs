@@ -295,6 +295,7 @@ pub fn profile_of(
                 origin: None,
             })
             .collect(),
+        kernel: None,
     }
 }
 

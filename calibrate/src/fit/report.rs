@@ -200,3 +200,156 @@ pub fn memory_line(ds: &Dataset) -> String {
         ds.oom_records
     )
 }
+
+/// Which part of the dataset a kernel-model prediction belongs to, for its report.
+fn kernel_subset(j: &PredictedJob) -> Option<(&'static str, &'static str)> {
+    let zoo = j.set.contains("zoo-");
+    let mode = match j.mode.as_str() {
+        "mps" => "mps",
+        "timeslice" => "timeslice",
+        "mig-emulated" => "mig-emulated",
+        _ => return None,
+    };
+    let subset = match (mode, j.n_jobs, zoo) {
+        ("mig-emulated", 1, _) => "slices alone",
+        ("mig-emulated", _, _) => "slice layouts",
+        (_, 1, _) => "SM budgets alone",
+        (_, _, true) => "zoo co-runs",
+        (_, 2, false) => "pairs",
+        _ => "sets of 3+",
+    };
+    Some((mode, subset))
+}
+
+/// The parametric model's split to set beside a kernel subset: the held-out test that matches
+/// it (zoo co-runs: each model's co-runs with the model left out of the fit).
+fn parametric_split(subset: &str) -> &'static str {
+    match subset {
+        "sets of 3+" | "slice layouts" => "3+ jobs",
+        "slices alone" => "slice held out",
+        "zoo co-runs" => "model held out",
+        _ => "train",
+    }
+}
+
+/// The kernel model's table: per mode, subset and job class, its MAPE alone-only and with the
+/// fitted globals, beside the parametric model's matching split, equal share and the noise.
+pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[PredictedJob]) -> String {
+    let ape = |p: f64, m: f64| ((p - m) / m).abs();
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let g = kv.fitted;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "kernel model (fraction of alone from each job's alone kernel trace; MAPE of per-job samples/s, measured)"
+    );
+    let _ = writeln!(
+        out,
+        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3}, MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, bandwidth share {:.3}; {} sets left out (a member untraced)",
+        if kv.every_stage {
+            "fitted"
+        } else {
+            "partly fitted (others default)"
+        },
+        kv.fitted_on,
+        g.mps_overlap,
+        g.mps_launch_s * 1e6,
+        g.mps_host_factor,
+        g.timeslice_switch_s * 1e6,
+        g.timeslice_overhead,
+        g.wave_exponent,
+        g.bandwidth_share,
+        kv.untraced_sets
+    );
+    let _ = writeln!(
+        out,
+        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7}",
+        "mode",
+        "sets",
+        "jobs",
+        "n",
+        "alone-only",
+        "fitted",
+        "fit saw it",
+        "param.",
+        "equal share",
+        "noise"
+    );
+    for mode in ["mps", "timeslice", "mig-emulated"] {
+        for subset in [
+            "pairs",
+            "sets of 3+",
+            "zoo co-runs",
+            "SM budgets alone",
+            "slices alone",
+            "slice layouts",
+        ] {
+            for jobs_of in ["all", "launch-bound", "GPU-bound"] {
+                let keep = |j: &&PredictedJob| {
+                    kernel_subset(j) == Some((mode, subset))
+                        && (jobs_of == "all" || j.launch_bound == (jobs_of == "launch-bound"))
+                };
+                let alone: Vec<&PredictedJob> = kv
+                    .jobs
+                    .iter()
+                    .filter(|j| j.split == "alone-only")
+                    .filter(keep)
+                    .collect();
+                if alone.is_empty() {
+                    continue;
+                }
+                let fitted: Vec<&PredictedJob> = kv
+                    .jobs
+                    .iter()
+                    .filter(|j| j.split != "alone-only")
+                    .filter(keep)
+                    .collect();
+                let saw = fitted.first().is_some_and(|j| j.split == "fitted, train");
+                let split = parametric_split(subset);
+                let param: Vec<f64> = parametric
+                    .iter()
+                    .filter(|j| j.split == split)
+                    .filter(keep)
+                    .map(|j| ape(j.predicted, j.measured))
+                    .collect();
+                let errors = |v: &[&PredictedJob]| {
+                    mean(
+                        &v.iter()
+                            .map(|j| ape(j.predicted, j.measured))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let equal: Vec<f64> = alone
+                    .iter()
+                    .map(|j| ape(j.equal_share, j.measured))
+                    .collect();
+                let noise: Vec<f64> = alone.iter().map(|j| j.noise).collect();
+                let _ = writeln!(
+                    out,
+                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7}",
+                    mode,
+                    subset,
+                    jobs_of,
+                    alone.len(),
+                    pct(errors(&alone)),
+                    pct(errors(&fitted)),
+                    if saw { "yes" } else { "no" },
+                    pct(mean(&param)),
+                    pct(mean(&equal)),
+                    pct(mean(&noise))
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set"
+    );
+    out
+}

@@ -84,37 +84,45 @@ fn predict_sets(ds: &Dataset, fitted: &Fitted, sets: &[&RunSet], split: &str) ->
             globals: fitted.globals,
             fit_globals: [false; 4],
         };
-        let pairs = predictions(&single, &fitted.classes, &fitted.globals);
-        let n = set.n_jobs();
-        for ((member, (predicted, measured)), noise) in set
-            .observation
-            .members
-            .iter()
-            .zip(pairs)
-            .zip(&set.member_noise)
-        {
+        let rates: Vec<f64> = predictions(&single, &fitted.classes, &fitted.globals)
+            .into_iter()
+            .map(|(predicted, _)| predicted)
+            .collect();
+        out.extend(predicted_jobs(ds, set, &rates, split));
+    }
+    out
+}
+
+/// The jobs of `set` with their predicted `rates` (in member order), beside the baselines.
+pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) -> Vec<PredictedJob> {
+    let n = set.n_jobs();
+    set.observation
+        .members
+        .iter()
+        .zip(rates)
+        .zip(&set.member_noise)
+        .map(|((member, &predicted), noise)| {
             let solo = ds.classes[member.class].solo_rate;
             let equal_share = if n == 1 {
                 solo * member.sm_budget.unwrap_or(1.0)
             } else {
                 solo / n as f64
             };
-            out.push(PredictedJob {
+            PredictedJob {
                 set: set.label.clone(),
                 mode: set.mode_label.clone(),
                 n_jobs: n,
                 job: ds.classes[member.class].key.to_string(),
                 launch_bound: ds.info[member.class].launch_bound(),
-                measured,
+                measured: member.measured,
                 predicted,
                 equal_share,
                 fixed_slowdown: solo / (1.0 + 0.15 * (n as f64 - 1.0)),
                 noise: *noise,
                 split: split.to_owned(),
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 /// Every validation prediction.

@@ -6,6 +6,7 @@
 //! not.
 #![doc = include_str!("README.md")]
 mod baselines;
+pub mod kernel;
 mod parametric;
 pub mod profile;
 pub mod query;
@@ -19,6 +20,7 @@ use thiserror::Error;
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
 pub use baselines::{EqualShare, Exclusive, FixedSlowdown};
+pub use kernel::KernelModel;
 pub use parametric::Parametric;
 pub use profile::{Origin, Profile, ProfileError};
 
@@ -247,6 +249,11 @@ impl ProfileSet {
                 gpu: gpu.name.to_owned(),
                 known: self.gpus().join(", "),
             })
+    }
+
+    /// Every profile with the file it came from.
+    pub fn profiles(&self) -> impl Iterator<Item = (&Profile, &Path)> {
+        self.profiles.iter().map(|(p, path)| (p, path.as_path()))
     }
 
     /// GPU names that have a profile.

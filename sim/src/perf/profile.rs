@@ -164,6 +164,38 @@ pub struct Profile {
     pub mig: MigParams,
     /// The models it knows.
     pub models: Vec<ModelEntry>,
+    /// The kernel model's tables and global parameters; absent in profiles without traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelParams>,
+}
+
+/// The kernel-level model on this GPU: where its traces are and its few global parameters
+/// (see the perf README, "The kernel model").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelParams {
+    /// Kernel-table file, relative to the profile's folder (e.g. `h200-kernels.json.gz`).
+    pub tables: String,
+    /// Points that have a trace in the tables (`MODEL:BATCH:IMAGE`).
+    pub traced: Vec<String>,
+    /// MPS: slowdown of a kernel per unit of co-runners' SM share while they overlap.
+    pub mps_overlap: f64,
+    /// MPS: extra host time per kernel launch while two or more clients share, microseconds.
+    pub mps_launch_us: f64,
+    /// Time-slicing: GPU time lost per idle-to-busy burst of a job while others share, us.
+    pub timeslice_switch_us: f64,
+    /// Time-slicing: fraction of GPU time lost to time-slice switches while two or more jobs
+    /// keep the GPU busy.
+    pub timeslice_overhead: f64,
+    /// How a compute-bound kernel's time grows with its waves on fewer SMs (1: in proportion).
+    pub wave_exponent: f64,
+    /// Share of the SMs a bandwidth-bound kernel needs for full memory bandwidth.
+    pub bandwidth_share: f64,
+    /// Host time of an MPS client relative to a plain process (launch path through MPS).
+    pub mps_host_factor: f64,
+    /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
+    /// data constrained).
+    pub origin: Origin,
 }
 
 /// A profile could not be loaded or is inconsistent. Fatal.

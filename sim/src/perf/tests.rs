@@ -53,6 +53,7 @@ pub(crate) fn test_profile() -> Profile {
             entry("small", 20000.0, 0.3, 0.3, 2.0),
             entry("big", 1000.0, 0.95, 0.9, 30.0),
         ],
+        kernel: None,
     }
 }
 

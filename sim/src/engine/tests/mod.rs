@@ -69,6 +69,7 @@ pub(super) fn profiles() -> Arc<ProfileSet> {
                 entry("big", 10.0, 0.95, 0.9, 30.0),
                 entry("huge", 10.0, 0.95, 0.9, 200.0),
             ],
+            kernel: None,
         };
         set.insert(profile, PathBuf::from(format!("{}.ron", gpu.name)));
     }

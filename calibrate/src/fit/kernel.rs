@@ -1,0 +1,279 @@
+//! The kernel model on a GPU's measured sets: predictions from alone traces only, the fit of its
+//! few global parameters, and predictions of sets the fit never saw.
+use std::sync::Arc;
+
+use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables};
+use colo_sim::perf::profile::KernelParams;
+use colo_sim::perf::{JobClass, Origin, PerfModel, ProfileSet, ShareMode, Tenant};
+
+use super::measured::{Dataset, RunSet};
+use super::validate::PredictedJob;
+
+/// The kernel model over `tables` with the dataset's measured alone rates as classes.
+pub fn model_for(ds: &Dataset, tables: &KernelTables, globals: KernelGlobals) -> KernelModel {
+    let mut model = KernelModel::with_tables(Arc::new(ProfileSet::default()), vec![tables.clone()]);
+    model.set_globals(ds.gpu, globals);
+    model
+}
+
+fn classes(ds: &Dataset) -> Vec<JobClass> {
+    ds.classes
+        .iter()
+        .map(|c| JobClass {
+            key: c.key.clone(),
+            solo_rate: c.solo_rate,
+            time_demand: 1.0,
+            space_demand: 1.0,
+            contention_demand: 1.0,
+            memory_gib: c.memory_gib,
+            spread: None,
+            origin: Origin::Measured,
+        })
+        .collect()
+}
+
+/// Whether every member of `set` has a trace.
+pub fn all_traced(ds: &Dataset, model: &KernelModel, set: &RunSet) -> bool {
+    set.observation
+        .members
+        .iter()
+        .all(|m| model.is_traced(ds.gpu, &ds.classes[m.class].key))
+}
+
+/// Predicts every job of the traced sets among `sets`, labelled `split`.
+pub fn predict(
+    ds: &Dataset,
+    model: &KernelModel,
+    sets: &[&RunSet],
+    split: &str,
+) -> Vec<PredictedJob> {
+    let classes = classes(ds);
+    let mut out = Vec::new();
+    for set in sets.iter().filter(|s| all_traced(ds, model, s)) {
+        let obs = &set.observation;
+        let tenants: Vec<Tenant<'_>> = obs
+            .members
+            .iter()
+            .map(|m| Tenant {
+                class: &classes[m.class],
+                sm_budget: m.sm_budget,
+                gpus: 1,
+            })
+            .collect();
+        let mut rates = vec![0.0; tenants.len()];
+        model.rates(ds.gpu, obs.mode, &obs.partition, &tenants, &mut rates);
+        out.extend(super::validate::predicted_jobs(ds, set, &rates, split));
+    }
+    out
+}
+
+/// Mean absolute percentage error of `jobs`.
+pub fn mape(jobs: &[PredictedJob]) -> f64 {
+    let n = jobs.len().max(1) as f64;
+    jobs.iter()
+        .map(|j| ((j.predicted - j.measured) / j.measured).abs())
+        .sum::<f64>()
+        / n
+}
+
+/// Golden-section search of `f` on `[lo, hi]` (f unimodal enough for a few parameters).
+fn golden(lo: f64, hi: f64, iterations: usize, f: &mut dyn FnMut(f64) -> f64) -> f64 {
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (lo, hi);
+    let mut c = b - ratio * (b - a);
+    let mut d = a + ratio * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..iterations {
+        if fc < fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - ratio * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + ratio * (b - a);
+            fd = f(d);
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// Which global a search varies.
+#[derive(Clone, Copy, Debug)]
+enum Knob {
+    Overlap,
+    Launch,
+    Switch,
+    Overhead,
+    Waves,
+    Bandwidth,
+    HostFactor,
+}
+
+impl Knob {
+    fn set(self, g: &mut KernelGlobals, v: f64) {
+        match self {
+            Knob::Overlap => g.mps_overlap = v,
+            Knob::Launch => g.mps_launch_s = v,
+            Knob::Switch => g.timeslice_switch_s = v,
+            Knob::Overhead => g.timeslice_overhead = v,
+            Knob::Waves => g.wave_exponent = v,
+            Knob::Bandwidth => g.bandwidth_share = v,
+            Knob::HostFactor => g.mps_host_factor = v,
+        }
+    }
+
+    fn range(self) -> (f64, f64) {
+        match self {
+            Knob::Overlap => (0.0, 1.0),
+            Knob::Launch => (0.0, 20e-6),
+            Knob::Switch => (0.0, 10e-6),
+            Knob::Overhead => (0.0, 0.3),
+            Knob::Waves => (0.0, 1.0),
+            Knob::Bandwidth => (0.0, 1.0),
+            Knob::HostFactor => (0.3, 1.5),
+        }
+    }
+}
+
+/// Fits the globals on the traced sets `train` selects: the wave exponent on single jobs under
+/// SM budgets, then MPS overlap and launch cost on MPS co-runs, then the time-slicing costs on
+/// time-sliced co-runs; each by coordinate descent (golden-section searches) on the MAPE.
+/// Returns the globals, the sets used and whether every stage had data (else its globals stay
+/// at the alone-only defaults).
+pub fn fit_globals(
+    ds: &Dataset,
+    tables: &KernelTables,
+    train: &dyn Fn(&RunSet) -> bool,
+) -> (KernelGlobals, usize, bool) {
+    let mut g = KernelGlobals::ALONE_ONLY;
+    let mut fitted_on = 0;
+    let mut every_stage = true;
+    let stages: [(&[Knob], &dyn Fn(&RunSet) -> bool); 3] = [
+        (&[Knob::Waves, Knob::Bandwidth], &|s: &RunSet| {
+            s.n_jobs() == 1
+        }),
+        (
+            &[Knob::Overlap, Knob::Launch, Knob::HostFactor],
+            &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Mps,
+        ),
+        (&[Knob::Switch, Knob::Overhead], &|s: &RunSet| {
+            s.n_jobs() > 1 && s.observation.mode == ShareMode::Timeslice
+        }),
+    ];
+    for (knobs, kind) in stages {
+        let probe = model_for(ds, tables, g);
+        let sets: Vec<&RunSet> = ds
+            .sets
+            .iter()
+            .filter(|s| train(s) && kind(s) && all_traced(ds, &probe, s))
+            .collect();
+        if sets.is_empty() {
+            every_stage = false;
+            continue;
+        }
+        fitted_on += sets.len();
+        for _round in 0..2 {
+            for &knob in knobs {
+                let (lo, hi) = knob.range();
+                let mut err = |v: f64| {
+                    let mut trial = g;
+                    knob.set(&mut trial, v);
+                    mape(&predict(ds, &model_for(ds, tables, trial), &sets, "fit"))
+                };
+                let best = golden(lo, hi, 14, &mut err);
+                knob.set(&mut g, best);
+            }
+        }
+    }
+    (g, fitted_on, every_stage)
+}
+
+/// The kernel model judged on a GPU's measured sets.
+#[derive(Clone, Debug)]
+pub struct KernelValidation {
+    /// Every prediction: split `alone-only` (no fitted parameter, every traced set) and
+    /// `fitted, held out` (globals fitted on pairs and MPS budget runs, predicting sets of 3+,
+    /// emulated-MIG sets and the zoo's sets, none of which the fit saw).
+    pub jobs: Vec<PredictedJob>,
+    /// The globals fitted on the training sets.
+    pub fitted: KernelGlobals,
+    /// Sets the fit used.
+    pub fitted_on: usize,
+    /// Sets left out because a member has no trace.
+    pub untraced_sets: usize,
+    /// Whether every stage of the fit had data (else some globals are defaults).
+    pub every_stage: bool,
+}
+
+/// Whether the fit may see `set`: pairs and single jobs under MPS SM budgets, of calibrated
+/// (non-zoo) points only.
+pub fn in_training(set: &RunSet) -> bool {
+    set.n_jobs() <= 2 && set.mode_label != "mig-emulated" && !set.label.contains("zoo")
+}
+
+/// Judges the kernel model: alone-only on every traced set, then fitted on the training sets
+/// and scored on the rest.
+pub fn validate(ds: &Dataset, tables: &KernelTables) -> KernelValidation {
+    let alone_only = model_for(ds, tables, KernelGlobals::ALONE_ONLY);
+    let all: Vec<&RunSet> = ds.sets.iter().collect();
+    let untraced_sets = all
+        .iter()
+        .filter(|s| !all_traced(ds, &alone_only, s))
+        .count();
+    let mut jobs = predict(ds, &alone_only, &all, "alone-only");
+    let (fitted, fitted_on, every_stage) = fit_globals(ds, tables, &in_training);
+    let model = model_for(ds, tables, fitted);
+    let held: Vec<&RunSet> = ds.sets.iter().filter(|s| !in_training(s)).collect();
+    jobs.extend(predict(ds, &model, &held, "fitted, held out"));
+    let train: Vec<&RunSet> = ds.sets.iter().filter(|s| in_training(s)).collect();
+    jobs.extend(predict(ds, &model, &train, "fitted, train"));
+    KernelValidation {
+        jobs,
+        fitted,
+        fitted_on,
+        untraced_sets,
+        every_stage,
+    }
+}
+
+/// The profile's kernel section for `tables` (written to the file `tables_file`, beside the
+/// profile) with globals `g`; `origin` says whether data constrained them.
+pub fn kernel_params(
+    tables_file: &str,
+    tables: &KernelTables,
+    g: KernelGlobals,
+    origin: Origin,
+) -> KernelParams {
+    // Rounded so the profile reads well; the rounding is far below the fit's resolution.
+    let round = |v: f64, digits: i32| {
+        let scale = 10f64.powi(digits);
+        (v * scale).round() / scale
+    };
+    KernelParams {
+        tables: tables_file.to_owned(),
+        traced: tables.traces.iter().map(|t| t.point.clone()).collect(),
+        mps_overlap: round(g.mps_overlap, 4),
+        mps_launch_us: round(g.mps_launch_s * 1e6, 4),
+        timeslice_switch_us: round(g.timeslice_switch_s * 1e6, 4),
+        timeslice_overhead: round(g.timeslice_overhead, 4),
+        wave_exponent: round(g.wave_exponent, 4),
+        bandwidth_share: round(g.bandwidth_share, 4),
+        mps_host_factor: round(g.mps_host_factor, 4),
+        origin,
+    }
+}
+
+/// The kernel-table file's bytes: compact JSON, gzip'd (no timestamp: same input, same bytes).
+pub fn tables_bytes(tables: &KernelTables) -> std::io::Result<Vec<u8>> {
+    use std::io::Write as _;
+    let json = serde_json::to_vec(tables).map_err(std::io::Error::other)?;
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::best());
+    gz.write_all(&json)?;
+    gz.finish()
+}

@@ -1,0 +1,361 @@
+//! Kernel traces: the raw files `workloads/trace.py` writes (one gzip'd JSON per point, format
+//! `colo-kernel-trace`), read and reduced to the kernel tables sim's kernel model replays.
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use colo_sim::hardware::GpuSpec;
+use colo_sim::perf::kernel::{
+    KernelTables, KernelTrace, TABLES_FORMAT, TABLES_VERSION, host_scale,
+};
+use serde::Deserialize;
+use thiserror::Error;
+
+/// File name ending of a raw trace.
+pub const RAW_SUFFIX: &str = ".trace.json.gz";
+
+/// A raw trace could not be read. Each is reported with its file; a folder read skips and
+/// counts the bad ones.
+#[derive(Debug, Error)]
+pub enum TraceError {
+    /// The file could not be read or unzipped.
+    #[error("{}: cannot read trace: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not a trace file, or a column is malformed.
+    #[error("{}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One raw trace as `trace.py` writes it (the fields colo reads).
+#[derive(Debug, Deserialize)]
+pub struct RawTrace {
+    /// `colo-kernel-trace`.
+    pub format: String,
+    /// 1.
+    pub version: u32,
+    /// `MODEL:BATCH:IMAGE`.
+    pub point: String,
+    /// Batch size.
+    pub batch: u32,
+    /// `ok`, `oom` or `error` (only ok traces are written).
+    pub status: String,
+    /// GPU name as CUDA reports it.
+    pub gpu_name: String,
+    /// SMs of that GPU.
+    pub sm_count: u32,
+    /// NVIDIA driver.
+    pub driver: Option<String>,
+    /// PyTorch version.
+    pub torch: String,
+    /// CUDA version PyTorch was built with.
+    pub cuda: Option<String>,
+    /// The unprofiled window.
+    pub unprofiled: Speed,
+    /// The profiled iterations.
+    pub profiled: ProfiledSpeed,
+    /// PyTorch peak reserved memory, MiB.
+    pub peak_reserved_mib: f64,
+    /// Kernel names, deduplicated.
+    pub names: Vec<String>,
+    /// GPU activities, columns.
+    pub kernels: RawKernels,
+}
+
+/// Samples/s over a timed window.
+#[derive(Debug, Deserialize)]
+pub struct Speed {
+    /// Samples per second.
+    pub samples_per_s: f64,
+}
+
+/// Samples/s over the profiled iterations.
+#[derive(Debug, Deserialize)]
+pub struct ProfiledSpeed {
+    /// Samples per second.
+    pub samples_per_s: f64,
+    /// Iterations profiled.
+    pub n_iterations: u32,
+}
+
+/// GPU activities in GPU start order, one entry per column.
+#[derive(Debug, Deserialize)]
+pub struct RawKernels {
+    /// Index into the names.
+    pub name: Vec<u32>,
+    /// 0 kernel, 1 memset, 2 memcpy.
+    pub kind: Vec<u8>,
+    /// Duration, ns.
+    pub dur_ns: Vec<i64>,
+    /// Grid (x, y, z).
+    pub grid: Vec<[u32; 3]>,
+    /// Block (x, y, z).
+    pub block: Vec<[u32; 3]>,
+    /// Registers per thread.
+    pub regs: Vec<u32>,
+    /// Static + dynamic shared memory per block, bytes.
+    pub smem: Vec<u32>,
+    /// Host launch call start, ns (-1: none correlated).
+    pub launch_ns: Vec<i64>,
+}
+
+/// What one SM holds at once (CUDA occupancy limits of a GPU generation).
+#[derive(Clone, Copy, Debug)]
+struct SmLimits {
+    warps: u32,
+    blocks: u32,
+    registers: u32,
+    shared_bytes: u32,
+}
+
+/// Hopper (H100, H200) limits; Ampere A100's where the GPU is one.
+fn sm_limits(gpu: &GpuSpec) -> SmLimits {
+    let ampere = gpu.name.starts_with("a100");
+    SmLimits {
+        warps: 64,
+        blocks: 32,
+        registers: 65_536,
+        shared_bytes: if ampere { 167_936 } else { 233_472 },
+    }
+}
+
+/// Blocks of a kernel one SM holds at once, at least 1.
+fn resident_blocks(block: [u32; 3], regs: u32, smem: u32, lim: SmLimits) -> u16 {
+    let threads = block.iter().map(|&d| d.max(1)).product::<u32>();
+    let warps = threads.div_ceil(32).max(1);
+    let mut fit = lim.blocks.min(lim.warps / warps);
+    if regs > 0 {
+        let per_warp = (regs * 32).div_ceil(256) * 256;
+        fit = fit.min(lim.registers / (per_warp * warps));
+    }
+    if smem > 0 {
+        fit = fit.min(lim.shared_bytes / (smem + 1024));
+    }
+    fit.clamp(1, u32::from(u16::MAX)) as u16
+}
+
+/// Name fragments of compute-bound kernels (matrix products, convolutions, attention); every
+/// other kernel (elementwise, normalisation, reduction, pooling, layout changes, optimizer
+/// steps, copies) is taken as bandwidth-bound.
+const COMPUTE_BOUND: &[&str] = &[
+    "gemm",
+    "conv",
+    "xmma",
+    "fmha",
+    "attention",
+    "wgrad",
+    "dgrad",
+    "fprop",
+    "winograd",
+    "cutlass",
+];
+
+/// Whether a kernel of this name is bandwidth-bound (see [`COMPUTE_BOUND`]).
+pub fn is_memory_bound(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !COMPUTE_BOUND.iter().any(|frag| lower.contains(frag))
+}
+
+/// Reads one raw trace file.
+pub fn read_raw(path: &Path) -> Result<RawTrace, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    let raw: RawTrace = serde_json::from_str(&text).map_err(|e| TraceError::Invalid {
+        path: path.to_owned(),
+        message: format!("not a colo kernel trace: {e}"),
+    })?;
+    if raw.format != "colo-kernel-trace" || raw.version != 1 {
+        return Err(TraceError::Invalid {
+            path: path.to_owned(),
+            message: format!(
+                "format {} version {} is not colo-kernel-trace version 1",
+                raw.format, raw.version
+            ),
+        });
+    }
+    let k = &raw.kernels;
+    let n = k.dur_ns.len();
+    let lengths = [
+        k.kind.len(),
+        k.name.len(),
+        k.grid.len(),
+        k.block.len(),
+        k.regs.len(),
+        k.smem.len(),
+        k.launch_ns.len(),
+    ];
+    let names_ok = k.name.iter().all(|&i| (i as usize) < raw.names.len());
+    if n == 0 || lengths.iter().any(|&l| l != n) || !names_ok || raw.status != "ok" {
+        return Err(TraceError::Invalid {
+            path: path.to_owned(),
+            message: "kernel columns must be non-empty, of equal length, from an ok trace".into(),
+        });
+    }
+    Ok(raw)
+}
+
+/// Reduces a raw trace to the replay's table: durations, host time between launches (the cycle's
+/// first launch gets the median), grid size and blocks per SM.
+pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
+    let k = &raw.kernels;
+    let lim = sm_limits(gpu);
+    let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
+    let mut host_ns = Vec::with_capacity(k.dur_ns.len());
+    let mut last_launch: Option<i64> = None;
+    for &launch in &k.launch_ns {
+        let delta = match (last_launch, launch >= 0) {
+            (Some(prev), true) => clamp(launch - prev),
+            _ => 0,
+        };
+        if launch >= 0 {
+            last_launch = Some(last_launch.map_or(launch, |p| p.max(launch)));
+        }
+        host_ns.push(delta);
+    }
+    let mut sorted: Vec<u32> = host_ns[1..].to_vec();
+    sorted.sort_unstable();
+    host_ns[0] = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+    let blocks = k
+        .grid
+        .iter()
+        .zip(&k.kind)
+        .map(|(g, &kind)| {
+            if kind == 0 {
+                g.iter().map(|&d| d.max(1)).product()
+            } else {
+                0
+            }
+        })
+        .collect();
+    let resident = (0..k.dur_ns.len())
+        .map(|i| resident_blocks(k.block[i], k.regs[i], k.smem[i], lim))
+        .collect();
+    let mut trace = KernelTrace {
+        point: raw.point.clone(),
+        iterations: raw.profiled.n_iterations,
+        samples_per_iteration: raw.batch,
+        unprofiled_samples_per_s: raw.unprofiled.samples_per_s,
+        profiled_samples_per_s: raw.profiled.samples_per_s,
+        peak_reserved_mib: raw.peak_reserved_mib,
+        host_scale: 1.0,
+        dur_scale: 1.0,
+        dur_ns: k.dur_ns.iter().map(|&d| clamp(d)).collect(),
+        host_ns,
+        blocks,
+        resident,
+        memory_bound: k
+            .name
+            .iter()
+            .map(|&i| u8::from(is_memory_bound(&raw.names[i as usize])))
+            .collect(),
+    };
+    (trace.host_scale, trace.dur_scale) = host_scale(&trace, raw.sm_count.max(1));
+    trace
+}
+
+/// Kernel tables of one folder of raw traces, and the files skipped with why.
+#[derive(Debug)]
+pub struct TracedFolder {
+    /// Traces of `gpu`, sorted by point.
+    pub tables: KernelTables,
+    /// Files that could not be read or are of another GPU, with the reason.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// Reads every `*.trace.json.gz` under `dir` whose GPU is `gpu`. The last trace of a point
+/// (by file name) wins.
+pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, TraceError> {
+    let io = |source| TraceError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(RAW_SUFFIX))
+        .collect();
+    paths.sort();
+    let mut by_point: BTreeMap<String, KernelTrace> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    let mut sources: BTreeMap<String, ()> = BTreeMap::new();
+    let mut sm_count = gpu.sms;
+    for path in paths {
+        match read_raw(&path) {
+            Ok(raw) if colo_sim::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
+                skipped.push((
+                    path,
+                    format!("taken on `{}`, not {}", raw.gpu_name, gpu.name),
+                ))
+            }
+            Ok(raw) => {
+                sm_count = raw.sm_count;
+                sources.insert(
+                    format!(
+                        "{} (driver {}, torch {}, CUDA {})",
+                        raw.gpu_name,
+                        raw.driver.as_deref().unwrap_or("?"),
+                        raw.torch,
+                        raw.cuda.as_deref().unwrap_or("?")
+                    ),
+                    (),
+                );
+                by_point.insert(raw.point.clone(), reduce(&raw, gpu));
+            }
+            Err(err) => skipped.push((path, err.to_string())),
+        }
+    }
+    let source = format!(
+        "measured: torch.profiler CUDA-activity traces alone (calibrate/workloads/trace.py) on {}",
+        sources.into_keys().collect::<Vec<_>>().join("; ")
+    );
+    Ok(TracedFolder {
+        tables: KernelTables {
+            format: TABLES_FORMAT.into(),
+            version: TABLES_VERSION,
+            gpu: gpu.name.to_owned(),
+            sm_count,
+            source,
+            traces: by_point.into_values().collect(),
+        },
+        skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resident_blocks_follow_the_tightest_limit() {
+        let hopper = SmLimits {
+            warps: 64,
+            blocks: 32,
+            registers: 65_536,
+            shared_bytes: 233_472,
+        };
+        // 256 threads, 32 regs: threads allow 8, registers 8.
+        assert_eq!(resident_blocks([256, 1, 1], 32, 0, hopper), 8);
+        // 128 threads, 128 regs: registers allow 65536 / (4096 * 4) = 4.
+        assert_eq!(resident_blocks([128, 1, 1], 128, 0, hopper), 4);
+        // 100 KB of shared memory: 2.
+        assert_eq!(resident_blocks([128, 1, 1], 32, 100_000, hopper), 2);
+        // One thread: the 32-block limit.
+        assert_eq!(resident_blocks([1, 1, 1], 16, 0, hopper), 32);
+    }
+}

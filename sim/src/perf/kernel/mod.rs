@@ -1,0 +1,463 @@
+//! The kernel-level model: each co-located set predicted from its jobs' alone kernel traces
+//! (MPS and MIG slices: a fluid replay of the traces together; time-slicing: max-min fair time
+//! shares of the traces' GPU time, less a cost per burst). Points without a trace fall back to
+//! the parametric model. The algorithm, and the data that chose it, are in the perf README.
+mod replay;
+mod table;
+mod timeslice;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use replay::{
+    AloneTimeline, Horizon, MAX_JOBS, ReplayJob, ReplayParams, alone_timeline, host_scale, replay,
+};
+pub use table::{KernelTables, KernelTrace, TABLES_FORMAT, TABLES_VERSION, TablesError};
+pub use timeslice::{TimesliceParams, timeslice_shares};
+
+use super::profile::KernelParams;
+use super::{
+    JobClass, Origin, Parametric, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
+};
+use crate::hardware::GpuSpec;
+use crate::workload::ModelKey;
+
+/// The global parameters of the kernel model on one GPU, in the replay's units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelGlobals {
+    /// MPS overlap slowdown per unit of co-runners' SM share.
+    pub mps_overlap: f64,
+    /// MPS extra host time per launch while sharing, seconds.
+    pub mps_launch_s: f64,
+    /// Time-slicing GPU time lost per burst, seconds.
+    pub timeslice_switch_s: f64,
+    /// Time-slicing overhead while two or more jobs keep the GPU busy.
+    pub timeslice_overhead: f64,
+    /// Kernel time growth with waves on fewer SMs (compute-bound kernels).
+    pub wave_exponent: f64,
+    /// Share of SMs that saturates memory bandwidth (bandwidth-bound kernels).
+    pub bandwidth_share: f64,
+    /// Host time of an MPS client relative to a plain process.
+    pub mps_host_factor: f64,
+}
+
+impl KernelGlobals {
+    /// No fitted parameter: the alone-only model (kernels in proportion to their waves).
+    pub const ALONE_ONLY: KernelGlobals = KernelGlobals {
+        mps_overlap: 0.0,
+        mps_launch_s: 0.0,
+        timeslice_switch_s: 0.0,
+        timeslice_overhead: 0.0,
+        wave_exponent: 1.0,
+        bandwidth_share: 1.0,
+        mps_host_factor: 1.0,
+    };
+
+    /// The profile's parameters.
+    pub fn of(params: &KernelParams) -> Self {
+        Self {
+            mps_overlap: params.mps_overlap,
+            mps_launch_s: params.mps_launch_us * 1e-6,
+            timeslice_switch_s: params.timeslice_switch_us * 1e-6,
+            timeslice_overhead: params.timeslice_overhead,
+            wave_exponent: params.wave_exponent,
+            bandwidth_share: params.bandwidth_share,
+            mps_host_factor: params.mps_host_factor,
+        }
+    }
+}
+
+/// One trace with what the model derives from it once.
+#[derive(Debug)]
+struct Traced {
+    trace: KernelTrace,
+    key: ModelKey,
+    host_scale: f64,
+    dur_scale: f64,
+    alone: OnceLock<AloneTimeline>,
+}
+
+/// The traces of one GPU type.
+#[derive(Debug)]
+struct GpuTraces {
+    gpu: String,
+    sm_count: u32,
+    source: String,
+    globals: KernelGlobals,
+    origin: Origin,
+    traced: Vec<Traced>,
+}
+
+impl GpuTraces {
+    fn new(tables: KernelTables, globals: KernelGlobals, origin: Origin) -> Self {
+        let sm_count = tables.sm_count;
+        let traced = tables
+            .traces
+            .into_iter()
+            .filter_map(|trace| {
+                let key = trace.key()?;
+                Some(Traced {
+                    host_scale: trace.host_scale,
+                    dur_scale: trace.dur_scale,
+                    trace,
+                    key,
+                    alone: OnceLock::new(),
+                })
+            })
+            .collect();
+        Self {
+            gpu: tables.gpu,
+            sm_count,
+            source: tables.source,
+            globals,
+            origin,
+            traced,
+        }
+    }
+
+    fn index(&self, key: &ModelKey) -> Option<usize> {
+        self.traced.iter().position(|t| &t.key == key)
+    }
+
+    /// Replay parameters for a partition of `capacity`; MPS clients' host time and launch cost
+    /// when `mps`.
+    fn params(&self, capacity: f64, mps: bool) -> ReplayParams {
+        ReplayParams {
+            sm_count: self.sm_count,
+            capacity,
+            overlap: self.globals.mps_overlap,
+            wave_exponent: self.globals.wave_exponent,
+            launch_cost_s: if mps { self.globals.mps_launch_s } else { 0.0 },
+            bandwidth_share: self.globals.bandwidth_share,
+            host_factor: if mps {
+                self.globals.mps_host_factor
+            } else {
+                1.0
+            },
+        }
+    }
+
+    fn alone(&self, idx: usize) -> &AloneTimeline {
+        let t = &self.traced[idx];
+        t.alone.get_or_init(|| {
+            let probe = AloneTimeline {
+                end_s: Vec::new(),
+                cycle_s: 1.0,
+                busy_s: 0.0,
+                bursts: 0,
+            };
+            let job = self.job(idx, 1.0, &probe);
+            alone_timeline(&job, &self.params(1.0, false))
+        })
+    }
+
+    fn job<'a>(&'a self, idx: usize, cap: f64, alone: &'a AloneTimeline) -> ReplayJob<'a> {
+        let t = &self.traced[idx];
+        ReplayJob {
+            trace: &t.trace,
+            host_scale: t.host_scale,
+            dur_scale: t.dur_scale,
+            cap,
+            alone,
+        }
+    }
+
+    /// Fraction of each job's whole-GPU alone speed, for jobs (trace index, SM cap) sharing a
+    /// partition of `capacity` in `mode`.
+    fn fractions(&self, mode: ShareMode, capacity: f64, jobs: &[(usize, f64)]) -> Vec<f64> {
+        match mode {
+            ShareMode::Timeslice if jobs.len() > 1 => {
+                let alone: Vec<&AloneTimeline> = jobs.iter().map(|&(i, _)| self.alone(i)).collect();
+                let params = TimesliceParams {
+                    switch_s: self.globals.timeslice_switch_s,
+                    overhead: self.globals.timeslice_overhead,
+                };
+                timeslice_shares(&alone, params)
+            }
+            _ => {
+                let alone: Vec<&AloneTimeline> = jobs.iter().map(|&(i, _)| self.alone(i)).collect();
+                let replay_jobs: Vec<ReplayJob<'_>> = jobs
+                    .iter()
+                    .zip(&alone)
+                    .map(|(&(i, cap), a)| self.job(i, cap, a))
+                    .collect();
+                replay(
+                    &replay_jobs,
+                    &self.params(capacity, mode.is_mps_client()),
+                    Horizon::default(),
+                )
+            }
+        }
+    }
+}
+
+/// A set as the memo knows it: mode, partition and (trace, budget) per job, in canonical order.
+type SetKey = (u8, u64, Vec<(usize, u64)>);
+
+/// The kernel-level model over a profile set and the kernel tables of its GPUs.
+pub struct KernelModel {
+    profiles: Arc<ProfileSet>,
+    fallback: Parametric,
+    gpus: Vec<GpuTraces>,
+    memo: Mutex<HashMap<(usize, SetKey), Arc<[f64]>>>,
+    stats: Mutex<(u64, u64)>,
+}
+
+impl std::fmt::Debug for KernelModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelModel")
+            .field(
+                "gpus",
+                &self.gpus.iter().map(|g| &g.gpu).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl KernelModel {
+    /// The model over `profiles`, with the kernel tables given (one per GPU type); each GPU's
+    /// globals come from its profile's `kernel` section (alone-only where it has none).
+    pub fn with_tables(profiles: Arc<ProfileSet>, tables: Vec<KernelTables>) -> Self {
+        let gpus = tables
+            .into_iter()
+            .map(|t| {
+                let params = profiles
+                    .profiles()
+                    .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&t.gpu))
+                    .and_then(|(p, _)| p.kernel.clone());
+                let (globals, origin) = params
+                    .as_ref()
+                    .map_or((KernelGlobals::ALONE_ONLY, Origin::Provisional), |k| {
+                        (KernelGlobals::of(k), k.origin)
+                    });
+                GpuTraces::new(t, globals, origin)
+            })
+            .collect();
+        Self {
+            fallback: Parametric::new(profiles.clone()),
+            profiles,
+            gpus,
+            memo: Mutex::new(HashMap::new()),
+            stats: Mutex::new((0, 0)),
+        }
+    }
+
+    /// The model over `profiles`, reading each profile's kernel tables from the file its
+    /// `kernel.tables` names (relative to the profile).
+    pub fn load(profiles: Arc<ProfileSet>) -> Result<Self, TablesError> {
+        let mut tables = Vec::new();
+        for (profile, path) in profiles.profiles() {
+            if let Some(k) = &profile.kernel {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                tables.push(KernelTables::load(&dir.join(&k.tables))?);
+            }
+        }
+        Ok(Self::with_tables(profiles, tables))
+    }
+
+    /// The same traces with other global parameters on `gpu` (for fitting and validation).
+    pub fn set_globals(&mut self, gpu: &GpuSpec, globals: KernelGlobals) {
+        if let Some(g) = self.gpu_mut(gpu) {
+            g.globals = globals;
+        }
+        self.memo.lock().map(|mut m| m.clear()).unwrap_or(());
+    }
+
+    fn gpu_mut(&mut self, gpu: &GpuSpec) -> Option<&mut GpuTraces> {
+        self.gpus
+            .iter_mut()
+            .find(|g| g.gpu.eq_ignore_ascii_case(gpu.name))
+    }
+
+    fn gpu_index(&self, gpu: &GpuSpec) -> Option<usize> {
+        self.gpus
+            .iter()
+            .position(|g| g.gpu.eq_ignore_ascii_case(gpu.name))
+    }
+
+    /// Whether `key` has a trace on `gpu`.
+    pub fn is_traced(&self, gpu: &GpuSpec, key: &ModelKey) -> bool {
+        self.gpu_index(gpu)
+            .is_some_and(|g| self.gpus[g].index(key).is_some())
+    }
+
+    /// Traced points on `gpu`.
+    pub fn traced_points(&self, gpu: &GpuSpec) -> Vec<ModelKey> {
+        self.gpu_index(gpu).map_or_else(Vec::new, |g| {
+            self.gpus[g].traced.iter().map(|t| t.key.clone()).collect()
+        })
+    }
+
+    /// How the traces of `gpu` were taken, if it has any.
+    pub fn source(&self, gpu: &GpuSpec) -> Option<&str> {
+        self.gpu_index(gpu).map(|g| self.gpus[g].source.as_str())
+    }
+
+    /// Memo lookups so far: (hits, misses).
+    pub fn memo_stats(&self) -> (u64, u64) {
+        self.stats.lock().map_or((0, 0), |s| *s)
+    }
+
+    /// Which model answers for this set: `kernel` when every tenant is traced, else the
+    /// fallback's name.
+    pub fn answering(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> &'static str {
+        if self.trace_indices(gpu, tenants).is_some() {
+            "kernel"
+        } else {
+            self.fallback.name()
+        }
+    }
+
+    fn trace_indices(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> Option<(usize, Vec<usize>)> {
+        let g = self.gpu_index(gpu)?;
+        let idx = tenants
+            .iter()
+            .map(|t| self.gpus[g].index(&t.class.key))
+            .collect::<Option<Vec<_>>>()?;
+        Some((g, idx))
+    }
+
+    /// Fractions of whole-GPU alone speed for the set, memoized per distinct set.
+    fn memo_fractions(
+        &self,
+        g: usize,
+        mode: ShareMode,
+        partition: &Partition,
+        jobs: Vec<(usize, f64)>,
+    ) -> Vec<f64> {
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by(|&a, &b| {
+            jobs[a]
+                .0
+                .cmp(&jobs[b].0)
+                .then(jobs[a].1.total_cmp(&jobs[b].1))
+        });
+        let canonical: Vec<(usize, f64)> = order.iter().map(|&i| jobs[i]).collect();
+        let key: SetKey = (
+            mode as u8,
+            partition.sm_fraction.to_bits(),
+            canonical.iter().map(|&(i, c)| (i, c.to_bits())).collect(),
+        );
+        let cached = self
+            .memo
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&(g, key.clone())).cloned());
+        let fractions = match cached {
+            Some(f) => {
+                self.count(true);
+                f
+            }
+            None => {
+                self.count(false);
+                let f: Arc<[f64]> = self.gpus[g]
+                    .fractions(mode, partition.sm_fraction, &canonical)
+                    .into();
+                if let Ok(mut m) = self.memo.lock() {
+                    m.insert((g, key), f.clone());
+                }
+                f
+            }
+        };
+        let mut out = vec![0.0; jobs.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            out[i] = fractions[pos];
+        }
+        out
+    }
+
+    fn count(&self, hit: bool) {
+        if let Ok(mut s) = self.stats.lock() {
+            if hit {
+                s.0 += 1;
+            } else {
+                s.1 += 1;
+            }
+        }
+    }
+
+    /// The job class of a traced point the profile has no entry for, from its trace alone:
+    /// solo rate and memory measured in the tracing process.
+    fn class_from_trace(&self, gpu: &GpuSpec, key: &ModelKey) -> Option<JobClass> {
+        let g = self.gpu_index(gpu)?;
+        let idx = self.gpus[g].index(key)?;
+        let t = &self.gpus[g].traced[idx].trace;
+        let alone = self.gpus[g].alone(idx);
+        let busy = alone.busy_fraction().clamp(0.0, 1.0);
+        Some(JobClass {
+            key: key.clone(),
+            solo_rate: t.unprofiled_samples_per_s,
+            time_demand: busy,
+            space_demand: 1.0,
+            contention_demand: 1.0,
+            memory_gib: t.peak_reserved_mib / 1024.0,
+            spread: None,
+            origin: Origin::Measured,
+        })
+    }
+}
+
+impl PerfModel for KernelModel {
+    fn name(&self) -> &'static str {
+        "kernel"
+    }
+
+    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+        match self.profiles.class(gpu, key) {
+            Ok(class) => Ok(class),
+            Err(err) => self.class_from_trace(gpu, key).ok_or(err),
+        }
+    }
+
+    fn origin(&self, gpu: &GpuSpec) -> Origin {
+        self.profiles.origin(gpu)
+    }
+
+    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+        match self.gpu_index(gpu) {
+            Some(g) if mode != ShareMode::Exclusive => self.gpus[g].origin,
+            _ => self.profiles.mode_origin(gpu, mode),
+        }
+    }
+
+    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
+        self.profiles.footprint_gib(gpu, mode, class)
+    }
+
+    fn rates(
+        &self,
+        gpu: &GpuSpec,
+        mode: ShareMode,
+        partition: &Partition,
+        tenants: &[Tenant<'_>],
+        out: &mut [f64],
+    ) {
+        let Some((g, idx)) = self.trace_indices(gpu, tenants) else {
+            return self.fallback.rates(gpu, mode, partition, tenants, out);
+        };
+        if tenants.len() > MAX_JOBS || tenants.iter().any(|t| t.gpus > 1) && tenants.len() > 1 {
+            return self.fallback.rates(gpu, mode, partition, tenants, out);
+        }
+        let jobs: Vec<(usize, f64)> = tenants
+            .iter()
+            .zip(&idx)
+            .map(|(t, &i)| {
+                let budget = if mode.is_mps_client() {
+                    t.sm_budget.unwrap_or(1.0)
+                } else {
+                    1.0
+                };
+                (i, budget.min(partition.sm_fraction))
+            })
+            .collect();
+        let fractions = self.memo_fractions(g, mode, partition, jobs);
+        let efficiency = match self.profiles.get(gpu) {
+            Ok((p, _)) if partition.is_mig_slice => p.mig.efficiency,
+            _ => 1.0,
+        };
+        for ((o, t), f) in out.iter_mut().zip(tenants).zip(fractions) {
+            *o = t.class.solo_rate * f64::from(t.gpus) * f * efficiency;
+        }
+    }
+}

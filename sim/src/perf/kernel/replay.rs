@@ -1,0 +1,493 @@
+//! Fluid replay of co-located jobs' alone kernel traces (see the perf README, "The kernel model").
+//!
+//! Each job issues its kernels in trace order on one stream: kernel k is ready once the previous
+//! one has ended and the job's host has launched it (host time between launches as traced, times
+//! the trace's host scale). The SMs of the partition go to ready kernels in the order they became
+//! ready; each takes at most the share of SMs its grid fills (and at most its job's SM budget).
+//! A kernel given less than it fills runs slower; kernels of other jobs running beside it slow it
+//! by the overlap factor. A job's speed is how far it gets through its own alone timeline per
+//! second of replay.
+use super::table::KernelTrace;
+
+/// Largest set the replay takes (MPS allows 48 clients; colo's sets stay far below).
+pub const MAX_JOBS: usize = 48;
+
+/// The GPU-wide numbers of one replay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplayParams {
+    /// SMs of the whole GPU.
+    pub sm_count: u32,
+    /// Fraction of the GPU's SMs the partition holds (1 for a whole GPU).
+    pub capacity: f64,
+    /// Slowdown per unit of co-runners' SM share while kernels of several jobs overlap.
+    pub overlap: f64,
+    /// How a kernel's time grows with its waves on fewer SMs: 1 = in proportion to its waves,
+    /// 0 = not at all (memory-bound).
+    pub wave_exponent: f64,
+    /// Extra host time per kernel launch while two or more jobs share, seconds.
+    pub launch_cost_s: f64,
+    /// Share of the GPU's SMs a bandwidth-bound kernel needs to reach full memory bandwidth:
+    /// with fewer it slows in proportion, with more it does not speed up.
+    pub bandwidth_share: f64,
+    /// Host time of an MPS client relative to a plain process (MPS changes launch cost).
+    pub host_factor: f64,
+}
+
+/// One job in a replay.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayJob<'a> {
+    /// Its alone trace.
+    pub trace: &'a KernelTrace,
+    /// Its host scale (see [`host_scale`]).
+    pub host_scale: f64,
+    /// Its kernel-time scale (1 unless the profiled kernels alone were slower than unprofiled).
+    pub dur_scale: f64,
+    /// Fraction of the GPU's SMs it may use (its budget, at most the partition).
+    pub cap: f64,
+    /// Its alone timeline on the whole GPU (positions that speeds are measured in).
+    pub alone: &'a AloneTimeline,
+}
+
+/// A job's alone replay on the whole GPU, in steady state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AloneTimeline {
+    /// End of kernel k measured from the end of the cycle's last kernel before it, seconds;
+    /// increasing, the last entry equals `cycle_s`.
+    pub end_s: Vec<f64>,
+    /// One cycle (all traced iterations), seconds.
+    pub cycle_s: f64,
+    /// GPU busy time per cycle, seconds.
+    pub busy_s: f64,
+    /// Idle-to-busy transitions of the GPU per cycle.
+    pub bursts: u32,
+}
+
+impl AloneTimeline {
+    /// Fraction of wall time the GPU runs this job's kernels alone.
+    pub fn busy_fraction(&self) -> f64 {
+        self.busy_s / self.cycle_s
+    }
+
+    /// Idle-to-busy transitions per second alone.
+    pub fn bursts_per_s(&self) -> f64 {
+        f64::from(self.bursts) / self.cycle_s
+    }
+}
+
+/// Slowdown of kernel `k` of `job` (its time relative to alone on the whole GPU) when it holds
+/// `share` of the GPU's SMs where alone it would fill `fill`.
+fn stretch(job: &ReplayJob<'_>, k: usize, share: f64, fill: f64, p: &ReplayParams) -> f64 {
+    if share >= fill {
+        return 1.0;
+    }
+    if job.trace.memory_bound[k] != 0 {
+        // Bandwidth-bound: slower only below the SMs that saturate the memory system.
+        (fill / share)
+            .min(p.bandwidth_share.min(fill) / share)
+            .max(1.0)
+    } else {
+        1.0 + p.wave_exponent * (fill / share - 1.0)
+    }
+}
+
+/// Duration (s) and SM share (fraction of the whole GPU) of kernel `k` for a job capped at
+/// `cap` of the SMs.
+fn kernel_at(job: &ReplayJob<'_>, k: usize, p: &ReplayParams) -> (f64, f64) {
+    let t = job.trace;
+    let dur = f64::from(t.dur_ns[k]) * 1e-9 * job.dur_scale;
+    let blocks = f64::from(t.blocks[k]);
+    if blocks == 0.0 {
+        // Copies and memsets: one SM's worth, never slowed by a budget.
+        return (dur, 1.0 / f64::from(p.sm_count));
+    }
+    let sms = f64::from(p.sm_count);
+    // A compute-bound block keeps its SM's pipes busy: it fills a whole SM whatever its
+    // occupancy. A bandwidth-bound kernel fills SMs by resident blocks.
+    let resident = if t.memory_bound[k] != 0 {
+        f64::from(t.resident[k].max(1))
+    } else {
+        1.0
+    };
+    let fill = (blocks / (sms * resident)).min(1.0);
+    if job.cap >= 1.0 || fill <= job.cap {
+        return (dur, fill);
+    }
+    // Fewer SMs than the grid fills: the kernel runs in more waves.
+    let cap_sms = (job.cap * sms).floor().max(1.0);
+    let waves_full = (blocks / (sms * resident)).ceil();
+    let waves_cap = (blocks / (cap_sms * resident)).ceil();
+    let effective_share = fill * waves_full / waves_cap;
+    (dur * stretch(job, k, effective_share, fill, p), job.cap)
+}
+
+/// Host time before launch `k`, seconds.
+fn host_at(job: &ReplayJob<'_>, k: usize, factor: f64, extra_s: f64) -> f64 {
+    f64::from(job.trace.host_ns[k]) * 1e-9 * job.host_scale * factor + extra_s
+}
+
+/// Replays one job alone for `cycles` cycles; returns each kernel's end time of the last cycle
+/// relative to the end of the cycle before, the last cycle's length, busy time and bursts.
+fn replay_alone(job: &ReplayJob<'_>, p: &ReplayParams, cycles: usize) -> AloneTimeline {
+    let n = job.trace.len();
+    let (mut host_t, mut prev_end) = (0.0_f64, 0.0_f64);
+    let mut end_s = vec![0.0; n];
+    let (mut busy, mut bursts, mut cycle_start) = (0.0, 0u32, 0.0);
+    for c in 0..cycles {
+        let last = c + 1 == cycles;
+        if last {
+            cycle_start = prev_end;
+        }
+        for k in 0..n {
+            host_t += host_at(job, k, p.host_factor, 0.0);
+            let ready = host_t.max(prev_end);
+            let (dur, _) = kernel_at(job, k, p);
+            if last {
+                busy += dur;
+                if ready > prev_end + 1e-9 {
+                    bursts += 1;
+                }
+                end_s[k] = ready + dur - cycle_start;
+            }
+            prev_end = ready + dur;
+        }
+    }
+    let cycle_s = prev_end - cycle_start;
+    AloneTimeline {
+        end_s,
+        cycle_s,
+        busy_s: busy,
+        bursts,
+    }
+}
+
+/// Steady-state alone timeline of `job` (three cycles, the last kept).
+pub fn alone_timeline(job: &ReplayJob<'_>, p: &ReplayParams) -> AloneTimeline {
+    replay_alone(job, p, 3)
+}
+
+/// Host and kernel scales that make the alone replay on the whole GPU reproduce the trace's
+/// unprofiled speed: the host time is scaled (the profiler slows the host); when even no host
+/// time is too slow, the kernels are scaled instead. Returns (host_scale, dur_scale).
+pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
+    let p = ReplayParams {
+        sm_count,
+        capacity: 1.0,
+        overlap: 0.0,
+        wave_exponent: 1.0,
+        launch_cost_s: 0.0,
+        bandwidth_share: 1.0,
+        host_factor: 1.0,
+    };
+    let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
+        / trace.unprofiled_samples_per_s;
+    let timeline = AloneTimeline {
+        end_s: Vec::new(),
+        cycle_s: 1.0,
+        busy_s: 0.0,
+        bursts: 0,
+    };
+    let cycle = |host_scale: f64| {
+        let job = ReplayJob {
+            trace,
+            host_scale,
+            dur_scale: 1.0,
+            cap: 1.0,
+            alone: &timeline,
+        };
+        alone_timeline(&job, &p).cycle_s
+    };
+    let floor = cycle(0.0);
+    if floor >= target {
+        return (0.0, target / floor);
+    }
+    let mut hi = 1.0;
+    while cycle(hi) < target && hi < 1e6 {
+        hi *= 2.0;
+    }
+    let mut lo = 0.0;
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if cycle(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (0.5 * (lo + hi), 1.0)
+}
+
+/// Where one job stands in a replay.
+#[derive(Clone, Copy, Debug, Default)]
+struct JobState {
+    k: usize,
+    cycles: u64,
+    host_t: f64,
+    ready_t: f64,
+    left: f64,
+    full: f64,
+    demand: f64,
+    speed: f64,
+}
+
+impl JobState {
+    /// Alone-timeline position reached (cycles and the current kernel's finished part).
+    fn position(&self, alone: &AloneTimeline) -> f64 {
+        let before = if self.k == 0 {
+            0.0
+        } else {
+            alone.end_s[self.k - 1]
+        };
+        let span = alone.end_s[self.k] - before;
+        let done = if self.full > 0.0 {
+            (1.0 - self.left / self.full).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.cycles as f64 * alone.cycle_s + before + span * done
+    }
+}
+
+/// How long a replay runs: a warm-up, then a measured window, in multiples of the longest
+/// alone cycle among the jobs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Horizon {
+    /// Warm-up, cycles of the longest job.
+    pub warmup_cycles: f64,
+    /// Measured window, cycles of the longest job.
+    pub window_cycles: f64,
+}
+
+impl Default for Horizon {
+    fn default() -> Self {
+        Self {
+            warmup_cycles: 0.5,
+            window_cycles: 2.0,
+        }
+    }
+}
+
+/// Speed of each job as a fraction of its speed alone on the whole GPU. Deterministic: ties in
+/// readiness go to the lower index.
+pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec<f64> {
+    let n = jobs.len();
+    assert!(n <= MAX_JOBS, "replay takes at most {MAX_JOBS} jobs");
+    let longest = jobs.iter().map(|j| j.alone.cycle_s).fold(0.0, f64::max);
+    let warm_t = horizon.warmup_cycles * longest;
+    let end_t = warm_t + horizon.window_cycles * longest;
+    let launch_extra = if n > 1 { p.launch_cost_s } else { 0.0 };
+    let mut states = vec![JobState::default(); n];
+    for (s, job) in states.iter_mut().zip(jobs) {
+        s.host_t = host_at(job, 0, p.host_factor, launch_extra);
+        s.ready_t = s.host_t;
+        let (dur, demand) = kernel_at(job, 0, p);
+        (s.left, s.full, s.demand) = (dur, dur, demand);
+    }
+    let mut at_warm: Option<Vec<f64>> = (warm_t <= 0.0).then(|| vec![0.0; n]);
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut now = 0.0_f64;
+    while now < end_t {
+        order.clear();
+        order.extend((0..n).filter(|&j| states[j].ready_t <= now));
+        order.sort_by(|&a, &b| {
+            states[a]
+                .ready_t
+                .total_cmp(&states[b].ready_t)
+                .then(a.cmp(&b))
+        });
+        let mut left = p.capacity;
+        let mut total = 0.0;
+        for &j in &order {
+            let a = states[j].demand.min(left).max(0.0);
+            left -= a;
+            if jobs[j].trace.memory_bound[states[j].k] != 0 {
+                total += a;
+            }
+            states[j].speed = a;
+        }
+        let mut dt = end_t - now;
+        if now < warm_t {
+            dt = dt.min(warm_t - now);
+        }
+        for (j, s) in states.iter_mut().enumerate() {
+            if s.ready_t > now {
+                s.speed = 0.0;
+                dt = dt.min(s.ready_t - now);
+                continue;
+            }
+            let a = s.speed;
+            if a <= 0.0 {
+                continue;
+            }
+            let slow = stretch(&jobs[j], s.k, a, s.demand, p);
+            let contention = if jobs[j].trace.memory_bound[s.k] != 0 {
+                p.overlap * (total - a)
+            } else {
+                0.0
+            };
+            s.speed = 1.0 / (slow * (1.0 + contention));
+            dt = dt.min(s.left / s.speed);
+        }
+        now += dt;
+        for (j, job) in jobs.iter().enumerate() {
+            let s = &mut states[j];
+            if s.speed <= 0.0 {
+                continue;
+            }
+            s.left -= s.speed * dt;
+            if s.left > 1e-12 * s.full.max(1e-9) {
+                continue;
+            }
+            // The kernel ends: the next one is ready once the host has launched it.
+            s.k += 1;
+            if s.k == job.trace.len() {
+                s.k = 0;
+                s.cycles += 1;
+            }
+            s.host_t += host_at(job, s.k, p.host_factor, launch_extra);
+            s.ready_t = s.host_t.max(now);
+            let (dur, demand) = kernel_at(job, s.k, p);
+            (s.left, s.full, s.demand) = (dur, dur, demand);
+        }
+        if at_warm.is_none() && now >= warm_t {
+            at_warm = Some(
+                states
+                    .iter()
+                    .zip(jobs)
+                    .map(|(s, j)| s.position(j.alone))
+                    .collect(),
+            );
+        }
+    }
+    let start = at_warm.unwrap_or_else(|| vec![0.0; n]);
+    states
+        .iter()
+        .zip(jobs)
+        .zip(start)
+        .map(|((s, j), p0)| (s.position(j.alone) - p0) / (end_t - warm_t))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(dur_ns: Vec<u32>, host_ns: Vec<u32>, blocks: Vec<u32>) -> KernelTrace {
+        let n = dur_ns.len();
+        KernelTrace {
+            point: "toy:1:1".into(),
+            iterations: 1,
+            samples_per_iteration: 1,
+            unprofiled_samples_per_s: 1.0,
+            profiled_samples_per_s: 1.0,
+            peak_reserved_mib: 0.0,
+            host_scale: 1.0,
+            dur_scale: 1.0,
+            dur_ns,
+            host_ns,
+            blocks,
+            resident: vec![1; n],
+            memory_bound: vec![0; n],
+        }
+    }
+
+    fn params() -> ReplayParams {
+        ReplayParams {
+            sm_count: 100,
+            capacity: 1.0,
+            overlap: 0.0,
+            wave_exponent: 1.0,
+            launch_cost_s: 0.0,
+            bandwidth_share: 1.0,
+            host_factor: 1.0,
+        }
+    }
+
+    fn job<'a>(t: &'a KernelTrace, alone: &'a AloneTimeline, cap: f64) -> ReplayJob<'a> {
+        ReplayJob {
+            trace: t,
+            host_scale: 1.0,
+            dur_scale: 1.0,
+            cap,
+            alone,
+        }
+    }
+
+    fn timeline(t: &KernelTrace) -> AloneTimeline {
+        let empty = AloneTimeline {
+            end_s: vec![],
+            cycle_s: 1.0,
+            busy_s: 0.0,
+            bursts: 0,
+        };
+        alone_timeline(&job(t, &empty, 1.0), &params())
+    }
+
+    #[test]
+    fn a_job_alone_runs_at_its_alone_speed() {
+        let t = trace(
+            vec![1000, 3000, 500],
+            vec![200, 100, 4000],
+            vec![100, 50, 400],
+        );
+        let alone = timeline(&t);
+        // Host 4.3 us per cycle, GPU 4.5 us: the host runs ahead except where it waits.
+        assert!(
+            alone.cycle_s > 4.4e-6 && alone.cycle_s < 8.7e-6,
+            "{}",
+            alone.cycle_s
+        );
+        let f = replay(&[job(&t, &alone, 1.0)], &params(), Horizon::default());
+        assert!((f[0] - 1.0).abs() < 1e-3, "{f:?}");
+    }
+
+    #[test]
+    fn two_full_gpu_jobs_split_the_gpu() {
+        let t = trace(vec![1000; 4], vec![0; 4], vec![1000; 4]);
+        let alone = timeline(&t);
+        let j = job(&t, &alone, 1.0);
+        let f = replay(&[j, j], &params(), Horizon::default());
+        assert!(
+            (f[0] - 0.5).abs() < 0.02 && (f[1] - 0.5).abs() < 0.02,
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn small_kernels_overlap_without_loss() {
+        // Each kernel fills 30 of 100 SMs: two jobs fit side by side.
+        let t = trace(vec![1000; 4], vec![0; 4], vec![30; 4]);
+        let alone = timeline(&t);
+        let j = job(&t, &alone, 1.0);
+        let f = replay(&[j, j], &params(), Horizon::default());
+        assert!(f.iter().all(|x| (x - 1.0).abs() < 1e-3), "{f:?}");
+    }
+
+    #[test]
+    fn a_budget_stretches_multi_wave_kernels() {
+        let t = trace(vec![1000; 2], vec![0; 2], vec![400; 2]);
+        let alone = timeline(&t);
+        let f = replay(&[job(&t, &alone, 0.5)], &params(), Horizon::default());
+        assert!((f[0] - 0.5).abs() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn host_scale_reproduces_the_unprofiled_speed() {
+        let mut t = trace(vec![1000, 1000], vec![3000, 3000], vec![100, 100]);
+        // Profiled host: 6 us per cycle; unprofiled speed 1 / 4 us.
+        t.unprofiled_samples_per_s = 1.0 / 4e-6;
+        let (h, d) = host_scale(&t, 100);
+        assert_eq!(d, 1.0);
+        let empty = AloneTimeline {
+            end_s: vec![],
+            cycle_s: 1.0,
+            busy_s: 0.0,
+            bursts: 0,
+        };
+        let j = ReplayJob {
+            host_scale: h,
+            ..job(&t, &empty, 1.0)
+        };
+        let cycle = alone_timeline(&j, &params()).cycle_s;
+        assert!((cycle - 4e-6).abs() < 1e-12, "{cycle} (scale {h})");
+    }
+}
