@@ -5,9 +5,11 @@ use std::time::Instant;
 
 use crate::plan::{Group, Mode, Plan, ProcSettings};
 use crate::runner::{
-    CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step,
+    CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
+    TraceSettings, trace_file_name,
 };
 use crate::store::{self, Appender, Record, RecordKey, Status};
+use crate::tracing::{self, Origin, TRACES_DIR};
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +36,10 @@ pub struct RunOutcome {
     pub stopped_early: bool,
     /// Unreadable store lines `(line, message)`, skipped.
     pub bad_lines: Vec<(usize, String)>,
+    /// Kernel traces written by this run (groups with `trace: true`, into `OUT/traces/`).
+    pub traced: usize,
+    /// Points of such groups the tracer failed on (no trace file; a re-run tries again).
+    pub trace_failed: usize,
 }
 
 /// Steps of a group not yet in the store, repeat-major (repeat r of every set before r + 1).
@@ -96,30 +102,89 @@ pub fn run_plan(
         }
         let (steps, already) = pending_steps(plan, group, done);
         outcome.already_done += already;
-        if steps.is_empty() {
-            continue;
+        if !steps.is_empty() {
+            progress(&format!(
+                "group {} ({}, {} processes): {} set repeats to run, {already} already done",
+                group.id,
+                group.mode.label(),
+                group.n_procs(),
+                steps.len()
+            ));
+            let launch = Launch {
+                group,
+                steps,
+                warmup_s: plan.warmup_s,
+                window_s: plan.window_s,
+                deadline: opts.deadline,
+                allow_mig_reconfigure: opts.allow_mig_reconfigure,
+            };
+            run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
         }
-        progress(&format!(
-            "group {} ({}, {} processes): {} set repeats to run, {already} already done",
-            group.id,
-            group.mode.label(),
-            group.n_procs(),
-            steps.len()
-        ));
-        let launch = Launch {
-            group,
-            steps,
-            warmup_s: plan.warmup_s,
-            window_s: plan.window_s,
-            deadline: opts.deadline,
-            allow_mig_reconfigure: opts.allow_mig_reconfigure,
-        };
-        run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
+        if group.trace && opts.deadline.is_none_or(|d| Instant::now() <= d) {
+            trace_group(plan, group, runner, out_dir, opts, &mut outcome, progress)?;
+        }
     }
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
         outcome.stopped_early = true;
     }
     Ok(outcome)
+}
+
+/// Traces every distinct point of a `trace: true` group once into `out_dir/traces/` (points
+/// whose file exists are skipped without starting the tracer), with the plan's warm-up and
+/// window, appending each outcome to `traces/index.jsonl`.
+fn trace_group(
+    plan: &Plan,
+    group: &Group,
+    runner: &mut dyn Runner,
+    out_dir: &Path,
+    opts: &RunOptions,
+    outcome: &mut RunOutcome,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), RunError> {
+    let points = group.distinct_points();
+    let dir = out_dir.join(TRACES_DIR);
+    let missing = points
+        .iter()
+        .filter(|p| !dir.join(trace_file_name(p)).is_file())
+        .count();
+    if missing == 0 {
+        return Ok(());
+    }
+    progress(&format!(
+        "group {}: tracing {missing} points alone into {} ({} already traced)",
+        group.id,
+        dir.display(),
+        points.len() - missing
+    ));
+    let job = TraceJob {
+        points: &points,
+        out_dir: &dir,
+        settings: TraceSettings {
+            warmup_s: plan.warmup_s,
+            window_s: plan.window_s,
+            ..TraceSettings::default()
+        },
+        deadline: opts.deadline,
+    };
+    let origin = Origin {
+        plan: &plan.name,
+        group: &group.id,
+    };
+    let traced = tracing::trace_points(runner, &job, Some(origin), &mut |report| {
+        if report.status.failed() {
+            let error = report.error.as_deref().unwrap_or("");
+            progress(&format!(
+                "  {} trace {}: {} {error}",
+                group.id,
+                report.point,
+                report.status.label()
+            ));
+        }
+    })?;
+    outcome.traced += traced.count(crate::runner::TraceStatus::Ok);
+    outcome.trace_failed += traced.failed();
+    Ok(())
 }
 
 /// Refuses, before anything starts, a plan with a group whose MIG instances would have to be
@@ -443,6 +508,53 @@ mod tests {
         assert_eq!(outcome.bad_lines.len(), 1);
         assert_eq!(outcome.bad_lines[0].0, 1);
         assert_eq!(outcome.written, 18);
+    }
+
+    #[test]
+    fn traced_groups_trace_each_distinct_point_once_and_resume_missing_traces() {
+        let text = r#"(name: "t", groups: [
+            (id: "alone", mode: Exclusive, trace: true,
+             sets: [["resnet18:128:32"], ["oom:1:1"], ["resnet18:128:32"], ["resnet50:64:224"]]),
+            (id: "pairs", mode: Timeslice, sets: [["resnet18:128:32", "resnet26:32:32"]]),
+        ])"#;
+        let plan = Plan::parse(text, Path::new("t.ron")).expect("test plan");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = run(&plan, dir.path());
+        assert_eq!((first.traced, first.trace_failed), (2, 1));
+        let traces = dir.path().join(TRACES_DIR);
+        let h200 = colo_sim::hardware::gpu("h200").expect("h200");
+        let folder = crate::trace::read_folder(&traces, h200).expect("traces");
+        let points: Vec<&str> = folder
+            .tables
+            .traces
+            .iter()
+            .map(|t| t.point.as_str())
+            .collect();
+        assert_eq!(
+            points,
+            vec!["resnet18:128:32", "resnet50:64:224"],
+            "pairs are not traced"
+        );
+        // A lost trace is taken again on resume, though every set repeat is recorded.
+        std::fs::remove_file(traces.join("resnet50_64_224.trace.json.gz")).expect("remove");
+        let again = run(&plan, dir.path());
+        assert_eq!((again.written, again.traced, again.trace_failed), (0, 1, 1));
+        let entries = tracing::load_index(&traces).expect("index").entries;
+        let lines: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|e| (e.point.as_str(), e.status.label()))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                ("resnet18:128:32", "ok"),
+                ("oom:1:1", "oom"),
+                ("resnet50:64:224", "ok"),
+                ("oom:1:1", "oom"),
+                ("resnet50:64:224", "ok"),
+            ]
+        );
+        assert!(entries.iter().all(|e| e.group.as_deref() == Some("alone")));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`store`]: append-only JSON lines, resumable; [`summary`]: tables of the store;
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
+//! - [`tracing`]: takes those traces through a runner, and indexes them for the store;
 //! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG).
 //!
 //! ```
@@ -27,3 +28,4 @@ pub mod runner;
 pub mod store;
 pub mod summary;
 pub mod trace;
+pub mod tracing;

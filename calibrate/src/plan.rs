@@ -11,7 +11,8 @@
 //!     warmup_s: 1.5,
 //!     window_s: 3.0,
 //!     groups: [
-//!         (id: "alone", mode: Exclusive, sets: [["resnet50:64:224"], ["resnet18:128:32"]]),
+//!         // trace: also take each point's kernel trace alone (OUT/traces/), Exclusive only.
+//!         (id: "alone", mode: Exclusive, trace: true, sets: [["resnet50:64:224"], ["resnet18:128:32"]]),
 //!         (id: "budget50", mode: Mps, sm_percent: [50], sets: [["resnet50:64:224"]]),
 //!         (id: "mig-3g", mode: MigEmulated, mig_profiles: ["3g.71gb"], sets: [["resnet50:64:224"]]),
 //!         (id: "pairs-ts", mode: Timeslice, sets: [["resnet50:64:224", "resnet18:128:32"]]),
@@ -173,6 +174,8 @@ struct GroupFile {
     mig_uuids: Vec<String>,
     #[serde(default)]
     per_gpu: bool,
+    #[serde(default)]
+    trace: bool,
 }
 
 fn default_repeats() -> u32 {
@@ -217,6 +220,9 @@ pub struct Group {
     /// Re-measured on every GPU the plan runs on (alone baselines: launch-bound rates depend on
     /// the host); other groups count as done whichever GPU measured them.
     pub per_gpu: bool,
+    /// After the group's sets, trace every distinct point of it once, alone, into `OUT/traces/`
+    /// (mode Exclusive only; points whose trace file exists are skipped).
+    pub trace: bool,
 }
 
 /// Settings of one process of a group.
@@ -237,6 +243,11 @@ impl Group {
     /// Number of processes.
     pub fn n_procs(&self) -> usize {
         self.procs.len()
+    }
+
+    /// The group's distinct points, in first-seen order (what `trace: true` traces).
+    pub fn distinct_points(&self) -> Vec<Point> {
+        crate::tracing::distinct(&self.sets.concat())
     }
 
     /// Whether the group runs on MIG instances the runner must create (mode Mig with
@@ -280,11 +291,22 @@ impl Plan {
     }
 
     /// Estimated GPU time in seconds: per set and repeat, warm-up, window and about 4 s of
-    /// model building and autotuning; per group, about 15 s of process start-up.
+    /// model building and autotuning; per group, about 15 s of process start-up; per group with
+    /// `trace: true`, another 15 s start-up and per distinct point warm-up, window and about
+    /// 10 s of building, profiling and writing the trace.
     pub fn estimated_gpu_s(&self) -> f64 {
         let per_step = self.warmup_s + self.window_s + 4.0;
         let steps: usize = self.groups.iter().map(|g| g.sets.len()).sum();
-        steps as f64 * self.repeats as f64 * per_step + self.groups.len() as f64 * 15.0
+        let measured =
+            steps as f64 * self.repeats as f64 * per_step + self.groups.len() as f64 * 15.0;
+        let per_trace = self.warmup_s + self.window_s + 10.0;
+        let traced: f64 = self
+            .groups
+            .iter()
+            .filter(|g| g.trace)
+            .map(|g| 15.0 + g.distinct_points().len() as f64 * per_trace)
+            .sum();
+        measured + traced
     }
 }
 
@@ -386,6 +408,14 @@ fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, Pl
         });
         sets.push(points.collect::<Result<Vec<_>, _>>()?);
     }
+    if group.trace && group.mode != Mode::Exclusive {
+        let msg = format!(
+            "group `{}` is in mode {:?}, but kernel traces are taken alone: `trace: true` is \
+             allowed only on mode Exclusive groups (trace the same points in an Exclusive group)",
+            group.id, group.mode
+        );
+        return Err(invalid(path, at("trace"), msg));
+    }
     let procs = proc_settings(&group, n_procs, &at, path)?;
     Ok(Group {
         id: group.id,
@@ -393,6 +423,7 @@ fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, Pl
         sets,
         procs,
         per_gpu: group.per_gpu,
+        trace: group.trace,
     })
 }
 

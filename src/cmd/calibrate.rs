@@ -1,13 +1,19 @@
-//! `colo calibrate`: run calibration plans or user commands on a GPU, summarise the measurements.
+//! `colo calibrate`: run calibration plans or user commands on a GPU, trace points' kernels,
+//! summarise the measurements.
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use colo_calibrate::execute::{self, CommandPlan, RunOptions};
-use colo_calibrate::plan::{self, Mode, Plan, SettingLists};
-use colo_calibrate::runner::{self, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner};
-use colo_calibrate::{store, summary};
+use colo_calibrate::plan::{self, Mode, Plan, Point, SettingLists};
+use colo_calibrate::runner::{
+    self, DEFAULT_TRACER, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner, TraceJob,
+    TraceReport, TraceSettings,
+};
+use colo_calibrate::{store, summary, tracing};
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `colo calibrate`.
 #[derive(clap::Args)]
@@ -23,6 +29,21 @@ enum CalibrateCommand {
     Run(Box<RunArgs>),
     /// Profile user commands run together under a mode (`--cmd "python train.py ..."`).
     Profile(Box<ProfileArgs>),
+    /// Record each point's CUDA kernel trace alone (torch.profiler), one tracer process for all
+    /// points, into OUT/<model>_<batch>_<image>.trace.json.gz.
+    ///
+    /// Every point runs alone on --gpu (CUDA_VISIBLE_DEVICES=<its UUID>): built, warmed up, timed
+    /// over an unprofiled window, then profiled over a few steady iterations. A point whose
+    /// trace file exists is skipped, so an interrupted run resumes. Each point's outcome is
+    /// appended to OUT/index.jsonl (point, status, file, GPU, torch, unprofiled samples/s);
+    /// a table of the outcomes is printed at the end. A point that fails (out of memory, an
+    /// error, the tracer exiting or hanging) is reported and counted, and the others go on.
+    ///
+    /// Exit status: 0 when at least one point was traced or already had its trace; 1 when
+    /// every point failed or the tracer could not be started; 2 when there is no GPU.
+    ///
+    /// Example: colo calibrate trace resnet50:64:224 vit_b_16:32:224 --out calibrate/data/h200/traces
+    Trace(Box<TraceArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
     /// Fit a GPU's profile from its measurements and report held-out errors.
@@ -56,6 +77,11 @@ struct RunArgs {
         hide_default_value = true
     )]
     worker: String,
+    /// Tracer command for groups with `trace: true`, split on spaces; the runner appends
+    /// --points, --out, --warmup-s, --window-s, --iterations [default: python3
+    /// calibrate/workloads/trace.py]
+    #[arg(long, default_value = DEFAULT_TRACER, hide_default_value = true)]
+    tracer: String,
     /// Stop starting work after this many seconds; unfinished points stay unrecorded, so a
     /// re-run resumes them [default: no limit]
     #[arg(long)]
@@ -95,8 +121,8 @@ struct GpuArgs {
     /// GPU sampling period in milliseconds [default: 200]
     #[arg(long, default_value_t = 200, hide_default_value = true)]
     sample_ms: u64,
-    /// Use no GPU: `run` replays a synthetic profile, `profile` runs the commands with a fake
-    /// GPU identity and no sampling (tests).
+    /// Use no GPU: `run` replays a synthetic profile (and writes synthetic traces), `profile`
+    /// runs the commands with a fake GPU identity and no sampling (tests).
     #[arg(long, hide = true)]
     fake_gpu: bool,
 }
@@ -145,6 +171,40 @@ struct ProfileArgs {
     gpu: GpuArgs,
 }
 
+/// Arguments of `colo calibrate trace`.
+#[derive(clap::Args)]
+struct TraceArgs {
+    /// Points to trace, MODEL:BATCH:IMAGE (e.g. resnet50:64:224; image is the sequence length
+    /// for lm_* models); a point given twice is traced once.
+    #[arg(required = true)]
+    points: Vec<String>,
+    /// Folder of the trace files and their index.jsonl (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Tracer command, split on spaces; colo appends --points, --out, --warmup-s, --window-s,
+    /// --iterations [default: python3 calibrate/workloads/trace.py]
+    #[arg(long, default_value = DEFAULT_TRACER, hide_default_value = true)]
+    worker: String,
+    /// Warm-up per point after its first 2 iterations, seconds [default: 1.0]
+    #[arg(long, default_value_t = 1.0, hide_default_value = true)]
+    warmup_s: f64,
+    /// Unprofiled timing window per point, seconds [default: 1.5]
+    #[arg(long, default_value_t = 1.5, hide_default_value = true)]
+    window_s: f64,
+    /// Profiled steady iterations per point [default: 4]
+    #[arg(long, default_value_t = 4, hide_default_value = true)]
+    iterations: u32,
+    /// GPU index, as nvidia-smi numbers it [default: 0]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    gpu: u32,
+    /// Folder for the tracer's private folder (its captured stderr) [default: /tmp]
+    #[arg(long, default_value = "/tmp", hide_default_value = true)]
+    tmp: PathBuf,
+    /// Use no GPU: write small synthetic traces (tests).
+    #[arg(long, hide = true)]
+    fake_gpu: bool,
+}
+
 /// Sharing modes on the command line.
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ModeArg {
@@ -187,6 +247,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         CalibrateCommand::Run(args) => run_plan(*args),
         CalibrateCommand::Profile(args) => profile(*args),
+        CalibrateCommand::Trace(args) => trace(*args),
         CalibrateCommand::Summary(args) => print_summary(args),
         CalibrateCommand::Fit(args) => super::fit::fit(args),
         CalibrateCommand::Validate(args) => super::fit::validate(args),
@@ -215,6 +276,7 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         let cfg = ProcessRunnerConfig {
             nvidia_smi: args.nvidia_smi.clone(),
+            tracer: args.tracer.split_whitespace().map(str::to_string).collect(),
             ..runner_config(&args.gpu, &args.worker)
         };
         match ProcessRunner::open(cfg) {
@@ -245,8 +307,18 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
             outcome.store.display()
         );
     }
+    let traces = if plan.groups.iter().any(|g| g.trace) {
+        format!(
+            "; {} kernel traces written ({} failed) into {}",
+            outcome.traced,
+            outcome.trace_failed,
+            args.out.join(tracing::TRACES_DIR).display()
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "{}: {} records written ({} failed), {} set repeats already recorded{}",
+        "{}: {} records written ({} failed), {} set repeats already recorded{traces}{}",
         outcome.store.display(),
         outcome.written,
         outcome.failed,
@@ -262,17 +334,32 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The real runner's settings for tracing on GPU `index` (no MPS, no sampling).
+fn runner_config_for(index: u32) -> ProcessRunnerConfig {
+    ProcessRunnerConfig {
+        worker: Vec::new(),
+        tracer: DEFAULT_TRACER
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        mps_control: PathBuf::from("nvidia-cuda-mps-control"),
+        nvidia_smi: PathBuf::from("nvidia-smi"),
+        gpu_index: index,
+        tmp_root: PathBuf::from("/tmp"),
+        sample_interval: Duration::from_millis(200),
+        barrier_timeout_s: 300.0,
+        step_grace_s: 60.0,
+        launch_grace_s: 120.0,
+    }
+}
+
 fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
     ProcessRunnerConfig {
         worker: worker.split_whitespace().map(str::to_string).collect(),
         mps_control: gpu.mps_control.clone(),
-        nvidia_smi: PathBuf::from("nvidia-smi"),
-        gpu_index: gpu.gpu,
         tmp_root: gpu.tmp.clone(),
         sample_interval: Duration::from_millis(gpu.sample_ms.max(10)),
-        barrier_timeout_s: 300.0,
-        step_grace_s: 60.0,
-        launch_grace_s: 120.0,
+        ..runner_config_for(gpu.gpu)
     }
 }
 
@@ -321,6 +408,144 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
+    let points: Vec<Point> = args
+        .points
+        .iter()
+        .map(|text| Point::parse(text).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let settings = TraceSettings {
+        warmup_s: args.warmup_s,
+        window_s: args.window_s,
+        iterations: args.iterations,
+    };
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !positive(settings.warmup_s) || !positive(settings.window_s) || settings.iterations == 0 {
+        anyhow::bail!(
+            "--warmup-s and --window-s must be positive seconds, --iterations at least 1"
+        );
+    }
+    let mut runner: Box<dyn Runner> = if args.fake_gpu {
+        Box::new(FakeRunner::new())
+    } else {
+        let cfg = ProcessRunnerConfig {
+            tracer: args.worker.split_whitespace().map(str::to_string).collect(),
+            tmp_root: args.tmp.clone(),
+            ..runner_config_for(args.gpu)
+        };
+        match ProcessRunner::open(cfg) {
+            Ok(runner) => Box::new(runner),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    let distinct = tracing::distinct(&points);
+    let gpu = runner.gpu().clone();
+    eprintln!(
+        "GPU {} ({}, driver {}, {}): tracing {} points alone into {}",
+        gpu.index,
+        gpu.name,
+        gpu.driver,
+        gpu.uuid,
+        distinct.len(),
+        args.out.display()
+    );
+    let bar = ProgressBar::new(distinct.len() as u64).with_style(
+        ProgressStyle::with_template("{spinner} tracing {pos}/{len} points [{elapsed}] {msg}")
+            .context("progress bar template")?,
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar.set_message(distinct[0].to_string());
+    let job = TraceJob {
+        points: &distinct,
+        out_dir: &args.out,
+        settings,
+        deadline: None,
+    };
+    let mut on_report = |report: &TraceReport| {
+        bar.inc(1);
+        let done = bar.position() as usize;
+        if let Some(next) = distinct.get(done) {
+            bar.set_message(next.to_string());
+        }
+        bar.suspend(|| eprintln!("{}", trace_line(report)));
+    };
+    let traced = tracing::trace_points(runner.as_mut(), &job, None, &mut on_report);
+    bar.finish_and_clear();
+    let traced = traced?;
+    eprintln!(
+        "{} traced, {} skipped (trace file exists), {} failed{}; index {}",
+        traced.count(runner::TraceStatus::Ok),
+        traced.count(runner::TraceStatus::Skipped),
+        traced.failed(),
+        if traced.unfinished > 0 {
+            format!(", {} not reached", traced.unfinished)
+        } else {
+            String::new()
+        },
+        traced.index.display()
+    );
+    super::print(&trace_table(&traced.reports, runner.source_label()))?;
+    let all_failed = traced.reports.iter().all(|r| r.status.failed());
+    Ok(if all_failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One stderr line per traced point.
+fn trace_line(report: &TraceReport) -> String {
+    let mut line = format!("{} {}", report.point, report.status.label());
+    if report.status == runner::TraceStatus::Skipped {
+        line.push_str(" (trace file exists)");
+    }
+    if let Some(n) = report.n_kernels {
+        let _ = write!(line, ", {n} kernels");
+    }
+    if let Some(rate) = report.unprofiled_samples_per_s {
+        let _ = write!(line, ", {rate:.1} samples/s unprofiled");
+    }
+    if let Some(s) = report.trace_s {
+        let _ = write!(line, ", {s:.1} s");
+    }
+    if let Some(error) = &report.error {
+        let _ = write!(line, ": {error}");
+    }
+    line
+}
+
+/// The table `colo calibrate trace` prints: point, status, kernels, unprofiled samples/s,
+/// seconds ("-" where the tracer said nothing).
+fn trace_table(reports: &[TraceReport], source: &str) -> String {
+    let width = reports
+        .iter()
+        .map(|r| r.point.to_string().len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = format!(
+        "{source}: kernel traces alone (unprofiled samples/s over the tracer's window)\n{:<width$} {:<8} {:>8} {:>12} {:>8}\n",
+        "point", "status", "kernels", "samples/s", "seconds"
+    );
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "{:<width$} {:<8} {:>8} {:>12} {:>8}",
+            r.point.to_string(),
+            r.status.label(),
+            or_dash(r.n_kernels.map(|n| n.to_string())),
+            or_dash(r.unprofiled_samples_per_s.map(|v| format!("{v:.1}"))),
+            or_dash(r.trace_s.map(|v| format!("{v:.1}"))),
+        );
+    }
+    out
+}
+
 /// Validates `profile`'s flags into a command plan.
 fn command_plan(args: &ProfileArgs) -> anyhow::Result<CommandPlan> {
     let mode = args.mode.mode();
@@ -365,8 +590,13 @@ fn describe_plan(plan: &Plan) -> String {
             .iter()
             .map(|p| describe_proc(group.mode, p))
             .collect();
+        let traced = if group.trace {
+            format!(", then {} points traced", group.distinct_points().len())
+        } else {
+            String::new()
+        };
         out += &format!(
-            "  {} [{}] {} processes, {} sets, per process: {}\n",
+            "  {} [{}] {} processes, {} sets{traced}, per process: {}\n",
             group.id,
             group.mode.label(),
             group.n_procs(),
@@ -379,9 +609,14 @@ fn describe_plan(plan: &Plan) -> String {
         }
     }
     out += &format!(
-        "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group)\n",
+        "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group{})\n",
         plan.n_process_points(),
-        plan.estimated_gpu_s()
+        plan.estimated_gpu_s(),
+        if plan.groups.iter().any(|g| g.trace) {
+            "; per traced point warm-up + window + ~10 s, ~15 s start-up per traced group"
+        } else {
+            ""
+        }
     );
     out
 }

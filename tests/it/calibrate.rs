@@ -1,5 +1,6 @@
 //! `colo calibrate` CLI tests: plans run on the fake GPU (`--fake-gpu`), user commands with a
-//! fake GPU identity, the no-GPU error, plan errors, and the summary of the committed H200 data.
+//! fake GPU identity, kernel traces on the fake GPU (`calibrate trace`, plans with `trace:
+//! true`), the no-GPU error, plan errors, and the summary of the committed H200 data.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -281,4 +282,205 @@ fn profile_never_creates_mig_instances() {
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--mig-uuid"), "{stderr}");
+}
+
+/// Points of the kernel tables sim reads from a traces folder (every file must be readable).
+fn traced_points(dir: &Path) -> Vec<String> {
+    let h200 = colo_sim::hardware::gpu("h200").expect("h200");
+    let folder = colo_calibrate::trace::read_folder(dir, h200).expect("traces folder");
+    assert!(folder.skipped.is_empty(), "{:?}", folder.skipped);
+    folder.tables.traces.into_iter().map(|t| t.point).collect()
+}
+
+#[test]
+fn trace_on_the_fake_gpu_writes_traces_sim_reads_then_skips_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_dir = dir.path().join("traces");
+    let out_arg = out_dir.to_str().expect("utf8");
+    let args = [
+        "calibrate",
+        "trace",
+        "resnet18:128:32",
+        "oom:8:32",
+        "resnet50:64:224",
+        "resnet18:128:32",
+        "--out",
+        out_arg,
+        "--fake-gpu",
+    ];
+    let first = colo(&args);
+    let (stdout, stderr) = text(&first);
+    assert!(first.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 traced, 0 skipped (trace file exists), 1 failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("oom:8:32 oom: OutOfMemoryError"),
+        "{stderr}"
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    assert_eq!(&rows[0][..3], ["resnet18:128:32", "ok", "12"], "{stdout}");
+    assert_eq!(&rows[1][..3], ["oom:8:32", "oom", "-"], "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .is_some_and(|h| h.contains("samples/s"))
+    );
+    assert!(out_dir.join("resnet50_64_224.trace.json.gz").is_file());
+    assert_eq!(
+        traced_points(&out_dir),
+        ["resnet18:128:32", "resnet50:64:224"]
+    );
+    let index = lines(&out_dir.join("index.jsonl"));
+    assert_eq!(index.len(), 3);
+    assert_eq!(index[0]["file"], "resnet18_128_32.trace.json.gz");
+    assert_eq!(
+        (&index[0]["source"], &index[0]["torch"]),
+        (&"fake".into(), &"fake".into())
+    );
+    assert_eq!(index[1]["status"], "oom");
+    // Again: the traced points are skipped, the failed one is tried again.
+    let again = colo(&args);
+    let (stdout, stderr) = text(&again);
+    assert!(again.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("0 traced, 2 skipped (trace file exists), 1 failed"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("resnet50:64:224 skipped"), "{stdout}");
+    assert_eq!(lines(&out_dir.join("index.jsonl")).len(), 4);
+}
+
+#[test]
+fn trace_fails_only_when_every_point_fails_or_there_is_no_gpu() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_arg = dir.path().to_str().expect("utf8");
+    let all_failed = colo(&[
+        "calibrate",
+        "trace",
+        "oom:1:1",
+        "crash:1:1",
+        "--out",
+        out_arg,
+        "--fake-gpu",
+    ]);
+    let (stdout, stderr) = text(&all_failed);
+    assert_eq!(all_failed.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.contains("crash:1:1") && stdout.contains("crash"),
+        "{stdout}"
+    );
+    let bad_point = colo(&["calibrate", "trace", "resnet50:64", "--out", out_arg]);
+    let (_, stderr) = text(&bad_point);
+    assert_eq!(bad_point.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("MODEL:BATCH:IMAGE"), "{stderr}");
+    // GPU index 999 exists nowhere, so this holds on machines with a GPU too.
+    let no_gpu = colo(&[
+        "calibrate",
+        "trace",
+        "resnet50:64:224",
+        "--out",
+        out_arg,
+        "--gpu",
+        "999",
+    ]);
+    let (_, stderr) = text(&no_gpu);
+    assert_eq!(no_gpu.status.code(), Some(2), "{stderr}");
+    assert!(!dir.path().join("resnet50_64_224.trace.json.gz").exists());
+}
+
+const TRACE_PLAN: &str = r#"(name: "traced", groups: [
+    (id: "alone", mode: Exclusive, trace: true,
+     sets: [["resnet18:128:32"], ["resnet50:64:224"], ["resnet18:128:32"]]),
+    (id: "pair", mode: Timeslice, sets: [["resnet18:128:32", "resnet26:32:32"]]),
+])"#;
+
+#[test]
+fn a_plan_with_trace_true_traces_its_alone_points_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = write_plan(dir.path(), TRACE_PLAN);
+    let plan_arg = plan.to_str().expect("utf8");
+    let dry = colo(&["calibrate", "run", plan_arg, "--out", "unused", "--dry-run"]);
+    let (stdout, _) = text(&dry);
+    assert!(stdout.contains("3 sets, then 2 points traced"), "{stdout}");
+    let out_dir = dir.path().join("out");
+    let out_arg = out_dir.to_str().expect("utf8");
+    let args = ["calibrate", "run", plan_arg, "--out", out_arg, "--fake-gpu"];
+    let first = colo(&args);
+    let (_, stderr) = text(&first);
+    assert!(first.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("15 records written (0 failed)")
+            && stderr.contains("2 kernel traces written (0 failed)"),
+        "{stderr}"
+    );
+    let traces = out_dir.join("traces");
+    assert_eq!(
+        traced_points(&traces),
+        ["resnet18:128:32", "resnet50:64:224"]
+    );
+    let index = lines(&traces.join("index.jsonl"));
+    assert_eq!(index.len(), 2);
+    assert!(
+        index
+            .iter()
+            .all(|e| e["plan"] == "traced" && e["group"] == "alone")
+    );
+    // The store records link to their traces by point and GPU UUID; their own lines are as
+    // before (no trace field).
+    let records = lines(&out_dir.join("traced.jsonl"));
+    let alone = records
+        .iter()
+        .find(|r| r["point"] == "resnet50:64:224")
+        .expect("record");
+    assert!(alone.get("trace").is_none());
+    let linked = index
+        .iter()
+        .find(|e| e["point"] == alone["point"] && e["gpu_uuid"] == alone["gpu_uuid"])
+        .expect("linked trace");
+    assert!(
+        traces
+            .join(linked["file"].as_str().expect("file"))
+            .is_file()
+    );
+    let again = colo(&args);
+    let (_, stderr) = text(&again);
+    assert!(
+        stderr.contains("0 records written") && stderr.contains("0 kernel traces written"),
+        "{stderr}"
+    );
+    assert_eq!(lines(&traces.join("index.jsonl")).len(), 2);
+}
+
+#[test]
+fn trace_outside_an_exclusive_group_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = write_plan(
+        dir.path(),
+        r#"(name: "x", groups: [(id: "pairs", mode: Mps, trace: true, sets: [["a:1:1", "b:1:1"]])])"#,
+    );
+    let out = colo(&[
+        "calibrate",
+        "run",
+        plan.to_str().expect("utf8"),
+        "--out",
+        dir.path().join("out").to_str().expect("utf8"),
+        "--fake-gpu",
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("plan.ron: groups[0].trace")
+            && stderr.contains("group `pairs`")
+            && stderr.contains("Exclusive"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out").exists());
 }

@@ -26,6 +26,8 @@ fn the_documented_example_parses() {
     assert_eq!(plan.groups.len(), 4);
     assert_eq!(plan.n_process_points(), 3 * (1 + 1 + 1 + 1 + 2));
     assert_eq!(plan.groups[2].procs[0].sm_percent, Some(45));
+    let traced: Vec<bool> = plan.groups.iter().map(|g| g.trace).collect();
+    assert_eq!(traced, vec![true, false, false, false]);
 }
 
 #[test]
@@ -175,4 +177,60 @@ fn mig_takes_profiles_of_instances_to_create() {
 fn mig_with_uuids_creates_nothing() {
     let plan = parse("(name: \"x\", groups: [(id: \"a\", mode: Mig, mig_uuids: [\"MIG-1\", \"MIG-2\"], mig_profiles: [\"3g.71gb\"], sets: [[\"r:1:1\", \"r:2:1\"]])])").expect("valid");
     assert!(!plan.groups[0].creates_mig_instances());
+}
+
+#[test]
+fn trace_defaults_to_off_and_parses_on_exclusive_groups() {
+    let plan = parse(
+        "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]]), \
+         (id: \"b\", mode: Exclusive, trace: true, sets: [[\"r:1:1\"], [\"s:2:1\"], [\"r:1:1\"]])])",
+    )
+    .expect("valid");
+    assert!(!plan.groups[0].trace);
+    assert!(plan.groups[1].trace);
+    let distinct: Vec<String> = plan.groups[1]
+        .distinct_points()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(distinct, vec!["r:1:1", "s:2:1"]);
+    // Tracing adds start-up and one traced run per distinct point to the estimate.
+    let untraced = parse(
+        "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]]), \
+         (id: \"b\", mode: Exclusive, sets: [[\"r:1:1\"], [\"s:2:1\"], [\"r:1:1\"]])])",
+    )
+    .expect("valid");
+    let extra = plan.estimated_gpu_s() - untraced.estimated_gpu_s();
+    assert!(
+        (extra - (15.0 + 2.0 * (1.5 + 3.0 + 10.0))).abs() < 1e-9,
+        "{extra}"
+    );
+}
+
+#[test]
+fn trace_is_refused_outside_exclusive_groups_naming_file_and_group() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"alone\", mode: Exclusive, sets: [[\"r:1:1\"]]), \
+         (id: \"pairs\", mode: Timeslice, trace: true, sets: [[\"r:1:1\", \"s:1:1\"]])])",
+    );
+    assert!(err.starts_with("p.ron: groups[1].trace:"), "{err}");
+    assert!(
+        err.contains("group `pairs`") && err.contains("Timeslice") && err.contains("Exclusive"),
+        "{err}"
+    );
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"m\", mode: MigEmulated, mig_profiles: [\"3g.71gb\"], trace: true, sets: [[\"r:1:1\"]])])",
+    );
+    assert!(
+        err.contains("group `m`") && err.contains("MigEmulated"),
+        "{err}"
+    );
+}
+
+#[test]
+fn trace_must_be_a_bool() {
+    let err = error_of(
+        "(name: \"x\", groups: [(id: \"a\", mode: Exclusive, trace: \"yes\", sets: [[\"r:1:1\"]])])",
+    );
+    assert!(err.starts_with("p.ron:1:"), "{err}");
 }

@@ -7,8 +7,21 @@
 //! MPS sets share SMs (`1 / max(1, sum u*s)`), an SM budget `p` stretches the busy part by
 //! `max(1, s/p)`. Model `oom` (or a point over its memory limit) fails with status `oom`; model
 //! `crash` fails with status `crash`.
+//!
+//! Traces ([`Runner::trace`]) are small synthetic `colo-kernel-trace` files in trace.py's schema
+//! (gzip'd JSON): two iterations of six activities whose GPU time is the point's `u` share of
+//! its synthetic iteration time, with `torch: "fake"` and `source: "fake"`. They name an
+//! `NVIDIA H200` (the fake GPU is H200-sized) so that sim's kernel tables read them; models
+//! `oom` and `crash` fail as in plans.
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
 use super::process::failure_report;
-use super::{Launch, MpsDirs, Report, RunError, Runner, Step, worker_env};
+use super::{
+    Launch, MpsDirs, Report, RunError, Runner, Step, TraceJob, TraceReport, TraceStatus,
+    trace_file_name, worker_env,
+};
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
 use crate::plan::{Mode, Point};
 use crate::store::Status;
@@ -136,9 +149,159 @@ fn fake_report(
     }
 }
 
+/// Kernel names of the synthetic trace's cycle, and their kinds (0 kernel, 1 memset).
+const FAKE_KERNELS: [(&str, u8); 6] = [
+    ("fake_conv_fprop_kernel", 0),
+    ("fake_batch_norm_kernel", 0),
+    ("fake_gemm_kernel", 0),
+    ("fake_conv_dgrad_kernel", 0),
+    ("fake_sgd_step_kernel", 0),
+    ("fake_memset", 1),
+];
+
+/// Iterations in a synthetic trace.
+const FAKE_ITERATIONS: u32 = 2;
+
+/// The synthetic trace of a point (trace.py's schema, see calibrate/workloads/trace.py).
+fn synthetic_trace(point: &Point, gpu: &GpuInfo) -> serde_json::Value {
+    let (alone, util, space, memory) = synthetic(point);
+    let iteration_ns = 1e9 * f64::from(point.batch) / alone;
+    let slot_ns = iteration_ns / FAKE_KERNELS.len() as f64;
+    let n = FAKE_KERNELS.len() * FAKE_ITERATIONS as usize;
+    let blocks = (space * 132.0 * 8.0).round().max(1.0) as u32;
+    let kind = |i: usize| FAKE_KERNELS[i % FAKE_KERNELS.len()].1;
+    // One column of the n activities; memsets have no grid, block or registers.
+    let column = |kernel: serde_json::Value, memset: serde_json::Value| {
+        let rows = (0..n).map(|i| if kind(i) == 0 { &kernel } else { &memset });
+        serde_json::Value::Array(rows.cloned().collect())
+    };
+    let launch: Vec<i64> = (0..n)
+        .map(|i| (i as f64 * slot_ns).round() as i64)
+        .collect();
+    let dur_ns = (util * slot_ns).round().max(1.0) as i64;
+    let kernels = serde_json::json!({
+        "name": (0..n).map(|i| i % FAKE_KERNELS.len()).collect::<Vec<_>>(),
+        "kind": (0..n).map(kind).collect::<Vec<_>>(),
+        "start_ns": launch,
+        "dur_ns": vec![dur_ns; n],
+        "grid": column(serde_json::json!([blocks, 1, 1]), serde_json::json!([0, 0, 0])),
+        "block": column(serde_json::json!([256, 1, 1]), serde_json::json!([0, 0, 0])),
+        "regs": column(32.into(), 0.into()),
+        "smem": vec![0; n],
+        "occupancy_pct": column(50.0.into(), 0.0.into()),
+        "blocks_per_sm": column((f64::from(blocks) / 132.0).into(), 0.0.into()),
+        "stream": vec![7; n],
+        "launch_ns": launch,
+        "launch_dur_ns": vec![3000; n],
+    });
+    let profiled = alone * 0.97;
+    let profiled_window = f64::from(FAKE_ITERATIONS * point.batch) / profiled;
+    serde_json::json!({
+        "gpu_name": "NVIDIA H200",
+        "gpu_uuid": gpu.uuid,
+        "sm_count": 132,
+        "driver": gpu.driver,
+        "torch": "fake",
+        "cuda": null,
+        "cudnn": null,
+        "env": {"CUDA_VISIBLE_DEVICES": gpu.uuid},
+        "source": "fake",
+        "format": "colo-kernel-trace",
+        "version": 1,
+        "point": point.to_string(),
+        "model": point.model,
+        "batch": point.batch,
+        "image": point.image,
+        "status": "ok",
+        "unprofiled": {
+            "samples_per_s": alone,
+            "iterations": (alone * 1.5 / f64::from(point.batch)).round().max(1.0),
+            "window_s": 1.5,
+        },
+        "profiled": {
+            "samples_per_s": profiled,
+            "window_s": profiled_window,
+            "n_iterations": FAKE_ITERATIONS,
+        },
+        "names": FAKE_KERNELS.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        "kernels": kernels,
+        "syncs": [],
+        "peak_allocated_mib": memory * 0.8,
+        "peak_reserved_mib": memory,
+        "trace_s": 0.0,
+    })
+}
+
+/// Writes `value` gzip'd to `path` (through a temporary file, as trace.py does).
+fn write_gzip_json(path: &Path, value: &serde_json::Value) -> Result<(), RunError> {
+    let io = |source| RunError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = path.with_extension("gz.tmp");
+    let file = std::fs::File::create(&tmp).map_err(io)?;
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let text = serde_json::to_vec(value)
+        .map_err(std::io::Error::from)
+        .map_err(io)?;
+    gz.write_all(&text).map_err(io)?;
+    gz.finish().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// The synthetic outcome of tracing one point (writes its file when ok).
+fn fake_trace(point: &Point, out_dir: &Path, gpu: &GpuInfo) -> Result<TraceReport, RunError> {
+    let file = out_dir.join(trace_file_name(point));
+    if file.exists() {
+        return Ok(TraceReport::skipped(point, file));
+    }
+    match point.model.as_str() {
+        "crash" => {
+            let why = "tracer exited (exit status: 3) before reporting this point (fake)";
+            return Ok(TraceReport::failure(point, TraceStatus::Crash, why));
+        }
+        "oom" => {
+            let why = "OutOfMemoryError: CUDA out of memory (fake)";
+            return Ok(TraceReport::failure(point, TraceStatus::Oom, why));
+        }
+        _ => {}
+    }
+    let trace = synthetic_trace(point, gpu);
+    write_gzip_json(&file, &trace)?;
+    let speed = |key: &str| trace[key]["samples_per_s"].as_f64();
+    Ok(TraceReport {
+        point: point.clone(),
+        status: TraceStatus::Ok,
+        error: None,
+        trace_s: Some(0.0),
+        unprofiled_samples_per_s: speed("unprofiled"),
+        profiled_samples_per_s: speed("profiled"),
+        n_kernels: Some((FAKE_KERNELS.len() * FAKE_ITERATIONS as usize) as u64),
+        file: Some(file),
+    })
+}
+
 impl Runner for FakeRunner {
     fn gpu(&self) -> &GpuInfo {
         &self.gpu
+    }
+
+    fn trace(
+        &mut self,
+        job: &TraceJob<'_>,
+        on_report: &mut dyn FnMut(TraceReport) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        std::fs::create_dir_all(job.out_dir).map_err(|source| RunError::Io {
+            path: job.out_dir.to_path_buf(),
+            source,
+        })?;
+        for point in job.points {
+            if job.deadline.is_some_and(|d| Instant::now() > d) {
+                return Ok(());
+            }
+            on_report(fake_trace(point, job.out_dir, &self.gpu)?)?;
+        }
+        Ok(())
     }
 
     fn source_label(&self) -> &'static str {

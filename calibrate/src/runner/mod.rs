@@ -2,6 +2,7 @@
 //!
 //! [`ProcessRunner`] is the real one (the only code that starts work on a GPU); [`FakeRunner`]
 //! replays a synthetic profile so that plans, resume and the CLI can be tested without a GPU.
+//! Both also trace points' kernels alone ([`Runner::trace`], protocol in [`trace_points`]).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +17,7 @@ mod fake;
 mod mig_instances;
 mod mps;
 mod process;
+pub mod trace_points;
 
 pub use command::{CommandResult, CommandSet, parse_progress, require_existing_mig_instances};
 pub use fake::FakeRunner;
@@ -25,6 +27,9 @@ pub use mig_instances::{
 };
 pub use mps::MpsDaemon;
 pub use process::{ProcessRunner, ProcessRunnerConfig};
+pub use trace_points::{
+    DEFAULT_TRACER, TraceJob, TraceReport, TraceSettings, TraceStatus, trace_file_name,
+};
 
 /// Why a launch could not run. Fatal for the plan; records already written stay.
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +195,15 @@ pub trait Runner {
         &mut self,
         launch: &Launch<'_>,
         on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
+    ) -> Result<(), RunError>;
+    /// Traces the job's points alone, one after the other in one tracer process, each into
+    /// `out_dir/<model>_<batch>_<image>.trace.json.gz` (a point whose file exists is skipped);
+    /// `on_report` is called once per point, in order. Points not reached before the deadline
+    /// get no report.
+    fn trace(
+        &mut self,
+        job: &TraceJob<'_>,
+        on_report: &mut dyn FnMut(TraceReport) -> Result<(), RunError>,
     ) -> Result<(), RunError>;
 }
 

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{
-    CLEARED_ENV, Launch, MigInstances, MpsDaemon, MpsDirs, Report, RunError, Runner, interrupted,
-    worker_env,
+    CLEARED_ENV, Launch, MigInstances, MpsDaemon, MpsDirs, Report, RunError, Runner, TraceJob,
+    TraceReport, interrupted, worker_env,
 };
 use crate::gpu::{self, GpuInfo, Sampler, Source, WindowStats};
 use crate::store::Status;
@@ -26,6 +26,9 @@ use crate::store::Status;
 pub struct ProcessRunnerConfig {
     /// Worker program and its leading arguments, e.g. `["python3", "calibrate/workloads/train.py"]`.
     pub worker: Vec<String>,
+    /// Tracer program and its leading arguments, e.g. `["python3",
+    /// "calibrate/workloads/trace.py"]` (protocol in `runner::trace_points`).
+    pub tracer: Vec<String>,
     /// MPS control program (`nvidia-cuda-mps-control`).
     pub mps_control: PathBuf,
     /// nvidia-smi, used only to create and destroy MIG instances (`--allow-mig-reconfigure`).
@@ -378,6 +381,14 @@ impl Runner for ProcessRunner {
         "measured"
     }
 
+    fn trace(
+        &mut self,
+        job: &TraceJob<'_>,
+        on_report: &mut dyn FnMut(TraceReport) -> Result<(), RunError>,
+    ) -> Result<(), RunError> {
+        self.trace_points(job, on_report)
+    }
+
     fn run(
         &mut self,
         launch: &Launch<'_>,
@@ -510,26 +521,7 @@ impl Workers {
     }
 
     fn stderr_tail(&self, rank: usize) -> String {
-        let mut text = String::new();
-        if let Ok(mut file) = std::fs::File::open(self.stderr_path(rank)) {
-            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-            let _ = file.seek(SeekFrom::Start(len.saturating_sub(1500)));
-            let _ = file.read_to_string(&mut text);
-        }
-        // The exception line says most: put the last one first, then the tail.
-        let last_error = text
-            .lines()
-            .rev()
-            .find(|l| l.contains("Error") || l.contains("error:"))
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        let tail = text.trim().replace('\n', " | ");
-        match (last_error.is_empty(), tail.is_empty()) {
-            (_, true) => "(empty)".into(),
-            (true, false) => tail,
-            (false, false) => format!("{last_error} || {tail}"),
-        }
+        stderr_tail(&self.stderr_path(rank))
     }
 
     fn kill_all(&mut self) {
@@ -550,13 +542,37 @@ impl Drop for Workers {
     }
 }
 
+/// The last 1500 bytes of a captured stderr file on one line, its last exception line first.
+pub(super) fn stderr_tail(path: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut file) = std::fs::File::open(path) {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = file.seek(SeekFrom::Start(len.saturating_sub(1500)));
+        let _ = file.read_to_string(&mut text);
+    }
+    // The exception line says most: put the last one first, then the tail.
+    let last_error = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("Error") || l.contains("error:"))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let tail = text.trim().replace('\n', " | ");
+    match (last_error.is_empty(), tail.is_empty()) {
+        (_, true) => "(empty)".into(),
+        (true, false) => tail,
+        (false, false) => format!("{last_error} || {tail}"),
+    }
+}
+
 /// A private folder per launch (barrier, MPS pipe and log, worker stderr); removed on drop.
-struct LaunchDir {
-    path: PathBuf,
+pub(super) struct LaunchDir {
+    pub(super) path: PathBuf,
 }
 
 impl LaunchDir {
-    fn create(root: &Path) -> Result<LaunchDir, RunError> {
+    pub(super) fn create(root: &Path) -> Result<LaunchDir, RunError> {
         static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = root.join(format!("colo-calibrate-{}-{n}", std::process::id()));

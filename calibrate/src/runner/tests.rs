@@ -1,6 +1,6 @@
-//! Runner tests: the real process runner driven by a fake worker, a fake MPS control program and
-//! a fake nvidia-smi that keeps MIG instances in a state file (POSIX sh scripts in
-//! calibrate/tests/fixtures), and the worker environment per mode.
+//! Runner tests: the real process runner driven by a fake worker, a fake MPS control program,
+//! a fake nvidia-smi that keeps MIG instances in a state file and a fake tracer (POSIX sh
+//! scripts in calibrate/tests/fixtures), and the worker environment per mode.
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -35,6 +35,7 @@ impl Setup {
     fn runner(&self, launch_grace_s: f64) -> ProcessRunner {
         let cfg = ProcessRunnerConfig {
             worker: vec!["sh".into(), fixture("fake_worker.sh").display().to_string()],
+            tracer: vec!["sh".into(), fixture("fake_tracer.sh").display().to_string()],
             mps_control: self.control.clone(),
             nvidia_smi: self.nvidia_smi.clone(),
             gpu_index: 3,
@@ -287,3 +288,4 @@ fn worker_env_per_mode() {
 use crate::store::Status;
 
 mod mig;
+mod trace;

@@ -1,0 +1,441 @@
+//! Kernel traces of calibration points: runs a runner's tracer over points and keeps the
+//! traces folder's index, the link from store records to their traces.
+//!
+//! A traces folder (`colo calibrate trace --out DIR`, or `OUT/traces/` of a plan run) holds one
+//! `<model>_<batch>_<image>.trace.json.gz` per point ([`crate::trace`] reads them) and
+//! `index.jsonl`: one JSON line ([`IndexEntry`]) per point the tracer was run on, appended and
+//! flushed as each point finishes, never rewritten. A store record is linked to its trace by
+//! its point and GPU UUID ([`trace_for`]). Points whose file exists are skipped and add no line.
+use std::fs::OpenOptions;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Point;
+use crate::runner::{RunError, Runner, TraceJob, TraceReport, TraceStatus, trace_file_name};
+
+/// Folder of a plan run's traces, under the store folder.
+pub const TRACES_DIR: &str = "traces";
+
+/// Name of the index in a traces folder.
+pub const INDEX_FILE: &str = "index.jsonl";
+
+/// One line of a traces folder's `index.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntry {
+    /// `MODEL:BATCH:IMAGE`.
+    pub point: String,
+    /// Outcome (never `skipped`: skipped points add no line).
+    pub status: TraceStatus,
+    /// Trace file name, relative to the index's folder (status ok).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// `measured` (GPU) or `fake` (`--fake-gpu`), as in store records.
+    pub source: String,
+    /// GPU product name, as in store records.
+    pub gpu_name: String,
+    /// Driver version, as in store records.
+    pub driver: String,
+    /// GPU UUID, as in store records (the link key with the point).
+    pub gpu_uuid: String,
+    /// PyTorch version, from the trace file.
+    #[serde(default)]
+    pub torch: Option<String>,
+    /// Samples/s over the unprofiled window.
+    #[serde(default)]
+    pub unprofiled_samples_per_s: Option<f64>,
+    /// Samples/s over the profiled iterations.
+    #[serde(default)]
+    pub profiled_samples_per_s: Option<f64>,
+    /// GPU activities in the trace.
+    #[serde(default)]
+    pub n_kernels: Option<u64>,
+    /// Seconds the tracer spent on the point.
+    #[serde(default)]
+    pub trace_s: Option<f64>,
+    /// Plan that asked for the trace (`colo calibrate run`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// Group that asked for the trace, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// What went wrong, or why the written file could not be read back.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Unix time the line was written, seconds.
+    pub t: f64,
+}
+
+/// The plan and group a trace step belongs to (written into the index).
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    /// Plan name.
+    pub plan: &'a str,
+    /// Group id.
+    pub group: &'a str,
+}
+
+/// What a trace step did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Traced {
+    /// One report per point reached, in order (distinct points; skipped ones included).
+    pub reports: Vec<TraceReport>,
+    /// Distinct points not reached before the deadline (no report, no file).
+    pub unfinished: usize,
+    /// The index file.
+    pub index: PathBuf,
+}
+
+impl Traced {
+    /// Reports of this status.
+    pub fn count(&self, status: TraceStatus) -> usize {
+        self.reports.iter().filter(|r| r.status == status).count()
+    }
+
+    /// Reports of points left without a trace file.
+    pub fn failed(&self) -> usize {
+        self.reports.iter().filter(|r| r.status.failed()).count()
+    }
+}
+
+/// Points, each once, in first-seen order.
+pub fn distinct(points: &[Point]) -> Vec<Point> {
+    let mut out: Vec<Point> = Vec::with_capacity(points.len());
+    for point in points {
+        if !out.contains(point) {
+            out.push(point.clone());
+        }
+    }
+    out
+}
+
+/// Traces the job's points (made distinct) with the runner into `job.out_dir`: points whose file
+/// exists are reported `skipped` without starting the tracer; the others run in one tracer
+/// process, and each outcome is appended to `out_dir/index.jsonl` as it arrives. `on_report` sees
+/// every report, in order.
+pub fn trace_points(
+    runner: &mut dyn Runner,
+    job: &TraceJob<'_>,
+    origin: Option<Origin<'_>>,
+    on_report: &mut dyn FnMut(&TraceReport),
+) -> Result<Traced, RunError> {
+    let points = distinct(job.points);
+    let index_path = job.out_dir.join(INDEX_FILE);
+    let mut traced = Traced {
+        index: index_path.clone(),
+        ..Traced::default()
+    };
+    let mut to_trace = Vec::new();
+    for point in &points {
+        let file = job.out_dir.join(trace_file_name(point));
+        if file.is_file() {
+            let report = TraceReport::skipped(point, file);
+            on_report(&report);
+            traced.reports.push(report);
+        } else {
+            to_trace.push(point.clone());
+        }
+    }
+    if !to_trace.is_empty() {
+        std::fs::create_dir_all(job.out_dir).map_err(|source| RunError::Io {
+            path: job.out_dir.to_path_buf(),
+            source,
+        })?;
+        let mut index = Index::open(&index_path)?;
+        let gpu = runner.gpu().clone();
+        let source = runner.source_label();
+        let sub_job = TraceJob {
+            points: &to_trace,
+            ..job.clone()
+        };
+        runner.trace(&sub_job, &mut |report| {
+            if report.status != TraceStatus::Skipped {
+                let mut entry = index_entry(&report, origin, &gpu, source);
+                entry.t = crate::gpu::unix_now();
+                index.append(&entry)?;
+            }
+            on_report(&report);
+            traced.reports.push(report);
+            Ok(())
+        })?;
+    }
+    traced.unfinished = points.len() - traced.reports.len();
+    // Back in the points' order (skipped points were reported first).
+    traced
+        .reports
+        .sort_by_key(|r| points.iter().position(|p| *p == r.point));
+    Ok(traced)
+}
+
+/// The index line of one report; an ok trace that colo cannot read back says why in `error`.
+fn index_entry(
+    report: &TraceReport,
+    origin: Option<Origin<'_>>,
+    gpu: &crate::gpu::GpuInfo,
+    source: &str,
+) -> IndexEntry {
+    let read_back = report.file.as_deref().map(crate::trace::read_raw);
+    let (torch, read_error) = match read_back {
+        Some(Ok(raw)) => (Some(raw.torch), None),
+        Some(Err(err)) => (None, Some(format!("trace written but unreadable: {err}"))),
+        None => (None, None),
+    };
+    IndexEntry {
+        point: report.point.to_string(),
+        status: report.status,
+        file: report
+            .file
+            .as_deref()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned()),
+        source: source.to_string(),
+        gpu_name: gpu.name.clone(),
+        driver: gpu.driver.clone(),
+        gpu_uuid: gpu.uuid.clone(),
+        torch,
+        unprofiled_samples_per_s: report.unprofiled_samples_per_s,
+        profiled_samples_per_s: report.profiled_samples_per_s,
+        n_kernels: report.n_kernels,
+        trace_s: report.trace_s,
+        plan: origin.map(|o| o.plan.to_string()),
+        group: origin.map(|o| o.group.to_string()),
+        error: report.error.clone().or(read_error),
+        t: 0.0,
+    }
+}
+
+/// Appends index lines, one write and flush each.
+struct Index {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl Index {
+    fn open(path: &Path) -> Result<Index, RunError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| RunError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Index {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    fn append(&mut self, entry: &IndexEntry) -> Result<(), RunError> {
+        let io = |source| RunError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut line = serde_json::to_vec(entry)
+            .map_err(std::io::Error::from)
+            .map_err(io)?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .map_err(io)
+    }
+}
+
+/// Lines of a traces folder's index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadedIndex {
+    /// Lines in file order.
+    pub entries: Vec<IndexEntry>,
+    /// `(line number, message)` of unreadable lines (skipped).
+    pub skipped: Vec<(usize, String)>,
+}
+
+/// Reads a traces folder's `index.jsonl`; a missing index is empty.
+pub fn load_index(dir: &Path) -> Result<LoadedIndex, RunError> {
+    let path = dir.join(INDEX_FILE);
+    let io = |source| RunError::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+        Err(err) => return Err(io(err)),
+    };
+    let mut loaded = LoadedIndex::default();
+    for (idx, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<IndexEntry>(&line) {
+            Ok(entry) => loaded.entries.push(entry),
+            Err(err) => loaded.skipped.push((idx + 1, err.to_string())),
+        }
+    }
+    Ok(loaded)
+}
+
+/// The trace of a store record's point: the latest ok index line of that point taken on the
+/// GPU with this UUID, else the latest ok one on any GPU.
+pub fn trace_for<'a>(
+    entries: &'a [IndexEntry],
+    point: &str,
+    gpu_uuid: &str,
+) -> Option<&'a IndexEntry> {
+    let ok = || {
+        entries
+            .iter()
+            .rev()
+            .filter(move |e| e.status == TraceStatus::Ok && e.point == point && e.file.is_some())
+    };
+    ok().find(|e| e.gpu_uuid == gpu_uuid)
+        .or_else(|| ok().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{FakeRunner, TraceSettings};
+
+    fn points(texts: &[&str]) -> Vec<Point> {
+        texts
+            .iter()
+            .map(|t| Point::parse(t).expect("point"))
+            .collect()
+    }
+
+    fn trace(dir: &Path, texts: &[&str]) -> Traced {
+        let points = points(texts);
+        let job = TraceJob {
+            points: &points,
+            out_dir: dir,
+            settings: TraceSettings::default(),
+            deadline: None,
+        };
+        let origin = Origin {
+            plan: "p",
+            group: "alone",
+        };
+        trace_points(&mut FakeRunner::new(), &job, Some(origin), &mut |_| {}).expect("fake traces")
+    }
+
+    #[test]
+    fn fake_traces_are_written_indexed_and_read_back() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let traced = trace(
+            dir.path(),
+            &[
+                "resnet18:128:32",
+                "oom:8:32",
+                "resnet50:64:224",
+                "resnet18:128:32",
+            ],
+        );
+        let status: Vec<(String, TraceStatus)> = traced
+            .reports
+            .iter()
+            .map(|r| (r.point.to_string(), r.status))
+            .collect();
+        assert_eq!(
+            status,
+            vec![
+                ("resnet18:128:32".into(), TraceStatus::Ok),
+                ("oom:8:32".into(), TraceStatus::Oom),
+                ("resnet50:64:224".into(), TraceStatus::Ok),
+            ]
+        );
+        assert_eq!((traced.failed(), traced.unfinished), (1, 0));
+        let raw = crate::trace::read_raw(&dir.path().join("resnet50_64_224.trace.json.gz"))
+            .expect("valid trace");
+        assert_eq!(
+            (raw.point.as_str(), raw.batch, raw.torch.as_str()),
+            ("resnet50:64:224", 64, "fake")
+        );
+        let h200 = colo_sim::hardware::gpu("h200").expect("h200");
+        let folder = crate::trace::read_folder(dir.path(), h200).expect("folder");
+        assert!(folder.skipped.is_empty(), "{:?}", folder.skipped);
+        let traced_points: Vec<&str> = folder
+            .tables
+            .traces
+            .iter()
+            .map(|t| t.point.as_str())
+            .collect();
+        assert_eq!(traced_points, vec!["resnet18:128:32", "resnet50:64:224"]);
+        let LoadedIndex { entries, skipped } = load_index(dir.path()).expect("index");
+        assert!(skipped.is_empty());
+        assert_eq!(entries.len(), 3);
+        let ok = &entries[0];
+        assert_eq!(ok.file.as_deref(), Some("resnet18_128_32.trace.json.gz"));
+        assert_eq!(
+            (ok.source.as_str(), ok.gpu_uuid.as_str()),
+            ("fake", "GPU-fake")
+        );
+        assert_eq!(
+            (ok.plan.as_deref(), ok.group.as_deref()),
+            (Some("p"), Some("alone"))
+        );
+        assert_eq!(ok.torch.as_deref(), Some("fake"));
+        assert!(ok.error.is_none() && ok.unprofiled_samples_per_s.is_some_and(|v| v > 0.0));
+        assert_eq!(
+            (entries[1].status, entries[1].file.as_deref()),
+            (TraceStatus::Oom, None)
+        );
+    }
+
+    #[test]
+    fn existing_traces_are_skipped_without_a_new_index_line() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        trace(dir.path(), &["resnet18:128:32", "oom:8:32"]);
+        let again = trace(
+            dir.path(),
+            &["resnet18:128:32", "oom:8:32", "resnet26:32:32"],
+        );
+        let status: Vec<TraceStatus> = again.reports.iter().map(|r| r.status).collect();
+        assert_eq!(
+            status,
+            vec![TraceStatus::Skipped, TraceStatus::Oom, TraceStatus::Ok]
+        );
+        let entries = load_index(dir.path()).expect("index").entries;
+        // 2 lines of the first run, then the oom retried and the new point.
+        assert_eq!(entries.len(), 4);
+    }
+
+    #[test]
+    fn records_find_their_trace_by_point_and_gpu() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        trace(dir.path(), &["resnet18:128:32", "oom:8:32"]);
+        let mut entries = load_index(dir.path()).expect("index").entries;
+        let found = trace_for(&entries, "resnet18:128:32", "GPU-fake").expect("linked");
+        assert_eq!(found.file.as_deref(), Some("resnet18_128_32.trace.json.gz"));
+        assert!(
+            trace_for(&entries, "oom:8:32", "GPU-fake").is_none(),
+            "no file, no link"
+        );
+        // Another GPU's trace of the point is used only when this GPU has none.
+        let mut other = entries[0].clone();
+        (other.gpu_uuid, other.file) = ("GPU-other".into(), Some("other.trace.json.gz".into()));
+        entries.push(other);
+        let mine = trace_for(&entries, "resnet18:128:32", "GPU-fake").expect("linked");
+        assert_eq!(mine.gpu_uuid, "GPU-fake");
+        let theirs = trace_for(&entries, "resnet18:128:32", "GPU-new").expect("linked");
+        assert_eq!(theirs.gpu_uuid, "GPU-other");
+    }
+
+    #[test]
+    fn a_passed_deadline_traces_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let points = points(&["resnet18:128:32"]);
+        let job = TraceJob {
+            points: &points,
+            out_dir: dir.path(),
+            settings: TraceSettings::default(),
+            deadline: Some(std::time::Instant::now()),
+        };
+        let traced = trace_points(&mut FakeRunner::new(), &job, None, &mut |_| {}).expect("runs");
+        assert_eq!((traced.reports.len(), traced.unfinished), (0, 1));
+        assert!(!dir.path().join("resnet18_128_32.trace.json.gz").exists());
+    }
+}
