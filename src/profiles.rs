@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use colo_sim::perf::{Profile, ProfileSet};
+use std::sync::Arc;
+
+use colo_sim::perf::kernel::KernelTables;
+use colo_sim::perf::{KernelModel, Profile, ProfileSet};
 use colo_sim::ronfile::parse_ron;
 
 /// (file name under calibrate/profiles/, contents), best first for each GPU.
@@ -18,6 +21,38 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("../calibrate/profiles/h200-provisional.ron"),
     ),
 ];
+
+/// Kernel tables shipped beside the profiles (file name under calibrate/profiles/, bytes).
+const SHIPPED_TABLES: &[(&str, &[u8])] = &[(
+    "h200-kernels.json.gz",
+    include_bytes!("../calibrate/profiles/h200-kernels.json.gz"),
+)];
+
+/// The kernel model over `profiles`: kernel tables read from disk beside profile files the
+/// user named, or the shipped tables when `paths` is empty (the built-in profiles).
+pub fn kernel_model(profiles: Arc<ProfileSet>, paths: &[PathBuf]) -> anyhow::Result<KernelModel> {
+    if !paths.is_empty() {
+        return Ok(KernelModel::load(profiles)?);
+    }
+    let mut tables = Vec::new();
+    for (profile, _) in profiles.profiles() {
+        let Some(kernel) = &profile.kernel else {
+            continue;
+        };
+        let (name, bytes) = SHIPPED_TABLES
+            .iter()
+            .find(|(name, _)| *name == kernel.tables)
+            .with_context(|| {
+                format!(
+                    "the shipped {} profile names kernel tables {} that this build does not ship",
+                    profile.gpu, kernel.tables
+                )
+            })?;
+        let path = Path::new("calibrate/profiles").join(name);
+        tables.push(KernelTables::from_bytes(bytes, &path)?);
+    }
+    Ok(KernelModel::with_tables(profiles, tables))
+}
 
 /// The profiles to use: the given files, or else every shipped one (best per GPU).
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<ProfileSet> {

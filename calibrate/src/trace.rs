@@ -159,7 +159,9 @@ const COMPUTE_BOUND: &[&str] = &[
     "cutlass",
 ];
 
-/// Whether a kernel of this name is bandwidth-bound (see [`COMPUTE_BOUND`]).
+/// Whether a kernel of this name is bandwidth-bound: its name holds none of the fragments of
+/// compute-bound kernels (gemm, conv, xmma, fmha, attention, wgrad, dgrad, fprop, winograd,
+/// cutlass).
 pub fn is_memory_bound(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !COMPUTE_BOUND.iter().any(|frag| lower.contains(frag))

@@ -19,7 +19,7 @@ use thiserror::Error;
 use crate::engine::{Cluster, EngineError, GpuGroup, SimConfig, Simulation, Unplaceable};
 use crate::hardware::{self, GpuSpec};
 use crate::metrics::{self, RunLabels};
-use crate::perf::{Parametric, PerfModel, ProfileSet, ShareMode};
+use crate::perf::{KernelModel, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant};
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
 use crate::workload::ModelKey;
@@ -36,11 +36,20 @@ pub enum BenchCase {
     Philly,
     /// A sweep of synthetic variants run on 1 thread, then on N (target: efficiency >= 0.8).
     Sweep,
+    /// The kernel model: replay time per distinct set of 2, 4 and 7 traced jobs (target:
+    /// <= 20 ms for 7), and a synthetic MPS replay that asks it (memo hit rate).
+    Kernel,
 }
 
 impl BenchCase {
     /// Every case, in the order they run.
-    pub const ALL: [BenchCase; 4] = [Self::Small, Self::Large, Self::Philly, Self::Sweep];
+    pub const ALL: [BenchCase; 5] = [
+        Self::Small,
+        Self::Large,
+        Self::Philly,
+        Self::Sweep,
+        Self::Kernel,
+    ];
 
     /// Default (jobs, GPUs) of a synthetic case; for `Sweep`, of each variant.
     pub fn default_size(self) -> (u32, u32) {
@@ -49,6 +58,7 @@ impl BenchCase {
             Self::Large => (1_000_000, 10_000),
             Self::Philly => (0, 0),
             Self::Sweep => (10_000, 100),
+            Self::Kernel => (20_000, 200),
         }
     }
 }
@@ -72,6 +82,8 @@ pub struct BenchPlan {
     pub trace_limit: Option<usize>,
     /// Profiles for the synthetic cases (an H200 profile is needed).
     pub profiles: Arc<ProfileSet>,
+    /// The kernel model over `profiles` (its tables loaded), for the kernel case.
+    pub kernel: Option<Arc<KernelModel>>,
 }
 
 /// One measured line of the benchmark table.
@@ -138,6 +150,7 @@ pub fn run(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), Be
             BenchCase::Small | BenchCase::Large => on_row(&synthetic_case(plan, case)?),
             BenchCase::Philly => philly_case(plan, on_row)?,
             BenchCase::Sweep => sweep_case(plan, on_row)?,
+            BenchCase::Kernel => kernel_case(plan, on_row)?,
         }
     }
     Ok(())
@@ -158,6 +171,7 @@ fn synthetic_case(plan: &BenchPlan, case: BenchCase) -> Result<BenchRow, BenchEr
         gpus,
         mode: ShareMode::Mps,
         seed: 42,
+        perf: BenchPerf::Parametric,
     };
     let measured = spec.run(plan, &name)?;
     let wall_s = start.elapsed().as_secs_f64();
@@ -206,6 +220,14 @@ struct SyntheticRun {
     gpus: u32,
     mode: ShareMode,
     seed: u64,
+    perf: BenchPerf,
+}
+
+/// Which model a synthetic run asks.
+#[derive(Clone, Copy, Debug)]
+enum BenchPerf {
+    Parametric,
+    Kernel,
 }
 
 const MIX: [(&str, f64); 5] = [
@@ -223,7 +245,11 @@ impl SyntheticRun {
             why,
         };
         let gpu: &'static GpuSpec = hardware::gpu("h200").map_err(|e| setup(e.to_string()))?;
-        let perf: Arc<dyn PerfModel> = Arc::new(Parametric::new(plan.profiles.clone()));
+        let perf: Arc<dyn PerfModel> = match (&self.perf, &plan.kernel) {
+            (BenchPerf::Kernel, Some(k)) => k.clone(),
+            (BenchPerf::Kernel, None) => return Err(setup("no kernel model loaded".into())),
+            (BenchPerf::Parametric, _) => Arc::new(Parametric::new(plan.profiles.clone())),
+        };
         let mut mix = Vec::with_capacity(MIX.len());
         for (text, weight) in MIX {
             let model: ModelKey = text
@@ -315,6 +341,99 @@ fn simulate(config: &SimConfig, labels: RunLabels, case: &str) -> Result<Measure
     })
 }
 
+/// Median, 10th and 90th percentile of `v` (sorted in place).
+fn quantiles(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+/// Replay time of distinct sets (no memo hit: each set asked once) of 2, 4 and 7 traced jobs
+/// under MPS, then a synthetic MPS replay that asks the kernel model, with its memo hit rate.
+fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
+    let setup = |why: String| BenchError::Setup {
+        case: "kernel".into(),
+        why,
+    };
+    let kernel = plan
+        .kernel
+        .clone()
+        .ok_or_else(|| setup("no kernel model loaded".into()))?;
+    let gpu: &'static GpuSpec = hardware::gpu("h200").map_err(|e| setup(e.to_string()))?;
+    let points = kernel.traced_points(gpu);
+    let classes: Vec<_> = points
+        .iter()
+        .filter_map(|k| kernel.class(gpu, k).ok())
+        .collect();
+    if classes.len() < 7 {
+        return Err(setup("fewer than 7 traced points on h200".into()));
+    }
+    let partition = Partition::whole(gpu);
+    for n in [2usize, 4, 7] {
+        let sets = 24;
+        let mut times = Vec::with_capacity(sets);
+        let start = Instant::now();
+        for s in 0..sets {
+            let tenants: Vec<Tenant<'_>> = (0..n)
+                .map(|i| Tenant {
+                    class: &classes[(s * 31 + i * 17 + n * 5) % classes.len()],
+                    sm_budget: None,
+                    gpus: 1,
+                })
+                .collect();
+            let mut out = vec![0.0; n];
+            let t = Instant::now();
+            kernel.rates(gpu, ShareMode::Mps, &partition, &tenants, &mut out);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let wall_s = start.elapsed().as_secs_f64();
+        let (median, p10, p90) = quantiles(&mut times);
+        let max = times.last().copied().unwrap_or(0.0);
+        on_row(&BenchRow {
+            case: format!("kernel replay: {sets} sets of {n} (mps)"),
+            jobs: (sets * n) as u64,
+            gpus: 1,
+            threads: 1,
+            wall_s,
+            engine_s: wall_s,
+            events: 0,
+            events_per_s: 0.0,
+            peak_mib: None,
+            note: format!(
+                "per set: median {median:.2} ms; p10-p90 {p10:.2}-{p90:.2} ms; max {max:.2} ms"
+            ),
+        });
+    }
+    let (jobs, gpus) = size(plan, BenchCase::Kernel);
+    for perf in [BenchPerf::Parametric, BenchPerf::Kernel] {
+        let name = format!("synthetic {jobs} jobs on {gpus} GPUs (mps best-fit; {perf:?})");
+        let before = kernel.memo_stats();
+        let peak = PeakMemory::reset();
+        let start = Instant::now();
+        let spec = SyntheticRun {
+            jobs,
+            gpus,
+            mode: ShareMode::Mps,
+            seed: 42,
+            perf,
+        };
+        let measured = spec.run(plan, &name)?;
+        let wall_s = start.elapsed().as_secs_f64();
+        let mut r = row(name, measured, gpus, 1, wall_s, peak.read());
+        if let BenchPerf::Kernel = perf {
+            let after = kernel.memo_stats();
+            let (hits, misses) = (after.0 - before.0, after.1 - before.1);
+            r.note = format!(
+                "{}; kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
+                r.note,
+                100.0 * hits as f64 / (hits + misses).max(1) as f64
+            );
+        }
+        on_row(&r);
+    }
+    Ok(())
+}
+
 fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
     let mut scenario = Scenario::load(&plan.philly_scenario)?;
     if let Some(limit) = plan.trace_limit {
@@ -365,6 +484,7 @@ fn sweep_runs(plan: &BenchPlan) -> Vec<SyntheticRun> {
             gpus,
             mode: modes[idx % modes.len()],
             seed: idx as u64,
+            perf: BenchPerf::Parametric,
         })
         .collect()
 }
@@ -481,6 +601,7 @@ mod tests {
             philly_scenario: PathBuf::new(),
             trace_limit: None,
             profiles: Arc::new(ProfileSet::default()),
+            kernel: None,
         };
         let runs = sweep_runs(&plan);
         assert_eq!(runs.len(), 6);

@@ -8,7 +8,7 @@ use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 /// Arguments of `colo bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Cases to run, in order, comma-separated (default: all: small,large,philly,sweep).
+    /// Cases to run, in order, comma-separated (default: all: small,large,philly,sweep,kernel).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub case: Vec<CaseArg>,
     /// Jobs of the synthetic cases and of each sweep variant (default: small 100000, large
@@ -48,6 +48,9 @@ pub enum CaseArg {
     Philly,
     /// A 64-variant synthetic sweep on 1 thread, then on --threads.
     Sweep,
+    /// The kernel model: replay time per distinct set of 2, 4, 7 jobs, and a 20,000-job
+    /// synthetic MPS replay with it beside the parametric model (memo hit rate).
+    Kernel,
 }
 
 /// Output format.
@@ -66,6 +69,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "warning: this is a debug build; its timings say little. Use `cargo run --release -- bench`."
         );
     }
+    let profiles = Arc::new(crate::profiles::load(&[])?);
     let plan = BenchPlan {
         cases: cases(&args.case),
         jobs: args.jobs,
@@ -74,7 +78,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         variants: args.variants.max(1),
         philly_scenario: find_scenario(&args.philly),
         trace_limit: args.trace_limit,
-        profiles: Arc::new(crate::profiles::load(&[])?),
+        profiles: profiles.clone(),
+        kernel: Some(Arc::new(crate::profiles::kernel_model(profiles, &[])?)),
     };
     super::print(&format!("{}\n", header(args.format)))?;
     // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.
@@ -107,6 +112,7 @@ fn cases(chosen: &[CaseArg]) -> Vec<BenchCase> {
             CaseArg::Large => BenchCase::Large,
             CaseArg::Philly => BenchCase::Philly,
             CaseArg::Sweep => BenchCase::Sweep,
+            CaseArg::Kernel => BenchCase::Kernel,
         })
         .collect()
 }

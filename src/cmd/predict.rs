@@ -10,7 +10,9 @@ use colo_calibrate::fit::gavel_model::{GavelModel, gavel_gpu_spec};
 use colo_calibrate::fit::text_maybe_gzipped;
 use colo_sim::hardware::{self, GpuSpec};
 use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
-use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ShareMode};
+use colo_sim::perf::{
+    EqualShare, Exclusive, FixedSlowdown, KernelModel, Parametric, PerfModel, ShareMode,
+};
 use colo_sim::workload::ModelKey;
 use serde_json::json;
 
@@ -36,8 +38,9 @@ pub struct PredictArgs {
     /// uses Gavel's measured pair table, jobs written like gavel_resnet-18:32:1.
     #[arg(long)]
     pub profile: Vec<PathBuf>,
-    /// Performance model.
-    #[arg(long, value_enum, default_value_t = ModelArg::Parametric)]
+    /// Performance model (default: kernel, which falls back to parametric for jobs without
+    /// a kernel trace and says so).
+    #[arg(long, value_enum, default_value_t = ModelArg::Kernel)]
     pub model: ModelArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
@@ -60,6 +63,8 @@ pub enum ModeArg {
 /// Performance model on the command line.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum ModelArg {
+    /// Replays each job's alone kernel trace together (the profile's traced points).
+    Kernel,
     /// Demand-based model with the profile's fitted parameters.
     Parametric,
     /// Each job as if alone.
@@ -85,7 +90,8 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .profile
         .iter()
         .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
-    let (gpu, model, profile_path, origin): (&'static GpuSpec, Box<dyn PerfModel>, String, String) =
+    let mut kernel: Option<Arc<KernelModel>> = None;
+    let (gpu, model, profile_path, origin): (&'static GpuSpec, Arc<dyn PerfModel>, String, String) =
         match gavel {
             Some(name) => gavel_model(&name)?,
             None => {
@@ -94,11 +100,19 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
                 let (_, path) = profiles.get(gpu)?;
                 let path = path.display().to_string();
                 let origin = profiles.origin(gpu).to_string();
-                let model: Box<dyn PerfModel> = match args.model {
-                    ModelArg::Parametric => Box::new(Parametric::new(profiles.clone())),
-                    ModelArg::Exclusive => Box::new(Exclusive::new(profiles.clone())),
-                    ModelArg::EqualShare => Box::new(EqualShare::new(profiles.clone())),
-                    ModelArg::FixedSlowdown => Box::new(FixedSlowdown::new(
+                let model: Arc<dyn PerfModel> = match args.model {
+                    ModelArg::Kernel => {
+                        let k = Arc::new(crate::profiles::kernel_model(
+                            profiles.clone(),
+                            &args.profile,
+                        )?);
+                        kernel = Some(k.clone());
+                        k
+                    }
+                    ModelArg::Parametric => Arc::new(Parametric::new(profiles.clone())),
+                    ModelArg::Exclusive => Arc::new(Exclusive::new(profiles.clone())),
+                    ModelArg::EqualShare => Arc::new(EqualShare::new(profiles.clone())),
+                    ModelArg::FixedSlowdown => Arc::new(FixedSlowdown::new(
                         profiles.clone(),
                         FixedSlowdown::DEFAULT_PER_CORUNNER,
                     )),
@@ -130,9 +144,13 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         layout,
     };
     let prediction = predict_set(model.as_ref(), &query)?;
+    let model_label = match &kernel {
+        Some(k) => kernel_label(k, gpu, &query.jobs),
+        None => model.name().to_owned(),
+    };
     let report = Report {
         query: &query,
-        model: model.name(),
+        model: &model_label,
         profile: &profile_path,
         origin,
         sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
@@ -145,6 +163,23 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `kernel` when every job has a trace, else which jobs sent the set to the fallback.
+fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
+    let untraced: Vec<String> = jobs
+        .iter()
+        .filter(|j| !k.is_traced(gpu, j))
+        .map(ToString::to_string)
+        .collect();
+    if untraced.is_empty() {
+        "kernel".into()
+    } else {
+        format!(
+            "parametric (kernel model fallback: no trace for {})",
+            untraced.join(", ")
+        )
+    }
+}
+
 /// Gavel's table shipped in the binary (stanford-futuredata/gavel, MIT).
 const GAVEL_TABLE: &[u8] =
     include_bytes!("../../calibrate/data/external/gavel/simulation_throughputs.json.gz");
@@ -152,7 +187,7 @@ const GAVEL_TABLE: &[u8] =
 /// `--profile gavel:NAME`: Gavel's measured pairs (and a parametric fit to them for other sets).
 fn gavel_model(
     name: &str,
-) -> anyhow::Result<(&'static GpuSpec, Box<dyn PerfModel>, String, String)> {
+) -> anyhow::Result<(&'static GpuSpec, Arc<dyn PerfModel>, String, String)> {
     let gpu = gavel_gpu_spec(name)
         .with_context(|| format!("gavel:{name}: Gavel's table has v100, p100 and k80"))?;
     let text = text_maybe_gzipped(GAVEL_TABLE.to_vec()).context("the shipped Gavel table")?;
@@ -164,7 +199,7 @@ fn gavel_model(
     );
     Ok((
         gpu,
-        Box::new(GavelModel::new(table)),
+        Arc::new(GavelModel::new(table)),
         label,
         "measured".into(),
     ))

@@ -79,3 +79,26 @@ fn philly_case_times_each_mode_of_the_trace_scenario() {
     }
     assert!(lines[5].contains("measured"), "{text}");
 }
+
+#[test]
+fn kernel_case_reports_replay_times_and_the_memo_hit_rate() {
+    let text = bench(&[
+        "--case", "kernel", "--jobs", "300", "--gpus", "4", "--format", "csv",
+    ]);
+    let rows = csv_rows(&text);
+    assert_eq!(rows.len(), 5, "{text}");
+    for n in [2, 4, 7] {
+        assert!(
+            rows.iter()
+                .any(|r| r[0] == format!("kernel replay: 24 sets of {n} (mps)")
+                    && r[9].contains("median")),
+            "{text}"
+        );
+    }
+    let kernel = rows
+        .iter()
+        .find(|r| r[0].contains("Kernel)"))
+        .expect("kernel replay row");
+    assert_eq!(kernel[1], "300");
+    assert!(kernel[9].contains("hits"), "{text}");
+}

@@ -32,7 +32,7 @@ fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
         "--out",
         profile.to_str().unwrap(),
         "--date",
-        "2026-11-30",
+        "2026-12-01",
     ];
     let run = colo(&args);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -131,7 +131,7 @@ fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
         "--out",
         out.to_str().unwrap(),
         "--date",
-        "2026-11-30",
+        "2026-12-01",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let fresh = std::fs::read_to_string(&out).unwrap();

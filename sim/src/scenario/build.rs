@@ -48,7 +48,11 @@ pub fn build_variant_with(
             })?,
         );
     let perf_spec = variant.perf_model.as_ref().unwrap_or(&file.perf_model);
-    let perf = perf_model(perf_spec, profiles.clone());
+    let perf =
+        perf_model(perf_spec, profiles.clone()).map_err(|source| ScenarioError::KernelTables {
+            path: path.to_owned(),
+            source,
+        })?;
     let workload = variant.workload.as_ref().unwrap_or(&file.workload);
     let trace = match workload {
         WorkloadSpec::Trace(spec) => Some(trace_workload::read(scenario, spec, options.strict)?),
@@ -96,15 +100,19 @@ pub fn build_variant_with(
     ))
 }
 
-fn perf_model(spec: &PerfModelSpec, profiles: Arc<ProfileSet>) -> Arc<dyn PerfModel> {
-    match spec {
+fn perf_model(
+    spec: &PerfModelSpec,
+    profiles: Arc<ProfileSet>,
+) -> Result<Arc<dyn PerfModel>, crate::perf::kernel::TablesError> {
+    Ok(match spec {
+        PerfModelSpec::Kernel => Arc::new(crate::perf::KernelModel::load(profiles)?),
         PerfModelSpec::Parametric => Arc::new(Parametric::new(profiles)),
         PerfModelSpec::Exclusive => Arc::new(Exclusive::new(profiles)),
         PerfModelSpec::EqualShare => Arc::new(EqualShare::new(profiles)),
         PerfModelSpec::FixedSlowdown { per_corunner } => {
             Arc::new(FixedSlowdown::new(profiles, *per_corunner))
         }
-    }
+    })
 }
 
 fn origins(cluster: &Cluster, perf: &dyn PerfModel) -> String {

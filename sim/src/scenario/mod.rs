@@ -41,6 +41,14 @@ pub enum ScenarioError {
         /// The profile's error.
         source: ProfileError,
     },
+    /// `perf_model: Kernel` needs the kernel tables a profile names, and they could not be read.
+    #[error("{}: perf_model Kernel: {source}", path.display())]
+    KernelTables {
+        /// The scenario file.
+        path: PathBuf,
+        /// The tables' error.
+        source: crate::perf::kernel::TablesError,
+    },
     /// The trace named by a `Trace` workload could not be read (or, in strict mode, has a bad
     /// row: the message names its file and line).
     #[error("{}: workload.Trace: {source}", path.display())]

@@ -84,6 +84,9 @@ pub enum PerfModelSpec {
     /// Demand-based model with the profile's sharing parameters.
     #[default]
     Parametric,
+    /// Replays each job's alone kernel trace (the profile's `kernel` tables); jobs without a
+    /// trace fall back to `Parametric`.
+    Kernel,
     /// Every job as if alone (no interference).
     Exclusive,
     /// Each of n jobs gets 1/n.

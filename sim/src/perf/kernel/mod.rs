@@ -175,6 +175,9 @@ impl GpuTraces {
                 };
                 timeslice_shares(&alone, params)
             }
+            ShareMode::Exclusive | ShareMode::Timeslice if jobs[0].1 >= 1.0 => {
+                vec![1.0; jobs.len()]
+            }
             _ => {
                 let alone: Vec<&AloneTimeline> = jobs.iter().map(|&(i, _)| self.alone(i)).collect();
                 let replay_jobs: Vec<ReplayJob<'_>> = jobs
@@ -195,12 +198,15 @@ impl GpuTraces {
 /// A set as the memo knows it: mode, partition and (trace, budget) per job, in canonical order.
 type SetKey = (u8, u64, Vec<(usize, u64)>);
 
+/// Fractions of alone per (GPU index, set).
+type Memo = HashMap<(usize, SetKey), Arc<[f64]>>;
+
 /// The kernel-level model over a profile set and the kernel tables of its GPUs.
 pub struct KernelModel {
     profiles: Arc<ProfileSet>,
     fallback: Parametric,
     gpus: Vec<GpuTraces>,
-    memo: Mutex<HashMap<(usize, SetKey), Arc<[f64]>>>,
+    memo: Mutex<Memo>,
     stats: Mutex<(u64, u64)>,
 }
 
@@ -461,3 +467,6 @@ impl PerfModel for KernelModel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

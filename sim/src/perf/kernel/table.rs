@@ -189,13 +189,14 @@ impl KernelTables {
                 )));
             }
             let positive = |v: f64| v.is_finite() && v > 0.0;
-            if t.iterations == 0
-                || t.samples_per_iteration == 0
-                || !positive(t.unprofiled_samples_per_s)
-                || !positive(t.profiled_samples_per_s)
-                || !(t.host_scale.is_finite() && t.host_scale >= 0.0)
-                || !positive(t.dur_scale)
-            {
+            let valid = t.iterations > 0
+                && t.samples_per_iteration > 0
+                && positive(t.unprofiled_samples_per_s)
+                && positive(t.profiled_samples_per_s)
+                && t.host_scale.is_finite()
+                && t.host_scale >= 0.0
+                && positive(t.dur_scale);
+            if !valid {
                 return Err(invalid(format!(
                     "traces[{i}] ({}): iterations, samples_per_iteration, both speeds and dur_scale must be positive, host_scale at least 0",
                     t.point
