@@ -141,12 +141,7 @@ impl GpuTraces {
     fn alone(&self, idx: usize) -> &AloneTimeline {
         let t = &self.traced[idx];
         t.alone.get_or_init(|| {
-            let probe = AloneTimeline {
-                end_s: Vec::new(),
-                cycle_s: 1.0,
-                busy_s: 0.0,
-                bursts: 0,
-            };
+            let probe = AloneTimeline::placeholder();
             let job = self.job(idx, 1.0, &probe);
             alone_timeline(&job, &self.params(1.0, false))
         })

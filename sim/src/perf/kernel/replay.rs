@@ -63,6 +63,17 @@ pub struct AloneTimeline {
 }
 
 impl AloneTimeline {
+    /// A timeline with no positions, for replaying a job alone to compute its own timeline
+    /// (the alone replay never measures positions).
+    pub fn placeholder() -> Self {
+        Self {
+            end_s: Vec::new(),
+            cycle_s: 1.0,
+            busy_s: 0.0,
+            bursts: 0,
+        }
+    }
+
     /// Fraction of wall time the GPU runs this job's kernels alone.
     pub fn busy_fraction(&self) -> f64 {
         self.busy_s / self.cycle_s
@@ -180,12 +191,7 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
     };
     let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
         / trace.unprofiled_samples_per_s;
-    let timeline = AloneTimeline {
-        end_s: Vec::new(),
-        cycle_s: 1.0,
-        busy_s: 0.0,
-        bursts: 0,
-    };
+    let timeline = AloneTimeline::placeholder();
     let cycle = |host_scale: f64| {
         let job = ReplayJob {
             trace,
@@ -413,12 +419,7 @@ mod tests {
     }
 
     fn timeline(t: &KernelTrace) -> AloneTimeline {
-        let empty = AloneTimeline {
-            end_s: vec![],
-            cycle_s: 1.0,
-            busy_s: 0.0,
-            bursts: 0,
-        };
+        let empty = AloneTimeline::placeholder();
         alone_timeline(&job(t, &empty, 1.0), &params())
     }
 
@@ -482,12 +483,7 @@ mod tests {
         t.unprofiled_samples_per_s = 1.0 / 4e-6;
         let (h, d) = host_scale(&t, 100);
         assert_eq!(d, 1.0);
-        let empty = AloneTimeline {
-            end_s: vec![],
-            cycle_s: 1.0,
-            busy_s: 0.0,
-            bursts: 0,
-        };
+        let empty = AloneTimeline::placeholder();
         let j = ReplayJob {
             host_scale: h,
             ..job(&t, &empty, 1.0)
