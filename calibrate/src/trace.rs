@@ -253,6 +253,7 @@ pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
         iterations: raw.profiled.n_iterations,
         samples_per_iteration: raw.batch,
         unprofiled_samples_per_s: raw.unprofiled.samples_per_s,
+        anchor_samples_per_s: None,
         profiled_samples_per_s: raw.profiled.samples_per_s,
         peak_reserved_mib: raw.peak_reserved_mib,
         host_scale: 1.0,

@@ -104,7 +104,7 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
     let mut profile = validate::fitted_profile(&ds, &full, &date);
-    let kernel_check = match traced_folder(&args.data, gpu)? {
+    let kernel_check = match traced_folder(&args.data, &ds)? {
         Some(folder) => {
             let tables_path = beside(&args.out, "-kernels.json.gz");
             let file_name = tables_path
@@ -179,22 +179,24 @@ fn kernel_validation(
     data: &Path,
     ds: &measured::Dataset,
 ) -> anyhow::Result<Option<kernel::KernelValidation>> {
-    let Some(folder) = traced_folder(data, ds.gpu)? else {
+    let Some(folder) = traced_folder(data, ds)? else {
         return Ok(None);
     };
     Ok(Some(kernel::validate(ds, &folder.tables)))
 }
 
-/// The kernel traces under `data/traces`, if there are any; skipped files are reported.
+/// The kernel traces under `data/traces`, if there are any, anchored to the alone runs of `ds`
+/// (see [`kernel::anchor_to_alone_runs`]); skipped files are reported.
 fn traced_folder(
     data: &Path,
-    gpu: &'static hardware::GpuSpec,
+    ds: &measured::Dataset,
 ) -> anyhow::Result<Option<trace::TracedFolder>> {
     let dir = data.join("traces");
     if !dir.is_dir() {
         return Ok(None);
     }
-    let folder = trace::read_folder(&dir, gpu)?;
+    let mut folder = trace::read_folder(&dir, ds.gpu)?;
+    kernel::anchor_to_alone_runs(&mut folder.tables, &ds.classes);
     for (path, why) in &folder.skipped {
         eprintln!("skipped trace {}: {why}", path.display());
     }

@@ -85,27 +85,42 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts
 
 /// One row per predicted job: `split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,set`.
 pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
-    let mut out = String::from(
-        "split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,set\n",
-    );
-    for j in jobs {
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.4},\"{}\"",
-            j.split,
-            j.mode,
-            j.n_jobs,
-            j.job,
-            j.launch_bound,
-            j.measured,
-            j.predicted,
-            j.equal_share,
-            j.fixed_slowdown,
-            j.noise,
-            j.set.replace('"', "'")
-        );
+    // The csv writer quotes what needs quoting (splits such as `fitted, held out` hold a comma).
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "split",
+        "mode",
+        "n_jobs",
+        "job",
+        "launch_bound",
+        "measured",
+        "predicted",
+        "equal_share",
+        "fixed_slowdown",
+        "noise",
+        "set",
+    ];
+    let mut rows = vec![header.map(str::to_owned)];
+    rows.extend(jobs.iter().map(|j| {
+        [
+            j.split.clone(),
+            j.mode.clone(),
+            j.n_jobs.to_string(),
+            j.job.clone(),
+            j.launch_bound.to_string(),
+            format!("{:.3}", j.measured),
+            format!("{:.3}", j.predicted),
+            format!("{:.3}", j.equal_share),
+            format!("{:.3}", j.fixed_slowdown),
+            format!("{:.4}", j.noise),
+            j.set.clone(),
+        ]
+    }));
+    for row in rows {
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(&row);
     }
-    out
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 /// The profile as a RON file with a header naming the command that wrote it.
@@ -212,8 +227,10 @@ fn kernel_subset(j: &PredictedJob) -> Option<(&'static str, &'static str)> {
     };
     let subset = match (mode, j.n_jobs, zoo) {
         ("mig-emulated", 1, _) => "slices alone",
-        ("mig-emulated", _, _) => "slice layouts",
-        (_, 1, _) => "SM budgets alone",
+        ("mig-emulated", _, true) => "zoo slice layouts",
+        ("mig-emulated", _, false) => "slice layouts",
+        (_, 1, true) => "zoo SM budgets",
+        (_, 1, false) => "SM budgets alone",
         (_, _, true) => "zoo co-runs",
         (_, 2, false) => "pairs",
         _ => "sets of 3+",
@@ -227,7 +244,7 @@ fn parametric_split(subset: &str) -> &'static str {
     match subset {
         "sets of 3+" | "slice layouts" => "3+ jobs",
         "slices alone" => "slice held out",
-        "zoo co-runs" => "model held out",
+        "zoo co-runs" | "zoo SM budgets" | "zoo slice layouts" => "model held out",
         _ => "train",
     }
 }
@@ -287,8 +304,10 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
             "sets of 3+",
             "zoo co-runs",
             "SM budgets alone",
+            "zoo SM budgets",
             "slices alone",
             "slice layouts",
+            "zoo slice layouts",
         ] {
             for jobs_of in ["all", "launch-bound", "GPU-bound"] {
                 let keep = |j: &&PredictedJob| {
@@ -352,4 +371,34 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set"
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predictions_csv_quotes_fields_that_hold_commas() {
+        let job = PredictedJob {
+            set: "mps [g]: a:1:1 + \"b\":1:1".to_owned(),
+            mode: "mps".to_owned(),
+            n_jobs: 2,
+            job: "a:1:1".to_owned(),
+            launch_bound: false,
+            measured: 1.0,
+            predicted: 2.0,
+            equal_share: 0.5,
+            fixed_slowdown: 0.8,
+            noise: 0.01,
+            split: "fitted, held out".to_owned(),
+        };
+        let text = predictions_csv(std::slice::from_ref(&job));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(reader.headers().unwrap().len(), 11);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].len(), 11, "{text}");
+        assert_eq!(&rows[0][0], job.split);
+        assert_eq!(&rows[0][10], job.set);
+    }
 }

@@ -388,7 +388,7 @@ impl KernelModel {
         let busy = alone.busy_fraction().clamp(0.0, 1.0);
         Some(JobClass {
             key: key.clone(),
-            solo_rate: t.unprofiled_samples_per_s,
+            solo_rate: t.alone_samples_per_s(),
             time_demand: busy,
             space_demand: 1.0,
             contention_demand: 1.0,

@@ -190,7 +190,7 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
         host_factor: 1.0,
     };
     let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
-        / trace.unprofiled_samples_per_s;
+        / trace.alone_samples_per_s();
     let timeline = AloneTimeline::placeholder();
     let cycle = |host_scale: f64| {
         let job = ReplayJob {
@@ -384,6 +384,7 @@ mod tests {
             iterations: 1,
             samples_per_iteration: 1,
             unprofiled_samples_per_s: 1.0,
+            anchor_samples_per_s: None,
             profiled_samples_per_s: 1.0,
             peak_reserved_mib: 0.0,
             host_scale: 1.0,

@@ -77,6 +77,11 @@ pub struct KernelTrace {
     /// Samples/s alone over the profiled iterations (measured; the host runs slower under the
     /// profiler).
     pub profiled_samples_per_s: f64,
+    /// Samples/s alone that the host time is scaled to reproduce, when a steadier measurement
+    /// than the tracing process's own window exists: the median of the point's alone runs in the
+    /// calibration store on the same GPU (measured). `None`: the unprofiled speed is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor_samples_per_s: Option<f64>,
     /// PyTorch's peak reserved memory in the tracing process, MiB (measured).
     pub peak_reserved_mib: f64,
     /// Host-time scale that makes the alone replay reproduce the unprofiled speed (derived).
@@ -101,6 +106,13 @@ impl KernelTrace {
     /// The traced point as a key; `None` when `point` is not MODEL:BATCH:IMAGE.
     pub fn key(&self) -> Option<ModelKey> {
         self.point.parse().ok()
+    }
+
+    /// The alone speed the replay reproduces: the anchor when there is one, else the unprofiled
+    /// speed of the tracing process.
+    pub fn alone_samples_per_s(&self) -> f64 {
+        self.anchor_samples_per_s
+            .unwrap_or(self.unprofiled_samples_per_s)
     }
 
     /// Kernels in the cycle.
@@ -193,12 +205,13 @@ impl KernelTables {
                 && t.samples_per_iteration > 0
                 && positive(t.unprofiled_samples_per_s)
                 && positive(t.profiled_samples_per_s)
+                && t.anchor_samples_per_s.is_none_or(positive)
                 && t.host_scale.is_finite()
                 && t.host_scale >= 0.0
                 && positive(t.dur_scale);
             if !valid {
                 return Err(invalid(format!(
-                    "traces[{i}] ({}): iterations, samples_per_iteration, both speeds and dur_scale must be positive, host_scale at least 0",
+                    "traces[{i}] ({}): iterations, samples_per_iteration, the speeds (and the anchor, if any) and dur_scale must be positive, host_scale at least 0",
                     t.point
                 )));
             }

@@ -15,6 +15,7 @@ fn toy_trace(point: &str, dur_ns: u32, blocks: u32, host_ns: u32) -> KernelTrace
         iterations: 1,
         samples_per_iteration: 1,
         unprofiled_samples_per_s: 1.0,
+        anchor_samples_per_s: None,
         profiled_samples_per_s: 1.0,
         peak_reserved_mib: 1024.0,
         host_scale: 1.0,
@@ -130,6 +131,18 @@ fn tables_round_trip_and_bad_tables_are_refused() {
     let json = serde_json::to_vec(&bad).unwrap();
     let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
     assert!(err.to_string().contains("equal length"), "{err}");
+    let mut anchored = t.clone();
+    anchored.traces[0].anchor_samples_per_s = Some(2.0);
+    let json = serde_json::to_vec(&anchored).unwrap();
+    let back = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap();
+    assert_eq!(back.traces[0].alone_samples_per_s(), 2.0);
+    for wrong in [0.0, -1.0] {
+        let mut bad = t.clone();
+        bad.traces[0].anchor_samples_per_s = Some(wrong);
+        let json = serde_json::to_vec(&bad).unwrap();
+        let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
+        assert!(err.to_string().contains("anchor"), "{err}");
+    }
     let mut old = t;
     old.version = 99;
     let json = serde_json::to_vec(&old).unwrap();
