@@ -24,6 +24,11 @@ enum Command {
     /// Run a scenario (all its sweep variants in parallel) and write results.
     Simulate(cmd::simulate::SimulateArgs),
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
+    #[command(
+        after_help = "Exit status: 0 when the set fits in memory (speeds printed); 3 when it does \
+                      not fit (the out-of-memory verdict, no speeds; null speeds in JSON); 1 on \
+                      an error; 2 on bad arguments."
+    )]
     Predict(cmd::predict::PredictArgs),
     /// Search the best packings of jobs on GPUs of one type (time-slicing, MPS, MIG).
     Pack(cmd::pack::PackArgs),
@@ -60,10 +65,25 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes joined by ": " (as `{:#}` does), each sentence once: the library
+/// errors write their source into their own message (`cannot read x: {source}`) and also
+/// return it as their source, so a cause the text already holds is not written again.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// A closed pipe (`colo ... | head`) is not an error worth reporting.
@@ -73,4 +93,44 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As the library's thiserror types are: the source in the message and as the source.
+    #[derive(Debug)]
+    struct ReadError {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for ReadError {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "cannot read x.ron: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for ReadError {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn error_text_writes_a_source_the_message_already_holds_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let err = anyhow::Error::new(ReadError { source: io }).context("simulate");
+        assert_eq!(
+            format!("{err:#}"),
+            "simulate: cannot read x.ron: No such file (os error 2): No such file (os error 2)",
+            "anyhow's chain alone repeats it"
+        );
+        assert_eq!(
+            error_text(&err),
+            "simulate: cannot read x.ron: No such file (os error 2)"
+        );
+        let plain = anyhow::anyhow!("bad value").context("--layout");
+        assert_eq!(error_text(&plain), "--layout: bad value");
+    }
 }

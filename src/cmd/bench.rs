@@ -16,14 +16,14 @@ pub struct BenchArgs {
     #[arg(long)]
     pub jobs: Option<u32>,
     /// H200s of the synthetic cases and of each sweep variant (default: small 1000, large
-    /// 10000, sweep 100).
-    #[arg(long)]
+    /// 10000, sweep 100); at least 1.
+    #[arg(long, value_parser = at_least_one::<u32>)]
     pub gpus: Option<u32>,
-    /// Threads of the parallel sweep run (default: all cores).
-    #[arg(long)]
+    /// Threads of the parallel sweep run (default: all cores); at least 1.
+    #[arg(long, value_parser = at_least_one::<usize>)]
     pub threads: Option<usize>,
-    /// Variants in the sweep.
-    #[arg(long, default_value_t = 64)]
+    /// Variants in the sweep; at least 1.
+    #[arg(long, default_value_t = 64, value_parser = at_least_one::<usize>)]
     pub variants: usize,
     /// Trace scenario of the philly case; a relative path not found from here is looked up
     /// in the source tree.
@@ -35,6 +35,21 @@ pub struct BenchArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
+}
+
+/// A count of at least 1: 0 GPUs, variants or threads would measure nothing.
+fn at_least_one<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + From<u8> + PartialOrd,
+{
+    let n: T = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number; give 1 or more"))?;
+    if n >= T::from(1) {
+        Ok(n)
+    } else {
+        Err(format!("{text} would measure nothing; give 1 or more"))
+    }
 }
 
 /// A benchmark case on the command line.
@@ -75,7 +90,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         jobs: args.jobs,
         gpus: args.gpus,
         threads: args.threads.unwrap_or_else(all_cores).max(1),
-        variants: args.variants.max(1),
+        variants: args.variants,
         philly_scenario: find_scenario(&args.philly),
         trace_limit: args.trace_limit,
         profiles: profiles.clone(),

@@ -28,8 +28,9 @@ pub struct PredictArgs {
     /// How the jobs share the GPU.
     #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
     pub mode: ModeArg,
-    /// MPS SM budgets in percent: one for all jobs or one per job, e.g. 45,48 (default: none).
-    #[arg(long, value_delimiter = ',')]
+    /// MPS SM budgets in percent (1 to 100): one for all jobs or one per job, e.g. 45,48
+    /// (default: none).
+    #[arg(long, value_delimiter = ',', value_parser = sm_percent)]
     pub sm_pct: Vec<f64>,
     /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
     #[arg(long)]
@@ -45,6 +46,20 @@ pub struct PredictArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
+}
+
+/// One `--sm-pct` value: a percentage of the SMs from 1 to 100 (below 1% no kernel runs, and
+/// MPS takes no more than 100%).
+fn sm_percent(text: &str) -> Result<f64, String> {
+    let pct: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number; give a percentage from 1 to 100"))?;
+    if (1.0..=100.0).contains(&pct) {
+        Ok(pct)
+    } else {
+        Err(format!("{pct} is outside 1..=100 (percent of the SMs)"))
+    }
 }
 
 /// Sharing mode on the command line.
@@ -160,8 +175,16 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Table => super::print(&report.table())?,
         FormatArg::Json => super::print(&report.json()?)?,
     }
-    Ok(ExitCode::SUCCESS)
+    if prediction.fits_memory {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::from(EXIT_OUT_OF_MEMORY))
+    }
 }
+
+/// Exit status of a set that does not fit in the GPU's memory (documented in `--help`): its
+/// processes would fail to allocate, so no speed is printed.
+pub const EXIT_OUT_OF_MEMORY: u8 = 3;
 
 /// `kernel` when every job has a trace, else which jobs sent the set to the fallback.
 fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
@@ -235,6 +258,8 @@ impl Report<'_> {
             "{:<28} {:>12} {:>7} {:>12} {:>9} {:>9} {:>12}  {:<12}",
             "job", "samples/s", "± band", "alone", "fraction", "mem GiB", "place", "origin"
         );
+        // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
+        let dash = |text: String| if p.fits_memory { text } else { "-".into() };
         for j in &p.jobs {
             let place = match (&j.slice, j.sm_budget) {
                 (Some(slice), _) => slice.clone(),
@@ -243,27 +268,36 @@ impl Report<'_> {
             };
             let _ = writeln!(
                 out,
-                "{:<28} {:>12.1} {:>7} {:>12.1} {:>9.3} {:>9.2} {:>12}  {:<12}",
+                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9.2} {:>12}  {:<12}",
                 j.key.to_string(),
-                j.samples_per_s,
-                j.spread
-                    .map_or("-".to_owned(), |s| format!("{:.0}%", s * 50.0)),
+                dash(format!("{:.1}", j.samples_per_s)),
+                dash(
+                    j.spread
+                        .map_or("-".to_owned(), |s| format!("{:.0}%", s * 50.0))
+                ),
                 j.exclusive_samples_per_s,
-                j.fraction_of_exclusive,
+                dash(format!("{:.3}", j.fraction_of_exclusive)),
                 j.memory_gib,
                 place,
                 j.origin.to_string()
             );
         }
-        let _ = writeln!(
-            out,
-            "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
-            p.total_fraction, self.origin, self.sharing_origin
-        );
-        let _ = writeln!(
-            out,
-            "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers"
-        );
+        if p.fits_memory {
+            let _ = writeln!(
+                out,
+                "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
+                p.total_fraction, self.origin, self.sharing_origin
+            );
+            let _ = writeln!(
+                out,
+                "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "no speeds: the set does not fit in memory, so its processes would fail with out of memory rather than run (exit status {EXIT_OUT_OF_MEMORY})"
+            );
+        }
         let verdict = if p.fits_memory {
             "fits".to_owned()
         } else {
@@ -286,6 +320,8 @@ impl Report<'_> {
 
     fn json(&self) -> anyhow::Result<String> {
         let (q, p) = (self.query, self.prediction);
+        // Out of memory: no speeds (null), only the verdict.
+        let speed = |x: f64| p.fits_memory.then_some(x);
         let jobs: Vec<serde_json::Value> = p
             .jobs
             .iter()
@@ -294,14 +330,14 @@ impl Report<'_> {
                     "model": j.key.model,
                     "batch": j.key.batch,
                     "image": j.key.image,
-                    "samples_per_s": j.samples_per_s,
+                    "samples_per_s": speed(j.samples_per_s),
                     "exclusive_samples_per_s": j.exclusive_samples_per_s,
-                    "fraction_of_exclusive": j.fraction_of_exclusive,
+                    "fraction_of_exclusive": speed(j.fraction_of_exclusive),
                     "memory_gib": j.memory_gib,
                     "slice": j.slice,
                     "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
                     "origin": j.origin.to_string(),
-                    "uncertainty_pct": j.spread.map(|s| s * 50.0),
+                    "uncertainty_pct": j.spread.map(|s| s * 50.0).and_then(speed),
                 })
             })
             .collect();
@@ -313,7 +349,7 @@ impl Report<'_> {
             "profile_origin": self.origin,
             "sharing_parameters_origin": self.sharing_origin,
             "jobs": jobs,
-            "total_fraction": p.total_fraction,
+            "total_fraction": speed(p.total_fraction),
             "memory_gib": p.memory_gib,
             "capacity_gib": p.capacity_gib,
             "fits_memory": p.fits_memory,

@@ -102,3 +102,16 @@ fn kernel_case_reports_replay_times_and_the_memo_hit_rate() {
     assert_eq!(kernel[1], "300");
     assert!(kernel[9].contains("hits"), "{text}");
 }
+
+#[test]
+fn zero_gpus_variants_or_threads_are_refused_with_the_range() {
+    for (flag, value) in [("--gpus", "0"), ("--variants", "0"), ("--threads", "0")] {
+        let out = colo(&["bench", "--case", "sweep", flag, value]);
+        assert_eq!(out.code, 2, "{flag} {value}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(flag) && out.stderr.contains("give 1 or more"),
+            "{flag} {value}: {}",
+            out.stderr
+        );
+    }
+}

@@ -117,8 +117,73 @@ fn memory_overflow_is_reported() {
         .chain(jobs)
         .collect();
     let run = colo(&args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 3, "{}", run.stderr);
     assert!(run.stdout.contains("does NOT fit"), "{}", run.stdout);
+}
+
+#[test]
+fn a_set_out_of_memory_gets_the_verdict_not_speeds() {
+    let jobs = vec!["lm_medium:16:512"; 16];
+    let args: Vec<&str> = ["predict", "--mode", "mps", "--model", "parametric"]
+        .iter()
+        .copied()
+        .chain(jobs)
+        .collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("no speeds: the set does not fit in memory")
+            && !run.stdout.contains("total fraction of exclusive"),
+        "{}",
+        run.stdout
+    );
+    let row = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("lm_medium:16:512"))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[1..3], ["-", "-"], "samples/s and band: {row}");
+    assert_eq!(cells[4], "-", "fraction: {row}");
+    let json: Vec<&str> = args.iter().copied().chain(["--format", "json"]).collect();
+    let run = colo(&json);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["fits_memory"], false);
+    assert!(v["total_fraction"].is_null());
+    for job in v["jobs"].as_array().unwrap() {
+        assert!(job["samples_per_s"].is_null() && job["fraction_of_exclusive"].is_null());
+        assert!(job["exclusive_samples_per_s"].as_f64().unwrap() > 0.0);
+    }
+    let help = colo(&["predict", "--help"]);
+    assert!(
+        help.stdout.contains("3 when it does not fit"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn sm_percent_outside_1_to_100_is_refused() {
+    for bad in ["0.5", "0", "-10", "101", "NaN"] {
+        let flag = format!("--sm-pct={bad}");
+        let run = colo(&["predict", &flag, "resnet50:64:224"]);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("--sm-pct") && run.stderr.contains("1..=100"),
+            "{bad}: {}",
+            run.stderr
+        );
+    }
+    let run = colo(&[
+        "predict",
+        "--sm-pct",
+        "1,100",
+        "resnet50:64:224",
+        "resnet50:64:224",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[test]

@@ -208,3 +208,86 @@ fn dynamic_mig_scenario_recuts_gpus_and_counts_it() {
         "large jobs ran in re-cut slices"
     );
 }
+
+#[test]
+fn settings_that_would_do_nothing_are_errors_naming_the_field_and_range() {
+    let job = "(model: \"resnet18:128:32\", samples: 10.0)";
+    let cases = [
+        (
+            scenario(
+                "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"7x1g.18gb\", jobs_per_slice: 0)",
+                job,
+            ),
+            "cluster[0].jobs_per_slice: 0 must be at least 1",
+        ),
+        (
+            scenario(
+                "(gpu: \"h200\", count: 1, mode: Mps, jobs_per_slice: 2)",
+                job,
+            ),
+            "cluster[0].jobs_per_slice: 2 is only for mode Mig",
+        ),
+        (
+            scenario("(gpu: \"h200\", count: 1, mode: Mps)", job)
+                .replace("workload:", "timeline_every_s: -1.0,\n    workload:"),
+            "timeline_every_s: -1 must be a finite number of seconds >= 0",
+        ),
+        (
+            scenario("(gpu: \"h200\", count: 1, mode: Mps)", job)
+                .replace("workload:", "timeline_every_s: NaN,\n    workload:"),
+            "timeline_every_s: NaN must be a finite number of seconds >= 0",
+        ),
+    ];
+    for (text, expected) in cases {
+        let run = simulate_text(&text);
+        assert_eq!(run.code, 1, "{expected}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("bad.ron: ") && run.stderr.contains(expected),
+            "{expected}: {}",
+            run.stderr
+        );
+    }
+    // One per slice, said out loud on a MIG group, is still fine.
+    let fine = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"7x1g.18gb\", jobs_per_slice: 1)",
+        job,
+    );
+    let run = simulate_text(&fine);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn scenario_name_must_be_a_plain_name() {
+    let text = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mps)",
+        "(model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    for bad in ["../../etc", "a/b", "a\\\\b", "..", ".", ""] {
+        let run = simulate_text(&text.replace("name: \"t\"", &format!("name: \"{bad}\"")));
+        assert_eq!(run.code, 1, "{bad:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("bad.ron: name: ") && run.stderr.contains("must be a plain name"),
+            "{bad:?}: {}",
+            run.stderr
+        );
+    }
+    let run = simulate_text(&text.replace("name: \"t\"", "name: \"my-run.v2\""));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_file_is_reported_once_per_sentence() {
+    let run = colo(&["simulate", "no-such-scenario.ron"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("cannot read no-such-scenario.ron: "),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("(os error 2)").count(),
+        1,
+        "the system's reason printed twice: {}",
+        run.stderr
+    );
+}

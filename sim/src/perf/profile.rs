@@ -257,8 +257,9 @@ impl Profile {
                 found: self.version,
             });
         }
+        // Every number must be finite: NaN fails each comparison below, infinity the bounds.
         let range = |field: String, value: f64, ok: bool, expected| {
-            if ok {
+            if ok && value.is_finite() {
                 Ok(())
             } else {
                 Err(ProfileError::Range {
@@ -274,13 +275,13 @@ impl Profile {
             "memory.context_gib".into(),
             m.context_gib,
             m.context_gib >= 0.0,
-            ">= 0",
+            ">= 0, finite",
         )?;
         range(
             "memory.mps_context_gib".into(),
             m.mps_context_gib,
             m.mps_context_gib >= 0.0,
-            ">= 0",
+            ">= 0, finite",
         )?;
         let o = self.timeslice.switch_overhead;
         range(
@@ -310,6 +311,25 @@ impl Profile {
             e > 0.0 && e <= 2.0,
             "0 < x <= 2",
         )?;
+        if let Some(k) = &self.kernel {
+            let globals = [
+                ("mps_overlap", k.mps_overlap),
+                ("mps_launch_us", k.mps_launch_us),
+                ("timeslice_switch_us", k.timeslice_switch_us),
+                ("timeslice_overhead", k.timeslice_overhead),
+                ("wave_exponent", k.wave_exponent),
+                ("bandwidth_share", k.bandwidth_share),
+                ("mps_host_factor", k.mps_host_factor),
+            ];
+            for (name, value) in globals {
+                range(
+                    format!("kernel.{name}"),
+                    value,
+                    value >= 0.0,
+                    ">= 0, finite",
+                )?;
+            }
+        }
         let mut seen = HashMap::new();
         for (idx, entry) in self.models.iter().enumerate() {
             let field = |name: &str| format!("models[{idx}].{name} ({})", entry.key());
@@ -317,7 +337,7 @@ impl Profile {
                 field("samples_per_s"),
                 entry.samples_per_s,
                 entry.samples_per_s > 0.0,
-                "> 0",
+                "> 0, finite",
             )?;
             let u = entry.time_demand;
             range(
@@ -332,8 +352,11 @@ impl Profile {
                 field("memory_gib"),
                 entry.memory_gib,
                 entry.memory_gib >= 0.0,
-                ">= 0",
+                ">= 0, finite",
             )?;
+            if let Some(spread) = entry.spread {
+                range(field("spread"), spread, spread >= 0.0, ">= 0, finite")?;
+            }
             if let Some(c) = entry.contention_demand {
                 range(
                     field("contention_demand"),

@@ -252,6 +252,31 @@ fn profile_validation_names_the_field() {
     );
 }
 
+#[test]
+fn profile_numbers_must_be_finite_and_spread_not_negative() {
+    let path = std::path::Path::new("p.ron");
+    for bad in [-0.01, f64::NAN, f64::INFINITY] {
+        let mut profile = test_profile();
+        profile.models[0].spread = Some(bad);
+        let err = profile.validate(path).unwrap_err().to_string();
+        assert!(
+            err.starts_with("p.ron: models[0].spread (small:64:224) = ")
+                && err.contains("(>= 0, finite)"),
+            "{err}"
+        );
+    }
+    let mut profile = test_profile();
+    profile.models[0].spread = Some(0.05);
+    profile.validate(path).unwrap();
+    profile.models[1].samples_per_s = f64::INFINITY;
+    let err = profile.validate(path).unwrap_err().to_string();
+    assert!(err.contains("models[1].samples_per_s"), "{err}");
+    let mut profile = test_profile();
+    profile.memory.context_gib = f64::NAN;
+    let err = profile.validate(path).unwrap_err().to_string();
+    assert!(err.contains("memory.context_gib = NaN"), "{err}");
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;

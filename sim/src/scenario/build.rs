@@ -287,6 +287,26 @@ fn group(
         }
         pct => pct.map(|p| p / 100.0),
     };
+    let jobs_per_slice = match spec.jobs_per_slice {
+        None => 1,
+        Some(n) if mode != ShareMode::Mig => {
+            return Err(ScenarioError::field(
+                path,
+                field("jobs_per_slice"),
+                format!(
+                    "{n} is only for mode Mig (jobs sharing one MIG slice); remove it or set mode: Mig"
+                ),
+            ));
+        }
+        Some(0) => {
+            return Err(ScenarioError::field(
+                path,
+                field("jobs_per_slice"),
+                "0 must be at least 1 (jobs sharing one MIG slice; default 1)",
+            ));
+        }
+        Some(n) => n,
+    };
     let dynamic_mig = dynamic_mig(path, idx, spec, gpu, mig_layout.as_ref())?;
     Ok(GpuGroup {
         gpu,
@@ -294,7 +314,7 @@ fn group(
         mode,
         mig_layout,
         sm_budget,
-        jobs_per_slice: spec.jobs_per_slice.max(1),
+        jobs_per_slice,
         dynamic_mig,
     })
 }

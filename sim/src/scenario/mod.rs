@@ -128,10 +128,34 @@ impl Scenario {
             file,
         };
         scenario.check_names()?;
+        scenario.check_timeline()?;
         Ok(scenario)
     }
 
+    fn check_timeline(&self) -> Result<(), ScenarioError> {
+        let every = self.file.timeline_every_s;
+        if every.is_finite() && every >= 0.0 {
+            return Ok(());
+        }
+        Err(ScenarioError::field(
+            &self.path,
+            "timeline_every_s",
+            format!("{every} must be a finite number of seconds >= 0 (0: a row at every change)"),
+        ))
+    }
+
     fn check_names(&self) -> Result<(), ScenarioError> {
+        if !is_plain_name(&self.file.name) {
+            return Err(ScenarioError::field(
+                &self.path,
+                "name",
+                format!(
+                    "`{}` must be a plain name: not empty, no `/` or `\\`, no `..`, not `.` \
+                     (it names the folder results/<name>/)",
+                    self.file.name
+                ),
+            ));
+        }
         let mut names: Vec<&str> = self.file.sweep.iter().map(|v| v.name.as_str()).collect();
         names.sort_unstable();
         for pair in names.windows(2) {
@@ -143,17 +167,12 @@ impl Scenario {
                 ));
             }
         }
-        if let Some(bad) = self
-            .file
-            .sweep
-            .iter()
-            .find(|v| v.name.is_empty() || v.name.contains(['/', '\\']))
-        {
+        if let Some(bad) = self.file.sweep.iter().find(|v| !is_plain_name(&v.name)) {
             return Err(ScenarioError::field(
                 &self.path,
                 "sweep",
                 format!(
-                    "variant name `{}` must be non-empty and hold no slash",
+                    "variant name `{}` must be non-empty, hold no slash or `..` and not be `.`",
                     bad.name
                 ),
             ));
@@ -251,6 +270,12 @@ impl Scenario {
             summary,
         })
     }
+}
+
+/// A name that is one path component of its own: not empty, not `.`, no separator (or NUL),
+/// no `..`. Scenario and variant names become folder names.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && !name.contains("..") && !name.contains(['/', '\\', '\0'])
 }
 
 enum SimulateError {

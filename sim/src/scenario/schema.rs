@@ -8,7 +8,8 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
-    /// Name; results go to `results/<name>/` unless `output` says otherwise.
+    /// Name: a plain name (no path separator, not `.` or `..`); results go to
+    /// `results/<name>/` unless `output` says otherwise.
     pub name: String,
     /// What the scenario shows (free text).
     #[serde(default)]
@@ -34,7 +35,7 @@ pub struct ScenarioFile {
     /// Jobs that fit nowhere: `Error` (default) or `Skip`.
     #[serde(default)]
     pub on_unplaceable: UnplaceableSpec,
-    /// Minimum seconds between timeline rows (0: every change).
+    /// Minimum seconds between timeline rows (0: every change; finite, >= 0).
     #[serde(default)]
     pub timeline_every_s: f64,
     /// Variants run side by side; each overrides some top-level fields.
@@ -136,9 +137,9 @@ pub struct GroupSpec {
     /// MPS SM budget per job, percent (mode Mps only).
     #[serde(default)]
     pub sm_budget_pct: Option<f64>,
-    /// Jobs per MIG slice, sharing it under MPS (default 1).
-    #[serde(default = "one")]
-    pub jobs_per_slice: u32,
+    /// Jobs per MIG slice, sharing it under MPS (mode Mig only; at least 1, default 1).
+    #[serde(default)]
+    pub jobs_per_slice: Option<u32>,
     /// Dynamic MIG (mode Mig only): layouts an idle GPU may be re-cut to, e.g. ["7x1g.18gb",
     /// "3g.71gb,4g.71gb"]; empty: the layout is static.
     #[serde(default)]
@@ -437,9 +438,9 @@ pub struct CandidateSpec {
     /// MPS SM budget per job, percent (mode Mps only).
     #[serde(default)]
     pub sm_budget_pct: Option<f64>,
-    /// Jobs per MIG slice (default 1).
-    #[serde(default = "one")]
-    pub jobs_per_slice: u32,
+    /// Jobs per MIG slice (mode Mig only; at least 1, default 1).
+    #[serde(default)]
+    pub jobs_per_slice: Option<u32>,
     /// Dynamic MIG layouts, as for a cluster group (default: static).
     #[serde(default)]
     pub dynamic_layouts: Vec<String>,
