@@ -54,6 +54,43 @@ pub fn kernel_model(profiles: Arc<ProfileSet>, paths: &[PathBuf]) -> anyhow::Res
     Ok(KernelModel::with_tables(profiles, tables))
 }
 
+/// How output names the profile `path` of `gpu` that [`load`] gave for `paths`: the file
+/// (read from disk) when the user named one, else `built-in GPU profile` (a copy compiled into
+/// this binary: editing or refitting calibrate/profiles/ does not change it; pass --profile).
+pub fn name(paths: &[PathBuf], path: &Path, gpu: &str) -> ProfileName {
+    if paths.is_empty() {
+        ProfileName::BuiltIn(format!("built-in {gpu} profile"))
+    } else {
+        ProfileName::Named(path.display().to_string())
+    }
+}
+
+/// Where the profile a command used came from, for its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileName {
+    /// Compiled into the binary: `built-in h200 profile`.
+    BuiltIn(String),
+    /// Named by the user: a file read from disk (or `predict`'s `gavel:NAME` table).
+    Named(String),
+}
+
+impl ProfileName {
+    /// The name alone (JSON's `profile`): the path, or `built-in h200 profile`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ProfileName::BuiltIn(s) | ProfileName::Named(s) => s,
+        }
+    }
+
+    /// As a table header says it: `profile PATH`, or `built-in h200 profile`.
+    pub fn phrase(&self) -> String {
+        match self {
+            ProfileName::BuiltIn(s) => s.clone(),
+            ProfileName::Named(s) => format!("profile {s}"),
+        }
+    }
+}
+
 /// The profiles to use: the given files, or else every shipped one (best per GPU).
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<ProfileSet> {
     if !paths.is_empty() {

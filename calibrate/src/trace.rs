@@ -59,6 +59,9 @@ pub struct RawTrace {
     pub torch: String,
     /// CUDA version PyTorch was built with.
     pub cuda: Option<String>,
+    /// `fake` from the fake runner (`--fake-gpu`); absent in traces measured by trace.py.
+    #[serde(default)]
+    pub source: Option<String>,
     /// The unprofiled window.
     pub unprofiled: Speed,
     /// The profiled iterations.
@@ -279,11 +282,23 @@ pub struct TracedFolder {
     pub tables: KernelTables,
     /// Files that could not be read or are of another GPU, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Whether any trace read comes from the fake runner (`source: "fake"`).
+    pub fake: bool,
 }
 
-/// Reads every `*.trace.json.gz` under `dir` whose GPU is `gpu`. The last trace of a point
-/// (by file name) wins.
+/// Reads every `*.trace.json.gz` under `dir` whose GPU is `gpu`, the fake runner's included.
+/// The last trace of a point (by file name) wins.
 pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, TraceError> {
+    read_folder_of(dir, gpu, true)
+}
+
+/// Like [`read_folder`], but the fake runner's traces are skipped (with why) unless
+/// `allow_fake`.
+pub fn read_folder_of(
+    dir: &Path,
+    gpu: &'static GpuSpec,
+    allow_fake: bool,
+) -> Result<TracedFolder, TraceError> {
     let io = |source| TraceError::Io {
         path: dir.to_owned(),
         source,
@@ -298,8 +313,13 @@ pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, Tr
     let mut skipped = Vec::new();
     let mut sources: BTreeMap<String, ()> = BTreeMap::new();
     let mut sm_count = gpu.sms;
+    let mut fake = false;
     for path in paths {
         match read_raw(&path) {
+            Ok(raw) if !allow_fake && raw.source.as_deref() == Some("fake") => skipped.push((
+                path,
+                "from the fake runner (`--fake-gpu`: invented numbers, not measurements); pass --allow-fake to use it".into(),
+            )),
             Ok(raw) if colo_sim::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
                 skipped.push((
                     path,
@@ -308,6 +328,7 @@ pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, Tr
             }
             Ok(raw) => {
                 sm_count = raw.sm_count;
+                fake |= raw.source.as_deref() == Some("fake");
                 sources.insert(
                     format!(
                         "{} (driver {}, torch {}, CUDA {})",
@@ -323,10 +344,16 @@ pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, Tr
             Err(err) => skipped.push((path, err.to_string())),
         }
     }
-    let source = format!(
-        "measured: torch.profiler CUDA-activity traces alone (calibrate/workloads/trace.py) on {}",
-        sources.into_keys().collect::<Vec<_>>().join("; ")
-    );
+    let on = sources.into_keys().collect::<Vec<_>>().join("; ");
+    let source = if fake {
+        format!(
+            "fake: synthetic traces of the fake runner (`--fake-gpu`, invented numbers, not measurements; read with --allow-fake) on {on}"
+        )
+    } else {
+        format!(
+            "measured: torch.profiler CUDA-activity traces alone (calibrate/workloads/trace.py) on {on}"
+        )
+    };
     Ok(TracedFolder {
         tables: KernelTables {
             format: TABLES_FORMAT.into(),
@@ -337,6 +364,7 @@ pub fn read_folder(dir: &Path, gpu: &'static GpuSpec) -> Result<TracedFolder, Tr
             traces: by_point.into_values().collect(),
         },
         skipped,
+        fake,
     })
 }
 

@@ -25,6 +25,10 @@ pub struct FitArgs {
     /// Date recorded in the profile's provenance (default: today, UTC).
     #[arg(long)]
     pub date: Option<String>,
+    /// Also take records of the fake runner (`colo calibrate run --fake-gpu`: invented
+    /// numbers, for tests) as if taken on --gpu; everything written is then labelled fake.
+    #[arg(long)]
+    pub allow_fake: bool,
 }
 
 /// Arguments of `colo calibrate validate`.
@@ -41,6 +45,10 @@ pub struct ValidateArgs {
     /// Also write every kernel-model prediction to this CSV (when DATA/traces exists).
     #[arg(long)]
     pub kernel_csv: Option<PathBuf>,
+    /// Also take records of the fake runner (`colo calibrate run --fake-gpu`: invented
+    /// numbers, for tests) as if taken on --gpu; everything written is then labelled fake.
+    #[arg(long)]
+    pub allow_fake: bool,
 }
 
 /// Arguments of `colo calibrate plot`.
@@ -54,6 +62,10 @@ pub struct PlotArgs {
     /// Folder for the figures (default: DATA/figures).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also take records of the fake runner (`colo calibrate run --fake-gpu`: invented
+    /// numbers, for tests) as if taken on --gpu; everything written is then labelled fake.
+    #[arg(long)]
+    pub allow_fake: bool,
 }
 
 /// Arguments of `colo calibrate gavel`.
@@ -94,7 +106,7 @@ pub struct MisoArgs {
 /// Runs `colo calibrate fit`.
 pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
-    let ds = measured::load_dataset(&args.data, gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     eprintln!(
         "fitting {} classes on {} sets of {} ...",
         ds.classes.len(),
@@ -104,7 +116,7 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
     let mut profile = validate::fitted_profile(&ds, &full, &date);
-    let kernel_check = match traced_folder(&args.data, &ds)? {
+    let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake)? {
         Some(folder) => {
             let tables_path = beside(&args.out, "-kernels.json.gz");
             let file_name = tables_path
@@ -116,7 +128,9 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
                 folder.tables.traces.len()
             );
             let kv = kernel::validate(&ds, &folder.tables);
-            let origin = if kv.every_stage {
+            let origin = if folder.fake {
+                Origin::Fake
+            } else if kv.every_stage {
                 Origin::Fitted
             } else {
                 Origin::Provisional
@@ -136,10 +150,11 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let command = format!(
-        "colo calibrate fit {} --gpu {} --out {}",
+        "colo calibrate fit {} --gpu {} --out {}{}",
         args.data.display(),
         args.gpu,
-        args.out.display()
+        args.out.display(),
+        if args.allow_fake { " --allow-fake" } else { "" }
     );
     let text = report::profile_file(&profile, &command).context("serialising the profile")?;
     write_atomic(&args.out, text.as_bytes())
@@ -153,18 +168,22 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let kernel_text = kernel_check
         .as_ref()
         .map_or(String::new(), |kv| report::kernel_table(kv, &checks.jobs));
+    let globals = globals_text(&ds, &full);
+    // The report names the sharing parameters only when some are defaults (no data constrained
+    // them), so that a report of a complete fit reads as before.
+    let defaults_line = if globals.starts_with("fitted: ") {
+        String::new()
+    } else {
+        format!("sharing parameters: {globals}\n")
+    };
     write_atomic(
         &report_path,
-        format!("{command}\n{table}{kernel_text}").as_bytes(),
+        format!("{command}\n{defaults_line}{table}{kernel_text}").as_bytes(),
     )?;
     write_atomic(&csv_path, report::predictions_csv(&checks.jobs).as_bytes())?;
-    let g = full.globals;
     let summary = format!(
-        "wrote {} (fitted: switch overhead {:.3}, MPS interference {:.3}, MPS launch queueing {:.3}; {} LM iterations, converged: {})\n{table}{kernel_text}report: {}, predictions: {}\n",
+        "wrote {} ({globals}; {} LM iterations, converged: {})\n{table}{kernel_text}report: {}, predictions: {}\n",
         args.out.display(),
-        g.switch_overhead,
-        g.interference,
-        g.queueing,
         full.iterations,
         full.converged,
         report_path.display(),
@@ -174,12 +193,55 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Which records a fit takes: the GPU's own, and the fake runner's only with --allow-fake.
+fn selection(allow_fake: bool) -> measured::Selection {
+    measured::Selection { allow_fake }
+}
+
+/// The fitted sharing parameters, each group labelled by where it came from: `fitted` (or
+/// `fitted to fake records`), or `default` when no set of the data constrained it.
+fn globals_text(ds: &measured::Dataset, full: &colo_calibrate::fit::parametric::Fitted) -> String {
+    let c = validate::constrained(&validate::problem(ds, &|_| true));
+    let g = full.globals;
+    let parts = [
+        (
+            c.timeslice,
+            format!("switch overhead {:.3}", g.switch_overhead),
+        ),
+        (c.mps, format!("MPS interference {:.3}", g.interference)),
+        (c.mps, format!("MPS launch queueing {:.3}", g.queueing)),
+    ];
+    let fitted: Vec<&str> = parts.iter().filter(|p| p.0).map(|p| p.1.as_str()).collect();
+    let defaults: Vec<&str> = parts
+        .iter()
+        .filter(|p| !p.0)
+        .map(|p| p.1.as_str())
+        .collect();
+    let label = if ds.fake {
+        "fitted to fake records"
+    } else {
+        "fitted"
+    };
+    let mut groups = Vec::new();
+    if !fitted.is_empty() {
+        groups.push(format!("{label}: {}", fitted.join(", ")));
+    }
+    if !defaults.is_empty() {
+        groups.push(format!(
+            "default (start values, no set constrained them): {}",
+            defaults.join(", ")
+        ));
+    }
+    groups.join("; ")
+}
+
 /// The kernel model judged on `ds`, when `data` has a `traces/` folder of kernel traces.
 fn kernel_validation(
     data: &Path,
     ds: &measured::Dataset,
+    allow_fake: bool,
 ) -> anyhow::Result<Option<kernel::KernelValidation>> {
-    let Some(folder) = traced_folder(data, ds)? else {
+    let Some(folder) = traced_folder(data, ds, allow_fake)? else {
         return Ok(None);
     };
     Ok(Some(kernel::validate(ds, &folder.tables)))
@@ -190,12 +252,13 @@ fn kernel_validation(
 fn traced_folder(
     data: &Path,
     ds: &measured::Dataset,
+    allow_fake: bool,
 ) -> anyhow::Result<Option<trace::TracedFolder>> {
     let dir = data.join("traces");
     if !dir.is_dir() {
         return Ok(None);
     }
-    let mut folder = trace::read_folder(&dir, ds.gpu)?;
+    let mut folder = trace::read_folder_of(&dir, ds.gpu, allow_fake)?;
     kernel::anchor_to_alone_runs(&mut folder.tables, &ds.classes);
     for (path, why) in &folder.skipped {
         eprintln!("skipped trace {}: {why}", path.display());
@@ -206,7 +269,7 @@ fn traced_folder(
 /// Runs `colo calibrate validate`.
 pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
-    let ds = measured::load_dataset(&args.data, gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     let checks = validate::validate(&ds);
     if let Some(csv) = &args.csv {
         write_atomic(csv, report::predictions_csv(&checks.jobs).as_bytes())?;
@@ -216,7 +279,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         &validate::error_rows(&checks.jobs),
         &checks.memory,
     ))?;
-    if let Some(kv) = kernel_validation(&args.data, &ds)? {
+    if let Some(kv) = kernel_validation(&args.data, &ds, args.allow_fake)? {
         if let Some(csv) = &args.kernel_csv {
             write_atomic(csv, report::predictions_csv(&kv.jobs).as_bytes())?;
         }
@@ -232,7 +295,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         ChartText, Curve, FigureOut, Format, ScatterPoint, plot_curves, plot_measured_vs_predicted,
     };
     let gpu = hardware::gpu(&args.gpu)?;
-    let ds = measured::load_dataset(&args.data, gpu)?;
+    let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     let dir = args.out.unwrap_or_else(|| args.data.join("figures"));
     let checks = validate::validate(&ds);
     let mut written = Vec::new();

@@ -43,7 +43,7 @@ pub struct PackArgs {
 pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
     let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-    let profile_path = profiles.get(gpu)?.1.display().to_string();
+    let profile_name = crate::profiles::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
     let model = Parametric::new(profiles.clone());
     let jobs = args
         .jobs
@@ -61,9 +61,9 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let report = pack(&model, &request)?;
     let seconds = started.elapsed().as_secs_f64();
     let text = match args.format {
-        FormatArg::Table => table(&request, &report, &profile_path, seconds),
+        FormatArg::Table => table(&request, &report, &profile_name.phrase(), seconds),
         FormatArg::Json => {
-            let value = to_json(&request, &report, &profile_path, seconds);
+            let value = to_json(&request, &report, profile_name.as_str(), seconds);
             format!("{}\n", serde_json::to_string_pretty(&value)?)
         }
     };
@@ -71,12 +71,13 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The table; `profile` as the header says it (`profile PATH` or `built-in h200 profile`).
 fn table(request: &PackRequest, report: &PackReport, profile: &str, seconds: f64) -> String {
     let mut out = String::new();
     let origin = report.origin;
     let _ = writeln!(
         out,
-        "{} job(s) on {}, perf model parametric, profile {profile} ({origin}); every rate is predicted from {origin} numbers",
+        "{} job(s) on {}, perf model parametric, {profile} ({origin}); every rate is predicted from {origin} numbers",
         request.jobs.len(),
         request.gpu.name
     );

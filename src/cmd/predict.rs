@@ -16,6 +16,8 @@ use colo_sim::perf::{
 use colo_sim::workload::ModelKey;
 use serde_json::json;
 
+use crate::profiles::ProfileName;
+
 /// Arguments of `colo predict`.
 #[derive(clap::Args)]
 pub struct PredictArgs {
@@ -106,35 +108,39 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
     let mut kernel: Option<Arc<KernelModel>> = None;
-    let (gpu, model, profile_path, origin): (&'static GpuSpec, Arc<dyn PerfModel>, String, String) =
-        match gavel {
-            Some(name) => gavel_model(&name)?,
-            None => {
-                let gpu = hardware::gpu(&args.gpu)?;
-                let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-                let (_, path) = profiles.get(gpu)?;
-                let path = path.display().to_string();
-                let origin = profiles.origin(gpu).to_string();
-                let model: Arc<dyn PerfModel> = match args.model {
-                    ModelArg::Kernel => {
-                        let k = Arc::new(crate::profiles::kernel_model(
-                            profiles.clone(),
-                            &args.profile,
-                        )?);
-                        kernel = Some(k.clone());
-                        k
-                    }
-                    ModelArg::Parametric => Arc::new(Parametric::new(profiles.clone())),
-                    ModelArg::Exclusive => Arc::new(Exclusive::new(profiles.clone())),
-                    ModelArg::EqualShare => Arc::new(EqualShare::new(profiles.clone())),
-                    ModelArg::FixedSlowdown => Arc::new(FixedSlowdown::new(
+    let (gpu, model, profile_name, origin): (
+        &'static GpuSpec,
+        Arc<dyn PerfModel>,
+        ProfileName,
+        String,
+    ) = match gavel {
+        Some(name) => gavel_model(&name)?,
+        None => {
+            let gpu = hardware::gpu(&args.gpu)?;
+            let profiles = Arc::new(crate::profiles::load(&args.profile)?);
+            let (_, path) = profiles.get(gpu)?;
+            let path = crate::profiles::name(&args.profile, path, gpu.name);
+            let origin = profiles.origin(gpu).to_string();
+            let model: Arc<dyn PerfModel> = match args.model {
+                ModelArg::Kernel => {
+                    let k = Arc::new(crate::profiles::kernel_model(
                         profiles.clone(),
-                        FixedSlowdown::DEFAULT_PER_CORUNNER,
-                    )),
-                };
-                (gpu, model, path, origin)
-            }
-        };
+                        &args.profile,
+                    )?);
+                    kernel = Some(k.clone());
+                    k
+                }
+                ModelArg::Parametric => Arc::new(Parametric::new(profiles.clone())),
+                ModelArg::Exclusive => Arc::new(Exclusive::new(profiles.clone())),
+                ModelArg::EqualShare => Arc::new(EqualShare::new(profiles.clone())),
+                ModelArg::FixedSlowdown => Arc::new(FixedSlowdown::new(
+                    profiles.clone(),
+                    FixedSlowdown::DEFAULT_PER_CORUNNER,
+                )),
+            };
+            (gpu, model, path, origin)
+        }
+    };
     let jobs = args
         .jobs
         .iter()
@@ -166,7 +172,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     let report = Report {
         query: &query,
         model: &model_label,
-        profile: &profile_path,
+        profile: &profile_name,
         origin,
         sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
         prediction: &prediction,
@@ -210,7 +216,7 @@ const GAVEL_TABLE: &[u8] =
 /// `--profile gavel:NAME`: Gavel's measured pairs (and a parametric fit to them for other sets).
 fn gavel_model(
     name: &str,
-) -> anyhow::Result<(&'static GpuSpec, Arc<dyn PerfModel>, String, String)> {
+) -> anyhow::Result<(&'static GpuSpec, Arc<dyn PerfModel>, ProfileName, String)> {
     let gpu = gavel_gpu_spec(name)
         .with_context(|| format!("gavel:{name}: Gavel's table has v100, p100 and k80"))?;
     let text = text_maybe_gzipped(GAVEL_TABLE.to_vec()).context("the shipped Gavel table")?;
@@ -223,7 +229,7 @@ fn gavel_model(
     Ok((
         gpu,
         Arc::new(GavelModel::new(table)),
-        label,
+        ProfileName::Named(label),
         "measured".into(),
     ))
 }
@@ -232,7 +238,7 @@ fn gavel_model(
 struct Report<'a> {
     query: &'a SetQuery,
     model: &'a str,
-    profile: &'a str,
+    profile: &'a ProfileName,
     origin: String,
     sharing_origin: String,
     prediction: &'a SetPrediction,
@@ -244,11 +250,11 @@ impl Report<'_> {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} x {} job(s), mode {}, model {model}, profile {} ({}); {} sharing parameters: {}",
+            "{} x {} job(s), mode {}, model {model}, {} ({}); {} sharing parameters: {}",
             q.gpu.name,
             p.jobs.len(),
             q.mode,
-            self.profile,
+            self.profile.phrase(),
             self.origin,
             q.mode,
             self.sharing_origin
@@ -345,7 +351,7 @@ impl Report<'_> {
             "gpu": q.gpu.name,
             "mode": q.mode.to_string(),
             "perf_model": self.model,
-            "profile": self.profile,
+            "profile": self.profile.as_str(),
             "profile_origin": self.origin,
             "sharing_parameters_origin": self.sharing_origin,
             "jobs": jobs,

@@ -10,6 +10,16 @@ const PLAN: &str = r#"(name: "fitdata", groups: [
     (id: "slice", mode: MigEmulated, mig_profiles: ["2g.35gb"], sets: [["resnet50:64:224"]]),
 ])"#;
 
+/// Runs `PLAN`'s text on the fake GPU into `dir/data`; returns the data folder.
+fn fake_data(dir: &std::path::Path, plan: &str) -> String {
+    let plan = write(dir, "plan.ron", plan);
+    let data = dir.join("data");
+    let data = data.to_str().unwrap();
+    let run = colo(&["calibrate", "run", &plan, "--out", data, "--fake-gpu"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    data.to_owned()
+}
+
 #[test]
 fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
     let tmp = tempfile::tempdir().unwrap();
@@ -25,7 +35,7 @@ fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let profile = tmp.path().join("fake.ron");
-    let args = [
+    let mut args = vec![
         "calibrate",
         "fit",
         data.to_str().unwrap(),
@@ -34,8 +44,19 @@ fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
         "--date",
         "2026-12-01",
     ];
+    // The fake runner's invented numbers are no measurements: refused unless allowed.
+    let run = colo(&args);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("--allow-fake"), "{}", run.stderr);
+    assert!(!profile.exists(), "no profile is written from fake data");
+    args.push("--allow-fake");
     let run = colo(&args);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("\nFAKE DATA: "), "{}", run.stdout);
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(text.contains("    origin: fake,"), "{text}");
+    assert!(!text.contains("Some(fitted)"), "{text}");
+    assert!(text.contains("source: \"FAKE: "), "{text}");
     for needle in [
         "3 classes measured alone",
         "train",
@@ -65,7 +86,87 @@ fn fit_on_fake_gpu_data_writes_a_profile_predict_can_use() {
         "vit_b_16:32:224",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("fitted"), "{}", run.stdout);
+    assert!(run.stdout.contains("(fake)"), "{}", run.stdout);
+    assert!(!run.stdout.contains("fitted"), "{}", run.stdout);
+}
+
+#[test]
+fn fit_and_validate_take_only_records_of_the_gpu_they_fit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("a100.ron");
+    let out = out.to_str().unwrap();
+    for args in [
+        &[
+            "calibrate",
+            "fit",
+            "calibrate/data/h200",
+            "--gpu",
+            "a100-40gb",
+            "--out",
+            out,
+        ][..],
+        &[
+            "calibrate",
+            "validate",
+            "calibrate/data/h200",
+            "--gpu",
+            "a100-40gb",
+        ],
+    ] {
+        let run = colo(args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
+        for needle in [
+            "no records taken on a100-40gb",
+            "record(s) of h200 (NVIDIA H200)",
+            "pass `--gpu h200`",
+        ] {
+            assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+        }
+    }
+    assert!(
+        !std::path::Path::new(out).exists(),
+        "no A100 profile from H200 data"
+    );
+}
+
+#[test]
+fn a_fit_without_co_runs_labels_its_sharing_parameters_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = fake_data(
+        tmp.path(),
+        r#"(name: "alone", groups: [(id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"]])])"#,
+    );
+    let profile = tmp.path().join("alone.ron");
+    let profile = profile.to_str().unwrap();
+    let run = colo(&["calibrate", "fit", &data, "--out", profile, "--allow-fake"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("default (start values, no set constrained them): switch overhead 0.100, MPS interference 0.600, MPS launch queueing 0.500;"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("fitted: switch"), "{}", run.stdout);
+    let report = std::fs::read_to_string(tmp.path().join("alone-fit-report.txt")).unwrap();
+    assert!(report.contains("sharing parameters: default"), "{report}");
+    let text = std::fs::read_to_string(profile).unwrap();
+    assert_eq!(text.matches("origin: Some(default)").count(), 2, "{text}");
+    for mode in ["timeslice", "mps"] {
+        let run = colo(&[
+            "predict",
+            "--profile",
+            profile,
+            "--mode",
+            mode,
+            "resnet18:128:32",
+            "resnet50:64:224",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let header = run.stdout.lines().next().unwrap();
+        assert!(
+            header.ends_with(&format!("{mode} sharing parameters: default")),
+            "{header}"
+        );
+    }
 }
 
 #[test]

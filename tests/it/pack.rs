@@ -111,3 +111,35 @@ fn infeasible_requests_say_why() {
         assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn pack_names_the_built_in_profile_or_the_file_given() {
+    let run = colo(&["pack", "resnet50:64:224", "resnet18:128:32"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let header = run.stdout.lines().next().unwrap();
+    assert!(
+        header.contains("perf model parametric, built-in h200 profile (fitted);"),
+        "{header}"
+    );
+    let run = colo(&[
+        "pack",
+        "--format",
+        "json",
+        "resnet50:64:224",
+        "resnet18:128:32",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["profile"], "built-in h200 profile");
+    let run = colo(&[
+        "pack",
+        PROFILE[0],
+        PROFILE[1],
+        "resnet50:64:224",
+        "resnet18:128:32",
+    ]);
+    let header = run.stdout.lines().next().unwrap();
+    assert!(
+        header.contains(&format!("profile {} (provisional);", PROFILE[1])),
+        "{header}"
+    );
+}

@@ -276,3 +276,66 @@ fn a_batch_size_only_traced_is_known_and_an_untraced_job_falls_back() {
         fallback.stdout
     );
 }
+
+#[test]
+fn the_built_in_profile_is_named_so_and_a_named_file_is_read_from_disk() {
+    let jobs = [
+        "--mode",
+        "exclusive",
+        "--model",
+        "parametric",
+        "resnet50:64:224",
+    ];
+    let args: Vec<&str> = ["predict"].iter().chain(&jobs).copied().collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let header = run.stdout.lines().next().unwrap();
+    assert!(
+        header.contains(", built-in h200 profile (fitted);"),
+        "{header}"
+    );
+    assert!(
+        !run.stdout.contains("calibrate/profiles/"),
+        "{}",
+        run.stdout
+    );
+    let json_args: Vec<&str> = args.iter().copied().chain(["--format", "json"]).collect();
+    let v: serde_json::Value = serde_json::from_str(&colo(&json_args).stdout).unwrap();
+    assert_eq!(v["profile"], "built-in h200 profile");
+    // A copy of the shipped profile with resnet50:64:224 made twice as fast: predict reads
+    // the file the user names, not the built-in copy.
+    let shipped =
+        std::fs::read_to_string(crate::common::root().join("calibrate/profiles/h200.ron")).unwrap();
+    let built_in_rate = v["jobs"][0]["samples_per_s"].as_f64().unwrap();
+    let entry = shipped
+        .find("model: \"resnet50\",\n            batch: 64,")
+        .unwrap();
+    let rate_at =
+        entry + shipped[entry..].find("samples_per_s: ").unwrap() + "samples_per_s: ".len();
+    let rate_end = rate_at + shipped[rate_at..].find(',').unwrap();
+    let old: f64 = shipped[rate_at..rate_end].parse().unwrap();
+    assert_eq!(old, built_in_rate);
+    let edited = format!(
+        "{}{}{}",
+        &shipped[..rate_at],
+        old * 2.0,
+        &shipped[rate_end..]
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let path = crate::common::write(tmp.path(), "h200.ron", &edited);
+    let named: Vec<&str> = json_args
+        .iter()
+        .copied()
+        .chain(["--profile", &path])
+        .collect();
+    let v: serde_json::Value = serde_json::from_str(&colo(&named).stdout).unwrap();
+    assert_eq!(v["profile"], path.as_str());
+    assert_eq!(v["jobs"][0]["samples_per_s"].as_f64().unwrap(), old * 2.0);
+    let table: Vec<&str> = args.iter().copied().chain(["--profile", &path]).collect();
+    let run = colo(&table);
+    assert!(
+        run.stdout.contains(&format!(", profile {path} (fitted);")),
+        "{}",
+        run.stdout
+    );
+}

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use colo_sim::hardware::GpuSpec;
+use colo_sim::hardware::{self, GpuSpec};
 use colo_sim::perf::{Partition, ShareMode};
 use colo_sim::workload::ModelKey;
 use thiserror::Error;
@@ -27,6 +27,115 @@ pub enum DataError {
         /// What is missing and how to get it.
         message: String,
     },
+    /// No record was taken on the GPU being fitted.
+    #[error("{}: no records taken on {wanted}; the store holds {found}; {fix}", dir.display())]
+    WrongGpu {
+        /// The data folder.
+        dir: PathBuf,
+        /// The GPU asked for, e.g. `a100-40gb (NVIDIA A100-SXM4-40GB)`.
+        wanted: String,
+        /// What the store holds instead, e.g. `2116 records of h200 (NVIDIA H200)`.
+        found: String,
+        /// How to fit what is there.
+        fix: String,
+    },
+}
+
+/// Which records a fit takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Take records of the fake runner (`source: "fake"`, `--fake-gpu`) as if measured on the
+    /// GPU being fitted; the profile and reports are then labelled fake.
+    pub allow_fake: bool,
+}
+
+/// The catalog name of the GPU a record was taken on, or its raw name in backquotes when the
+/// catalog does not know it.
+fn record_gpu(r: &Record) -> String {
+    hardware::gpu(&r.gpu_name).map_or_else(
+        |_| format!("`{}` (not in colo's GPU catalog)", r.gpu_name),
+        |g| format!("{} ({})", g.name, g.display_name),
+    )
+}
+
+/// Records kept (each beside the index of its file) and counts of the others by why.
+type Selected = (Vec<(usize, Record)>, BTreeMap<String, usize>);
+
+/// Records taken on `gpu`, and the fake runner's when `select` allows them, with counts of the
+/// others by why they were left out; an error naming what the store holds when none is left.
+fn select_records(
+    dir: &Path,
+    gpu: &'static GpuSpec,
+    select: Selection,
+    records: Vec<(usize, Record)>,
+) -> Result<Selected, DataError> {
+    let mut kept = Vec::new();
+    let mut other_gpus: BTreeMap<String, usize> = BTreeMap::new();
+    let mut fake = 0usize;
+    for (idx, r) in records {
+        if r.source == "fake" {
+            if select.allow_fake {
+                kept.push((idx, r));
+            } else {
+                fake += 1;
+            }
+        } else if hardware::gpu(&r.gpu_name).is_ok_and(|g| g.name == gpu.name) {
+            kept.push((idx, r));
+        } else {
+            *other_gpus.entry(record_gpu(&r)).or_insert(0) += 1;
+        }
+    }
+    let fake_note = "from the fake runner (`colo calibrate run --fake-gpu`: invented numbers, not measurements)";
+    let mut left_out = BTreeMap::new();
+    if fake > 0 {
+        left_out.insert(
+            format!(
+                "{fake_note}; pass --allow-fake to fit them (the profile is then labelled fake)"
+            ),
+            fake,
+        );
+    }
+    for (name, n) in &other_gpus {
+        left_out.insert(format!("taken on {name}, not {}", gpu.name), *n);
+    }
+    if !kept.is_empty() {
+        return Ok((kept, left_out));
+    }
+    let mut found: Vec<String> = other_gpus
+        .iter()
+        .map(|(name, n)| format!("{n} record(s) of {name}"))
+        .collect();
+    if fake > 0 {
+        found.push(format!("{fake} record(s) {fake_note}"));
+    }
+    let known: Vec<&str> = other_gpus
+        .keys()
+        .filter_map(|name| name.split(' ').next().filter(|n| !n.starts_with('`')))
+        .collect();
+    let mut fixes = Vec::new();
+    match known.as_slice() {
+        [] => {}
+        [one] => fixes.push(format!("pass `--gpu {one}` to fit the {one} records")),
+        many => fixes.push(format!(
+            "pass `--gpu` with the GPU they were taken on ({})",
+            many.join(", ")
+        )),
+    }
+    if fake > 0 {
+        fixes.push("pass `--allow-fake` to fit the fake runner's records (labelled fake)".into());
+    }
+    if fixes.is_empty() {
+        fixes.push(
+            "measure this GPU (`colo calibrate run PLAN --out DIR` on it), or fit a GPU colo knows"
+                .into(),
+        );
+    }
+    Err(DataError::WrongGpu {
+        dir: dir.to_owned(),
+        wanted: format!("{} ({})", gpu.name, gpu.display_name),
+        found: found.join(", "),
+        fix: fixes.join(", or "),
+    })
 }
 
 /// What was measured of one point alone.
@@ -110,6 +219,10 @@ pub struct Dataset {
     pub drivers: Vec<String>,
     /// Sets left out, with why.
     pub left_out: BTreeMap<String, usize>,
+    /// Records left out (other GPUs, the fake runner's), with why.
+    pub records_left_out: BTreeMap<String, usize>,
+    /// Whether any record taken comes from the fake runner (`--allow-fake`).
+    pub fake: bool,
     /// Processes recorded as out of memory.
     pub oom_records: usize,
     /// Every launched set repeat whose processes all ended ok or out of memory.
@@ -134,18 +247,37 @@ fn key_of(r: &Record) -> ModelKey {
     ModelKey::new(&r.model, r.batch, r.image)
 }
 
-/// Reads every `*.jsonl` store in `dir` for `gpu`.
-pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataError> {
+/// Reads every `*.jsonl` store in `dir` for `gpu`: only records taken on `gpu`, and the fake
+/// runner's only when `select` allows them; an error names the GPUs found when none is left.
+pub fn load_dataset(
+    dir: &Path,
+    gpu: &'static GpuSpec,
+    select: Selection,
+) -> Result<Dataset, DataError> {
     let stores = store::load_dir(dir)?;
-    let mut records: Vec<Record> = Vec::new();
-    let mut files = Vec::new();
-    for (path, loaded) in stores {
-        files.push(path.display().to_string());
-        records.extend(loaded.records.into_iter().filter(|r| r.command.is_none()));
+    let mut records: Vec<(usize, Record)> = Vec::new();
+    let mut paths = Vec::new();
+    for (idx, (path, loaded)) in stores.into_iter().enumerate() {
+        paths.push(path.display().to_string());
+        let training = loaded.records.into_iter().filter(|r| r.command.is_none());
+        records.extend(training.map(|r| (idx, r)));
     }
     if records.is_empty() {
         return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });
     }
+    let (kept, records_left_out) = select_records(dir, gpu, select, records)?;
+    let mut used = vec![false; paths.len()];
+    for (idx, _) in &kept {
+        used[*idx] = true;
+    }
+    // A file with no record taken is not data of the fit.
+    let files: Vec<String> = paths
+        .into_iter()
+        .zip(used)
+        .filter_map(|(p, u)| u.then_some(p))
+        .collect();
+    let records: Vec<Record> = kept.into_iter().map(|(_, r)| r).collect();
+    let fake = records.iter().any(|r| r.source == "fake");
     let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
     let memory_cases = memory_cases(&records);
     let context_mib = (
@@ -191,6 +323,8 @@ pub fn load_dataset(dir: &Path, gpu: &'static GpuSpec) -> Result<Dataset, DataEr
         files,
         drivers,
         left_out,
+        records_left_out,
+        fake,
         oom_records,
         memory_cases,
         context_mib,
@@ -432,4 +566,76 @@ fn run_set(
         mig_profiles: profiles,
         reserved_mib: reserved,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed H200 smoke records (alone, time-sliced, MPS and emulated-MIG sets), each
+    /// line passed through `edit`, written to `dir/name`.
+    fn smoke_store(dir: &Path, name: &str, edit: &dyn Fn(&mut Record)) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/h200/smoke.jsonl");
+        let text = std::fs::read_to_string(path).expect("committed data");
+        let lines: Vec<String> = text
+            .lines()
+            .map(|line| {
+                let mut rec: Record = serde_json::from_str(line).expect("record");
+                edit(&mut rec);
+                serde_json::to_string(&rec).expect("encode")
+            })
+            .collect();
+        std::fs::write(dir.join(name), lines.join("\n")).expect("write store");
+    }
+
+    fn fake(rec: &mut Record) {
+        rec.source = "fake".into();
+        rec.gpu_name = "Fake GPU".into();
+        rec.gpu_uuid = "GPU-fake".into();
+    }
+
+    fn gpu(name: &str) -> &'static GpuSpec {
+        hardware::gpu(name).expect("catalog GPU")
+    }
+
+    #[test]
+    fn a_fit_of_another_gpu_refuses_and_names_the_gpu_found() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|_| {});
+        let err = load_dataset(dir.path(), gpu("a100-40gb"), Selection::default())
+            .expect_err("H200 records are no A100 data");
+        let text = err.to_string();
+        assert!(matches!(err, DataError::WrongGpu { .. }), "{text}");
+        for needle in [
+            "no records taken on a100-40gb",
+            "h200 (NVIDIA H200)",
+            "`--gpu h200`",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("h200 data");
+        assert!(!ds.fake && ds.records_left_out.is_empty());
+    }
+
+    #[test]
+    fn fake_runner_records_are_taken_only_when_allowed_and_then_marked() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "fake.jsonl", &fake);
+        let err = load_dataset(dir.path(), gpu("h200"), Selection::default())
+            .expect_err("fake records alone are no data");
+        assert!(err.to_string().contains("--allow-fake"), "{err}");
+        let allowed = Selection { allow_fake: true };
+        let ds = load_dataset(dir.path(), gpu("h200"), allowed).expect("allowed");
+        assert!(ds.fake);
+        assert!(!ds.sets.is_empty());
+        // Beside measured records, fake ones are left out (and said so), and their file is no
+        // data of the fit.
+        smoke_store(dir.path(), "measured.jsonl", &|_| {});
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("measured");
+        assert!(!ds.fake);
+        assert_eq!(ds.files.len(), 1, "{:?}", ds.files);
+        assert!(ds.files[0].ends_with("measured.jsonl"), "{:?}", ds.files);
+        let (why, n) = ds.records_left_out.iter().next().expect("a note");
+        assert!(why.contains("fake runner") && *n == 24, "{n} {why}");
+    }
 }

@@ -2,7 +2,7 @@
 //! (RON with a header), and the Gavel and MISO reports.
 use std::fmt::Write as _;
 
-use colo_sim::perf::Profile;
+use colo_sim::perf::{Origin, Profile};
 
 use super::gavel::GavelReport;
 use super::measured::Dataset;
@@ -21,6 +21,12 @@ fn pct(x: f64) -> String {
 /// the noise floor.
 pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts) -> String {
     let mut out = String::new();
+    if ds.fake {
+        let _ = writeln!(
+            out,
+            "FAKE DATA: records of the fake runner (`--fake-gpu`, taken with --allow-fake): invented numbers, not measurements"
+        );
+    }
     let _ = writeln!(
         out,
         "{} classes measured alone, {} sets; files: {}",
@@ -28,6 +34,9 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts
         ds.sets.len(),
         ds.files.len()
     );
+    for (why, n) in &ds.records_left_out {
+        let _ = writeln!(out, "left out: {n} record(s) {why}");
+    }
     for (why, n) in &ds.left_out {
         let _ = writeln!(out, "left out: {n} set(s): {why}");
     }
@@ -129,8 +138,21 @@ pub fn profile_file(profile: &Profile, command: &str) -> Result<String, ron::Err
         .depth_limit(3)
         .struct_names(false);
     let body = ron::ser::to_string_pretty(profile, config)?;
+    let mut notes = String::new();
+    let sections = [
+        profile.timeslice.origin,
+        profile.mps.origin,
+        profile.mig.origin,
+    ];
+    if sections.contains(&Some(Origin::Default)) {
+        notes
+            .push_str("// default: a start value that no measured run constrained (not fitted).\n");
+    }
+    if profile.origin == Origin::Fake {
+        notes.push_str("// FAKE: fitted to the fake runner's invented numbers (--allow-fake), not measurements.\n");
+    }
     Ok(format!(
-        "// Written by `{command}`. Do not edit by hand: re-run the command.\n// Origins: per model `origin` (fitted: in at least one measured set; provisional: measured alone only,\n// demands from priors); sections without `origin` share the profile's.\n{body}\n"
+        "// Written by `{command}`. Do not edit by hand: re-run the command.\n// Origins: per model `origin` (fitted: in at least one measured set; provisional: measured alone only,\n// demands from priors); sections without `origin` share the profile's.\n{notes}{body}\n"
     ))
 }
 

@@ -17,6 +17,9 @@ use super::parametric::{FitProblem, Fitted, Globals, fit, model_of, predictions,
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
 const ASSUMED_MPS_CONTEXT_GIB: f64 = 0.3;
 
+/// How a fitted profile's numbers were obtained (its provenance's `source`).
+const FIT_SOURCE: &str = "colo calibrate fit: Levenberg-Marquardt on log-rates of every measured set (time-slicing and MPS co-runs, SM-budget and emulated-MIG runs); exclusive rates and memory measured; MIG efficiency not fitted (no real MIG data: emulated); context memory measured as the median of NVML process memory minus PyTorch peak reserved (plain processes; MPS clients), assumed 0.5 / 0.3 GiB where no record has both; entries never measured in a set keep their NVML-utilisation time demand and a 0.5 space-demand prior (origin provisional)";
+
 /// Start values of the global parameters (the provisional H200 profile's).
 pub const START: Globals = Globals {
     switch_overhead: 0.1,
@@ -38,6 +41,30 @@ pub fn problem(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> FitProblem {
             .collect(),
         globals: START,
         fit_globals: [true, true, false, true],
+    }
+}
+
+/// Which sharing parameters some observation of a problem depends on: the others keep their
+/// start values ([`START`]) and are labelled `default`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Constrained {
+    /// Time-slicing switch overhead: a time-sliced set of 2+ jobs.
+    pub timeslice: bool,
+    /// MPS interference and launch queueing: an MPS (or emulated-MIG) set of 2+ jobs.
+    pub mps: bool,
+}
+
+/// What the observations of `problem` constrain.
+pub fn constrained(problem: &FitProblem) -> Constrained {
+    let shared = |mode: ShareMode| {
+        problem
+            .observations
+            .iter()
+            .any(|o| o.mode == mode && o.members.len() >= 2)
+    };
+    Constrained {
+        timeslice: shared(ShareMode::Timeslice),
+        mps: shared(ShareMode::Mps),
     }
 }
 
@@ -335,16 +362,48 @@ pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
         Origin::Fitted,
         "",
     );
+    let c = constrained(&problem);
+    let mut source = String::new();
+    if ds.fake {
+        source.push_str("FAKE: fitted to records of the fake runner (`colo calibrate run --fake-gpu`, taken with --allow-fake): invented numbers, not measurements; ");
+    }
+    source.push_str(FIT_SOURCE);
+    let defaults: Vec<&str> = [
+        (!c.timeslice).then_some("time-slicing switch overhead (no time-sliced set of 2+ jobs)"),
+        (!c.mps).then_some("MPS interference and launch queueing (no MPS set of 2+ jobs)"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !defaults.is_empty() {
+        source.push_str(&format!(
+            "; constrained by no run, so kept at their start values (origin default): {}",
+            defaults.join(", ")
+        ));
+    }
     profile.provenance = Provenance {
-        source: "colo calibrate fit: Levenberg-Marquardt on log-rates of every measured set (time-slicing and MPS co-runs, SM-budget and emulated-MIG runs); exclusive rates and memory measured; MIG efficiency not fitted (no real MIG data: emulated); context memory measured as the median of NVML process memory minus PyTorch peak reserved (plain processes; MPS clients), assumed 0.5 / 0.3 GiB where no record has both; entries never measured in a set keep their NVML-utilisation time demand and a 0.5 space-demand prior (origin provisional)".into(),
+        source,
         data: ds.files.clone(),
         created: created.to_owned(),
         driver: ds.drivers.first().cloned(),
     };
     profile.mig = MigParams {
         efficiency: 1.0,
-        origin: Some(Origin::Emulated),
+        origin: Some(if ds.fake {
+            Origin::Fake
+        } else {
+            Origin::Emulated
+        }),
     };
+    if !c.timeslice {
+        profile.timeslice.origin = Some(Origin::Default);
+    }
+    if !c.mps {
+        profile.mps.origin = Some(Origin::Default);
+    }
+    if ds.fake {
+        profile.origin = Origin::Fake;
+    }
     let (plain, mps) = ds.context_mib;
     profile.memory = MemoryParams {
         context_gib: plain.map_or(ASSUMED_CONTEXT_GIB, |m| m / 1024.0),
@@ -357,7 +416,9 @@ pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
         .collect();
     for (idx, entry) in profile.models.iter_mut().enumerate() {
         entry.spread = Some(ds.info[idx].spread);
-        entry.origin = Some(if observed.contains(&idx) {
+        entry.origin = Some(if ds.fake {
+            Origin::Fake
+        } else if observed.contains(&idx) {
             Origin::Fitted
         } else {
             Origin::Provisional
@@ -416,4 +477,53 @@ pub fn budget_curves(ds: &Dataset, fitted: &Fitted) -> Vec<BudgetCurve> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::measured::{Selection, load_dataset};
+    use super::*;
+
+    /// The committed H200 smoke records whose line passes `keep` (beside the alone runs of
+    /// h200-solo.jsonl, which measure the MPS pair's resnet50 alone), as a dataset.
+    fn smoke(keep: &dyn Fn(&str) -> bool) -> Dataset {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for name in ["smoke.jsonl", "h200-solo.jsonl"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("data/h200")
+                .join(name);
+            let text = std::fs::read_to_string(path).expect("committed data");
+            let lines: Vec<&str> = text.lines().filter(|l| keep(l)).collect();
+            std::fs::write(dir.path().join(name), lines.join("\n")).expect("write");
+        }
+        let h200 = colo_sim::hardware::gpu("h200").expect("h200");
+        load_dataset(dir.path(), h200, Selection::default()).expect("dataset")
+    }
+
+    #[test]
+    fn sharing_parameters_no_set_constrained_are_labelled_default() {
+        let alone = smoke(&|l| l.contains(r#""mode":"exclusive""#));
+        assert!(alone.sets.is_empty());
+        let profile = fitted_profile(&alone, &fit_on(&alone, &|_| true), "2026-12-01");
+        assert_eq!(profile.timeslice.origin, Some(Origin::Default));
+        assert_eq!(profile.mps.origin, Some(Origin::Default));
+        assert!((profile.timeslice.switch_overhead - START.switch_overhead).abs() < 1e-12);
+        assert!(profile.provenance.source.contains("origin default"));
+        // Time-sliced pairs constrain the switch overhead only.
+        let ts = smoke(&|l| !l.contains(r#""mode":"mps""#) && !l.contains("mig-emulated"));
+        let profile = fitted_profile(&ts, &fit_on(&ts, &|_| true), "2026-12-01");
+        assert_eq!(
+            profile.timeslice.origin, None,
+            "shares the profile's: fitted"
+        );
+        assert_eq!(profile.mps.origin, Some(Origin::Default));
+        // Every set: every sharing parameter fitted, and the source reads as before.
+        let all = smoke(&|_| true);
+        let profile = fitted_profile(&all, &fit_on(&all, &|_| true), "2026-12-01");
+        assert_eq!((profile.timeslice.origin, profile.mps.origin), (None, None));
+        assert_eq!(profile.provenance.source, FIT_SOURCE);
+        assert_eq!(profile.origin, Origin::Fitted);
+    }
 }

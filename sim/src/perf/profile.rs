@@ -28,6 +28,10 @@ pub enum Origin {
     Emulated,
     /// Carried over from another GPU's fit.
     Transferred,
+    /// A starting value that no data constrained (the fit saw no run that depends on it).
+    Default,
+    /// From the fake runner (`--fake-gpu`): invented numbers for tests, not measurements.
+    Fake,
 }
 
 impl fmt::Display for Origin {
@@ -38,6 +42,8 @@ impl fmt::Display for Origin {
             Origin::Fitted => "fitted",
             Origin::Emulated => "emulated",
             Origin::Transferred => "transferred",
+            Origin::Default => "default",
+            Origin::Fake => "fake",
         })
     }
 }
