@@ -140,6 +140,7 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
                 &folder.tables,
                 kv.fitted,
                 origin,
+                kernel::held_out_errors(&kv.jobs),
             ));
             let bytes =
                 kernel::tables_bytes(&folder.tables).context("serialising kernel tables")?;

@@ -9,6 +9,7 @@ use colo_calibrate::fit::gavel;
 use colo_calibrate::fit::gavel_model::{GavelModel, gavel_gpu_spec};
 use colo_calibrate::fit::text_maybe_gzipped;
 use colo_sim::hardware::{self, GpuSpec};
+use colo_sim::perf::profile::HeldOutError;
 use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
 use colo_sim::perf::{
     EqualShare, Exclusive, FixedSlowdown, KernelModel, Parametric, PerfModel, ShareMode,
@@ -108,6 +109,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
     let mut kernel: Option<Arc<KernelModel>> = None;
+    let mut held_out: Vec<HeldOutError> = Vec::new();
     let (gpu, model, profile_name, origin): (
         &'static GpuSpec,
         Arc<dyn PerfModel>,
@@ -118,7 +120,10 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         None => {
             let gpu = hardware::gpu(&args.gpu)?;
             let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-            let (_, path) = profiles.get(gpu)?;
+            let (profile, path) = profiles.get(gpu)?;
+            if let Some(k) = &profile.kernel {
+                held_out.clone_from(&k.held_out_error);
+            }
             let path = crate::profiles::name(&args.profile, path, gpu.name);
             let origin = profiles.origin(gpu).to_string();
             let model: Arc<dyn PerfModel> = match args.model {
@@ -169,7 +174,31 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         Some(k) => kernel_label(k, gpu, &query.jobs),
         None => model.name().to_owned(),
     };
+    // The kernel model's validated error for each job's mode and class (none when another
+    // model answered, or alone, where the rate is the measured one).
+    let store_mode = match query.mode {
+        ShareMode::Mps => Some("mps"),
+        ShareMode::Timeslice => Some("timeslice"),
+        ShareMode::Mig => Some("mig-emulated"),
+        ShareMode::Exclusive => None,
+    };
+    let model_error: Vec<Option<HeldOutError>> = query
+        .jobs
+        .iter()
+        .map(|key| {
+            let k = kernel.as_ref().filter(|_| model_label == "kernel")?;
+            let busy = k.alone_busy_fraction(gpu, key)?;
+            let mode = store_mode.filter(|_| {
+                query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some()
+            })?;
+            held_out
+                .iter()
+                .find(|e| e.mode == mode && e.launch_bound == (busy < 0.6))
+                .cloned()
+        })
+        .collect();
     let report = Report {
+        model_error: &model_error,
         query: &query,
         model: &model_label,
         profile: &profile_name,
@@ -236,6 +265,8 @@ fn gavel_model(
 
 /// One prediction with its labels, ready to print.
 struct Report<'a> {
+    /// Per job, the model's held-out error in this mode for its class, if known.
+    model_error: &'a [Option<HeldOutError>],
     query: &'a SetQuery,
     model: &'a str,
     profile: &'a ProfileName,
@@ -245,6 +276,45 @@ struct Report<'a> {
 }
 
 impl Report<'_> {
+    /// Job `i`'s band, percent: its model error and half its alone spread, in quadrature.
+    fn band_pct(&self, i: usize) -> Option<f64> {
+        let noise = self.prediction.jobs[i].spread.map(|s| s * 50.0);
+        match (self.model_error[i].as_ref(), noise) {
+            (Some(e), n) => Some(e.mape_pct.hypot(n.unwrap_or(0.0))),
+            (None, n) => n,
+        }
+    }
+
+    /// The footnote saying what the band holds.
+    fn band_note(&self) -> String {
+        let known: Vec<&HeldOutError> = self.model_error.iter().flatten().collect();
+        if known.is_empty() {
+            return "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers".into();
+        }
+        let mut classes: Vec<String> = known
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {:.1}% over {} jobs",
+                    if e.launch_bound {
+                        "launch-bound"
+                    } else {
+                        "GPU-bound"
+                    },
+                    e.mape_pct,
+                    e.jobs
+                )
+            })
+            .collect();
+        classes.sort();
+        classes.dedup();
+        format!(
+            "± band: the kernel model's held-out error in {} for the job's class (MAPE of samples/s on measured sets its fit never saw: {}; `colo calibrate validate`), combined in quadrature with half the spread of the job's repeated alone measurements",
+            known[0].mode,
+            classes.join(", ")
+        )
+    }
+
     fn table(&self) -> String {
         let (q, p, model) = (self.query, self.prediction, self.model);
         let mut out = String::new();
@@ -266,7 +336,7 @@ impl Report<'_> {
         );
         // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
         let dash = |text: String| if p.fits_memory { text } else { "-".into() };
-        for j in &p.jobs {
+        for (i, j) in p.jobs.iter().enumerate() {
             let place = match (&j.slice, j.sm_budget) {
                 (Some(slice), _) => slice.clone(),
                 (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
@@ -278,8 +348,8 @@ impl Report<'_> {
                 j.key.to_string(),
                 dash(format!("{:.1}", j.samples_per_s)),
                 dash(
-                    j.spread
-                        .map_or("-".to_owned(), |s| format!("{:.0}%", s * 50.0))
+                    self.band_pct(i)
+                        .map_or("-".to_owned(), |b| format!("{b:.0}%"))
                 ),
                 j.exclusive_samples_per_s,
                 dash(format!("{:.3}", j.fraction_of_exclusive)),
@@ -294,10 +364,7 @@ impl Report<'_> {
                 "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
                 p.total_fraction, self.origin, self.sharing_origin
             );
-            let _ = writeln!(
-                out,
-                "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers"
-            );
+            let _ = writeln!(out, "{}", self.band_note());
         } else {
             let _ = writeln!(
                 out,
@@ -331,7 +398,8 @@ impl Report<'_> {
         let jobs: Vec<serde_json::Value> = p
             .jobs
             .iter()
-            .map(|j| {
+            .enumerate()
+            .map(|(i, j)| {
                 json!({
                     "model": j.key.model,
                     "batch": j.key.batch,
@@ -343,7 +411,9 @@ impl Report<'_> {
                     "slice": j.slice,
                     "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
                     "origin": j.origin.to_string(),
-                    "uncertainty_pct": j.spread.map(|s| s * 50.0).and_then(speed),
+                    "uncertainty_pct": self.band_pct(i).and_then(speed),
+                    "model_error_pct": self.model_error[i].as_ref().map(|e| e.mape_pct).and_then(speed),
+                    "noise_pct": j.spread.map(|s| s * 50.0).and_then(speed),
                 })
             })
             .collect();

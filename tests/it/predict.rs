@@ -339,3 +339,73 @@ fn the_built_in_profile_is_named_so_and_a_named_file_is_read_from_disk() {
         run.stdout
     );
 }
+
+/// Issue 12.4: the band beside a kernel-model prediction holds the model's held-out error for
+/// the job's mode and class (carried in the profile by `calibrate fit`), not only the alone
+/// spread; alone there is no model error.
+#[test]
+fn the_band_holds_the_kernel_models_held_out_error() {
+    let run = colo(&[
+        "predict",
+        "--gpu",
+        "h200",
+        "--mode",
+        "mps",
+        "--format",
+        "json",
+        "convnext_tiny:64:224",
+        "vgg16:64:224",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["perf_model"], "kernel");
+    let profile =
+        std::fs::read_to_string(crate::common::root().join("calibrate/profiles/h200.ron")).unwrap();
+    let gpu_bound = profile
+        .lines()
+        .find(|l| l.contains("mode: \"mps\", launch_bound: false"))
+        .expect("the shipped profile carries the MPS held-out error");
+    for job in v["jobs"].as_array().unwrap() {
+        let model = job["model_error_pct"].as_f64().expect("a model error");
+        let noise = job["noise_pct"].as_f64().unwrap_or(0.0);
+        let band = job["uncertainty_pct"].as_f64().unwrap();
+        assert!(
+            gpu_bound.contains(&format!("mape_pct: {model}")),
+            "{gpu_bound} vs {model}"
+        );
+        assert!(
+            (band - model.hypot(noise)).abs() < 1e-9 && band >= model,
+            "{job}"
+        );
+    }
+    let table = colo(&[
+        "predict",
+        "--gpu",
+        "h200",
+        "--mode",
+        "mps",
+        "convnext_tiny:64:224",
+        "vgg16:64:224",
+    ]);
+    assert!(
+        table.stdout.contains("held-out error in mps"),
+        "{}",
+        table.stdout
+    );
+    let alone = colo(&[
+        "predict",
+        "--gpu",
+        "h200",
+        "--mode",
+        "exclusive",
+        "--format",
+        "json",
+        "vgg16:64:224",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&alone.stdout).unwrap();
+    assert!(
+        v["jobs"][0]["model_error_pct"].is_null(),
+        "{}",
+        alone.stdout
+    );
+}

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables, host_scale};
-use colo_sim::perf::profile::KernelParams;
+use colo_sim::perf::profile::{HeldOutError, KernelParams};
 use colo_sim::perf::{JobClass, Origin, PerfModel, ProfileSet, ShareMode, Tenant};
 
 use super::measured::{Dataset, RunSet};
@@ -273,7 +273,7 @@ pub fn validate(ds: &Dataset, tables: &KernelTables) -> KernelValidation {
     let (fitted, fitted_on, every_stage) = fit_globals(ds, tables, &in_training);
     let model = model_for(ds, tables, fitted);
     let held: Vec<&RunSet> = ds.sets.iter().filter(|s| !in_training(s)).collect();
-    jobs.extend(predict(ds, &model, &held, "fitted, held out"));
+    jobs.extend(predict(ds, &model, &held, HELD_OUT));
     let train: Vec<&RunSet> = ds.sets.iter().filter(|s| in_training(s)).collect();
     jobs.extend(predict(ds, &model, &train, "fitted, train"));
     KernelValidation {
@@ -285,13 +285,43 @@ pub fn validate(ds: &Dataset, tables: &KernelTables) -> KernelValidation {
     }
 }
 
+/// The held-out error of the fitted globals per mode and job class: every job of the sets the
+/// fit never saw (`fitted, held out`), MAPE of samples/s, classes with no job left out.
+pub fn held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
+    let mut out = Vec::new();
+    for mode in ["mps", "timeslice", "mig-emulated"] {
+        for launch_bound in [false, true] {
+            let held: Vec<PredictedJob> = jobs
+                .iter()
+                .filter(|j| j.split == HELD_OUT && j.mode == mode && j.launch_bound == launch_bound)
+                .cloned()
+                .collect();
+            if held.is_empty() {
+                continue;
+            }
+            out.push(HeldOutError {
+                mode: mode.to_owned(),
+                launch_bound,
+                mape_pct: (mape(&held) * 1000.0).round() / 10.0,
+                jobs: held.len(),
+            });
+        }
+    }
+    out
+}
+
+/// The split label of predictions of sets the fit never saw.
+const HELD_OUT: &str = "fitted, held out";
+
 /// The profile's kernel section for `tables` (written to the file `tables_file`, beside the
-/// profile) with globals `g`; `origin` says whether data constrained them.
+/// profile) with globals `g`; `origin` says whether data constrained them; `held_out` their
+/// validated error (see [`held_out_errors`]).
 pub fn kernel_params(
     tables_file: &str,
     tables: &KernelTables,
     g: KernelGlobals,
     origin: Origin,
+    held_out: Vec<HeldOutError>,
 ) -> KernelParams {
     // Rounded so the profile reads well; the rounding is far below the fit's resolution.
     let round = |v: f64, digits: i32| {
@@ -309,6 +339,7 @@ pub fn kernel_params(
         bandwidth_share: round(g.bandwidth_share, 4),
         mps_host_factor: round(g.mps_host_factor, 4),
         origin,
+        held_out_error: held_out,
     }
 }
 

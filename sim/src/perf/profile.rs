@@ -202,6 +202,35 @@ pub struct KernelParams {
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
     /// data constrained).
     pub origin: Origin,
+    /// The model's error with these globals on the measured sets their fit never saw, per mode
+    /// and job class (from `colo calibrate fit`'s validation); `colo predict` widens its band by
+    /// it. Empty in profiles written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_error: Vec<HeldOutError>,
+}
+
+/// The kernel model's held-out error in one mode for one job class (measured against fitted).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldOutError {
+    /// `mps`, `timeslice` or `mig-emulated` (the calibration store's mode names).
+    pub mode: String,
+    /// Launch-bound jobs (GPU busy under 60% of the time alone) or GPU-bound ones.
+    pub launch_bound: bool,
+    /// Mean absolute percentage error of per-job samples/s, percent.
+    pub mape_pct: f64,
+    /// Jobs it was measured on.
+    pub jobs: usize,
+}
+
+impl KernelParams {
+    /// The held-out error for `mode` (a calibration-store mode name) and job class, if the
+    /// profile carries one.
+    pub fn held_out(&self, mode: &str, launch_bound: bool) -> Option<&HeldOutError> {
+        self.held_out_error
+            .iter()
+            .find(|e| e.mode == mode && e.launch_bound == launch_bound)
+    }
 }
 
 /// A profile could not be loaded or is inconsistent. Fatal.

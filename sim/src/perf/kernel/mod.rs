@@ -283,6 +283,14 @@ impl KernelModel {
             .is_some_and(|g| self.gpus[g].index(key).is_some())
     }
 
+    /// Fraction of wall time the GPU runs `key`'s kernels in its alone replay on `gpu`, if
+    /// traced (below 0.6: launch-bound, as the calibration's job classes).
+    pub fn alone_busy_fraction(&self, gpu: &GpuSpec, key: &ModelKey) -> Option<f64> {
+        let g = self.gpu_index(gpu)?;
+        let idx = self.gpus[g].index(key)?;
+        Some(self.gpus[g].alone(idx).busy_fraction())
+    }
+
     /// Traced points on `gpu`.
     pub fn traced_points(&self, gpu: &GpuSpec) -> Vec<ModelKey> {
         self.gpu_index(gpu).map_or_else(Vec::new, |g| {
