@@ -59,7 +59,7 @@ pub struct PlotArgs {
     /// GPU the measurements were taken on.
     #[arg(long, default_value = "h200")]
     pub gpu: String,
-    /// Folder for the figures (default: DATA/figures).
+    /// Folder for the figures (default: results/calibrate-figures, never inside the data).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also take records of the fake runner (`colo calibrate run --fake-gpu`: invented
@@ -95,8 +95,9 @@ pub struct MisoArgs {
     /// (labelled transferred).
     #[arg(long, default_value = "calibrate/profiles/h200.ron")]
     pub transfer_from: PathBuf,
-    /// Profile to write.
-    #[arg(long, default_value = "calibrate/profiles/a100-40gb.ron")]
+    /// Profile to write (default under `results/`, so a tour run leaves the shipped profile
+    /// alone; refresh the shipped one with `--out calibrate/profiles/a100-40gb.ron`).
+    #[arg(long, default_value = "results/a100-40gb.ron")]
     pub out: PathBuf,
     /// Date recorded in the profile's provenance (default: today, UTC).
     #[arg(long)]
@@ -297,7 +298,9 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     };
     let gpu = hardware::gpu(&args.gpu)?;
     let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
-    let dir = args.out.unwrap_or_else(|| args.data.join("figures"));
+    let dir = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results/calibrate-figures"));
     let checks = validate::validate(&ds);
     let mut written = Vec::new();
     for mode in ["timeslice", "mps", "mig-emulated"] {

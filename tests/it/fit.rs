@@ -252,23 +252,43 @@ fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
 }
 
 #[test]
-fn calibration_figures_render_from_the_committed_data() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run = colo(&[
-        "calibrate",
-        "plot",
-        "calibrate/data/h200",
-        "--out",
-        tmp.path().to_str().unwrap(),
-    ]);
+fn calibration_figures_render_from_the_committed_data_outside_it() {
+    // Issue 12.5: by default the figures go under results/, never into the data folder.
+    let root = crate::common::root();
+    let listing = |dir: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let data = root.join("calibrate/data/h200");
+    let before = listing(&data);
+    let run = colo(&["calibrate", "plot", "calibrate/data/h200"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(listing(&data), before, "plot wrote into the data folder");
+    let out = root.join("results/calibrate-figures");
     for stem in [
         "measured_vs_predicted_timeslice",
         "measured_vs_predicted_mps",
         "sm_budget_measured",
         "sm_budget_fitted",
     ] {
-        let png = std::fs::read(tmp.path().join(format!("{stem}.png"))).unwrap();
+        let png = std::fs::read(out.join(format!("{stem}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{stem}");
     }
+}
+
+#[test]
+fn miso_by_default_leaves_the_shipped_a100_profile_alone() {
+    // Issue 12.5: the README's tour command writes under results/.
+    let root = crate::common::root();
+    let shipped = root.join("calibrate/profiles/a100-40gb.ron");
+    let before = std::fs::read(&shipped).unwrap();
+    let run = colo(&["calibrate", "miso", "--date", "2026-12-01"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read(&shipped).unwrap(), before);
+    let written = std::fs::read_to_string(root.join("results/a100-40gb.ron")).unwrap();
+    assert!(written.contains("gpu: \"a100-40gb\""), "{written}");
 }
