@@ -186,7 +186,10 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .jobs
         .iter()
         .map(|key| {
-            let k = kernel.as_ref().filter(|_| model_label == "kernel")?;
+            // The kernel model answers only when every job has a trace (else all fall back).
+            let k = kernel
+                .as_ref()
+                .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)))?;
             let busy = k.alone_busy_fraction(gpu, key)?;
             let mode = store_mode.filter(|_| {
                 query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some()

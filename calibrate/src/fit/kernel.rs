@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables, host_scale};
 use colo_sim::perf::profile::{HeldOutError, KernelParams};
-use colo_sim::perf::{JobClass, Origin, PerfModel, ProfileSet, ShareMode, Tenant};
+use colo_sim::perf::{JobClass, Origin, ProfileSet, ShareMode};
 
 use super::measured::{Dataset, RunSet};
 use super::parametric::ClassSpec;
@@ -86,18 +86,7 @@ pub fn predict(
     let per_set: Vec<Vec<PredictedJob>> = traced
         .par_iter()
         .map(|set| {
-            let obs = &set.observation;
-            let tenants: Vec<Tenant<'_>> = obs
-                .members
-                .iter()
-                .map(|m| Tenant {
-                    class: &classes[m.class],
-                    sm_budget: m.sm_budget,
-                    gpus: 1,
-                })
-                .collect();
-            let mut rates = vec![0.0; tenants.len()];
-            model.rates(ds.gpu, obs.mode, &obs.partition, &tenants, &mut rates);
+            let rates = set.observation.rates(model, ds.gpu, &classes);
             super::validate::predicted_jobs(ds, set, &rates, split)
         })
         .collect();

@@ -75,6 +75,25 @@ pub struct Observation {
     pub members: Vec<Member>,
 }
 
+impl Observation {
+    /// Each member's rate as `model` predicts it, one GPU per job; `classes` indexed by
+    /// [`Member::class`].
+    pub fn rates(&self, model: &dyn PerfModel, gpu: &GpuSpec, classes: &[JobClass]) -> Vec<f64> {
+        let tenants: Vec<Tenant<'_>> = self
+            .members
+            .iter()
+            .map(|m| Tenant {
+                class: &classes[m.class],
+                sm_budget: m.sm_budget,
+                gpus: 1,
+            })
+            .collect();
+        let mut rates = vec![0.0; tenants.len()];
+        model.rates(gpu, self.mode, &self.partition, &tenants, &mut rates);
+        rates
+    }
+}
+
 /// The global parameters, and which of them to fit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Globals {
@@ -205,17 +224,7 @@ pub fn predictions(problem: &FitProblem, fits: &[ClassFit], globals: &Globals) -
     let classes = job_classes(problem, fits);
     let mut out = Vec::new();
     for obs in &problem.observations {
-        let tenants: Vec<Tenant<'_>> = obs
-            .members
-            .iter()
-            .map(|m| Tenant {
-                class: &classes[m.class],
-                sm_budget: m.sm_budget,
-                gpus: 1,
-            })
-            .collect();
-        let mut rates = vec![0.0; tenants.len()];
-        model.rates(problem.gpu, obs.mode, &obs.partition, &tenants, &mut rates);
+        let rates = obs.rates(&model, problem.gpu, &classes);
         out.extend(
             rates
                 .into_iter()
