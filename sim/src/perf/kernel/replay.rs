@@ -131,6 +131,35 @@ fn kernel_at(job: &ReplayJob<'_>, k: usize, p: &ReplayParams) -> (f64, f64) {
     (dur * stretch(job, k, effective_share, fill, p), job.cap)
 }
 
+/// SM share (fraction of the whole GPU) kernel `k` holds on average in its last wave, and the
+/// part of its time that wave takes, for a kernel of two or more waves on the SMs its job may
+/// use (`None` for one wave); `demand` is its share before. The block scheduler dispatches a
+/// later kernel's blocks only once every block of an earlier kernel is dispatched, so a
+/// co-runner's kernel gets in during the last wave, on the SMs that wave leaves free.
+fn last_wave(job: &ReplayJob<'_>, k: usize, demand: f64, p: &ReplayParams) -> Option<(f64, f64)> {
+    let t = job.trace;
+    let blocks = f64::from(t.blocks[k]);
+    if blocks == 0.0 {
+        return None;
+    }
+    let sms = (job.cap.min(1.0) * f64::from(p.sm_count)).floor().max(1.0);
+    let resident = f64::from(t.resident[k].max(1));
+    let waves = (blocks / (sms * resident)).ceil();
+    if waves < 2.0 {
+        return None;
+    }
+    let rest = blocks - (waves - 1.0) * sms * resident;
+    let used = if t.memory_bound[k] != 0 {
+        rest / resident
+    } else {
+        rest.min(sms)
+    };
+    // The blocks of the wave before finish spread over the last wave, so the SMs it leaves
+    // free come gradually: the fluid replay holds the mean of a linear drain.
+    let last = used / f64::from(p.sm_count);
+    Some((0.5 * (last + demand), 1.0 / waves))
+}
+
 /// Host time before launch `k`, seconds.
 fn host_at(job: &ReplayJob<'_>, k: usize, factor: f64, extra_s: f64) -> f64 {
     f64::from(job.trace.host_ns[k]) * 1e-9 * job.host_scale * factor + extra_s
@@ -232,7 +261,31 @@ struct JobState {
     left: f64,
     full: f64,
     demand: f64,
+    /// Work left (in `left`'s units) when the last wave starts, and the share it holds then.
+    tail_left: f64,
+    tail_demand: f64,
     speed: f64,
+}
+
+impl JobState {
+    /// Starts kernel `k`.
+    fn start(&mut self, job: &ReplayJob<'_>, k: usize, p: &ReplayParams) {
+        let (dur, demand) = kernel_at(job, k, p);
+        (self.left, self.full, self.demand) = (dur, dur, demand);
+        (self.tail_left, self.tail_demand) = match last_wave(job, k, demand, p) {
+            Some((share, part)) if share < demand => (dur * part, share),
+            _ => (-1.0, demand),
+        };
+    }
+
+    /// SM share the kernel holds now.
+    fn holds(&self) -> f64 {
+        if self.left <= self.tail_left {
+            self.tail_demand
+        } else {
+            self.demand
+        }
+    }
 }
 
 impl JobState {
@@ -285,8 +338,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     for (s, job) in states.iter_mut().zip(jobs) {
         s.host_t = host_at(job, 0, p.host_factor, launch_extra);
         s.ready_t = s.host_t;
-        let (dur, demand) = kernel_at(job, 0, p);
-        (s.left, s.full, s.demand) = (dur, dur, demand);
+        s.start(job, 0, p);
     }
     let mut at_warm: Option<Vec<f64>> = (warm_t <= 0.0).then(|| vec![0.0; n]);
     let mut order: Vec<usize> = Vec::with_capacity(n);
@@ -303,7 +355,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
         let mut left = p.capacity;
         let mut total = 0.0;
         for &j in &order {
-            let a = states[j].demand.min(left).max(0.0);
+            let a = states[j].holds().min(left).max(0.0);
             left -= a;
             if jobs[j].trace.memory_bound[states[j].k] != 0 {
                 total += a;
@@ -324,7 +376,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             if a <= 0.0 {
                 continue;
             }
-            let slow = stretch(&jobs[j], s.k, a, s.demand, p);
+            let slow = stretch(&jobs[j], s.k, a, s.holds(), p);
             let contention = if jobs[j].trace.memory_bound[s.k] != 0 {
                 p.overlap * (total - a)
             } else {
@@ -332,6 +384,9 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             };
             s.speed = 1.0 / (slow * (1.0 + contention));
             dt = dt.min(s.left / s.speed);
+            if s.left > s.tail_left {
+                dt = dt.min((s.left - s.tail_left) / s.speed);
+            }
         }
         now += dt;
         for (j, job) in jobs.iter().enumerate() {
@@ -351,8 +406,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             }
             s.host_t += host_at(job, s.k, p.host_factor, launch_extra);
             s.ready_t = s.host_t.max(now);
-            let (dur, demand) = kernel_at(job, s.k, p);
-            (s.left, s.full, s.demand) = (dur, dur, demand);
+            s.start(job, s.k, p);
         }
         if at_warm.is_none() && now >= warm_t {
             at_warm = Some(
@@ -467,6 +521,24 @@ mod tests {
         let j = job(&t, &alone, 1.0);
         let f = replay(&[j, j], &params(), Horizon::default());
         assert!(f.iter().all(|x| (x - 1.0).abs() < 1e-3), "{f:?}");
+    }
+
+    #[test]
+    fn a_small_kernel_gets_in_during_a_co_runners_last_wave() {
+        // Three waves of 100 blocks, the last half full: a 20-block kernel beside it runs on the
+        // SMs that wave leaves, instead of waiting for the whole kernel to end.
+        let big = trace(vec![3000; 4], vec![0; 4], vec![250; 4]);
+        let small = trace(vec![100; 4], vec![0; 4], vec![20; 4]);
+        let (big_alone, small_alone) = (timeline(&big), timeline(&small));
+        let f = replay(
+            &[job(&big, &big_alone, 1.0), job(&small, &small_alone, 1.0)],
+            &params(),
+            Horizon::default(),
+        );
+        // Waiting for kernel ends alone would give the small job about one kernel per big
+        // kernel: 100 / 3000 of its alone speed.
+        assert!(f[1] > 0.2, "{f:?}");
+        assert!(f[0] > 0.9, "{f:?}");
     }
 
     #[test]

@@ -91,7 +91,11 @@ fn alone_is_alone_and_gpu_bound_jobs_split_the_gpu() {
         vec![1.0]
     );
     let mps = rates(&m, ShareMode::Mps, &["big:1:1", "big:1:1"], None);
-    assert!(mps.iter().all(|f| (f - 0.5).abs() < 0.02), "{mps:?}");
+    // Each about half; together a little over 1, no more than the SMs each kernel's last wave
+    // leaves idle (8 waves, the last 58% full), which the other's kernel fills.
+    let sum: f64 = mps.iter().sum();
+    assert!(mps.iter().all(|f| (f - 0.5).abs() < 0.03), "{mps:?}");
+    assert!((1.0..=1.0 + 0.42 / 8.0).contains(&sum), "{mps:?}");
     let ts = rates(&m, ShareMode::Timeslice, &["big:1:1", "big:1:1"], None);
     assert!(ts.iter().all(|f| (f - 0.5).abs() < 1e-9), "{ts:?}");
 }
