@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use colo_calibrate::fit::{gavel, kernel, measured, miso, report, validate};
 use colo_calibrate::trace;
+use colo_sim::fsutil::write_atomic;
 use colo_sim::hardware;
-use colo_sim::metrics::write_atomic;
 use colo_sim::perf::{Origin, Profile};
 
 /// Arguments of `colo calibrate fit`.

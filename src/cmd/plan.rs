@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
-use colo_sim::metrics::write_atomic;
+use colo_sim::fsutil::write_atomic;
 use colo_sim::plan::{PlanReport, Target, plan, plan_csv};
 use colo_sim::scenario::{RunOptions, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -44,9 +44,8 @@ pub fn write_paper_report(
     };
     let text = markdown::render(rep, &series, &figures, &measured, source.as_ref(), out);
     let report = out.join("report.md");
-    let tmp = out.join(".report.md.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &report).with_context(|| format!("renaming to {}", report.display()))?;
+    colo_sim::fsutil::write_atomic(&report, text.as_bytes())
+        .with_context(|| format!("writing {}", report.display()))?;
     let predicted = rep
         .sets
         .iter()

@@ -235,12 +235,12 @@ impl Scenario {
             .collect();
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
-            metrics::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs)).map_err(|source| {
-                ScenarioError::Write {
+            crate::fsutil::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs)).map_err(
+                |source| ScenarioError::Write {
                     dir: out.clone(),
                     source,
-                }
-            })?;
+                },
+            )?;
         }
         Ok(runs)
     }
