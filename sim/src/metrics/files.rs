@@ -1,4 +1,4 @@
-//! Result files rendered to bytes, and the atomic write of a result folder.
+//! Result files rendered to bytes, and their writing into a result folder.
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -103,10 +103,16 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Writes each `(file name, bytes)` into `dir`, each atomically.
+/// Writes each `(file name, bytes)` into `dir`, creating `dir` (not its parent) when missing.
+/// `dir` is a folder being written whole ([`crate::fsutil::WholeDir`]) or a subfolder of one,
+/// so the files are written plainly: the folder is swapped in whole once complete.
 pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
     for (name, bytes) in files {
-        crate::fsutil::write_atomic(&dir.join(name), bytes)?;
+        std::fs::write(dir.join(name), bytes)?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
-//! bytes. Writing them is a separate, atomic step ([`crate::fsutil::write_atomic`]).
+//! bytes. Writing them is a separate step ([`write_result_dir`], into a folder written whole
+//! through [`crate::fsutil::WholeDir`]).
 mod files;
 
 use serde::Serialize;
