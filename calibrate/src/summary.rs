@@ -2,22 +2,8 @@
 //! spread of the measured repeats and the fraction of the same point measured alone.
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use crate::store::{Record, Status};
-
-/// Why a summary could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum SummaryError {
-    /// The CSV file could not be written.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// Output file.
-        path: PathBuf,
-        /// Cause.
-        source: std::io::Error,
-    },
-}
 
 /// One row of the summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -298,22 +284,6 @@ pub fn render_csv(rows: &[Row]) -> String {
         );
     }
     out
-}
-
-/// Writes a file whole or not at all (temporary file in the same folder, then rename).
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SummaryError> {
-    let err = |source| SummaryError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    std::io::Write::write_all(&mut tmp, contents.as_bytes()).map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod engine;
+pub mod fsutil;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;
 pub mod metrics;

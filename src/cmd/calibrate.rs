@@ -663,7 +663,8 @@ fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
     let rows = summary::summarize(&records);
     super::print(&summary::render_table(&rows))?;
     if let Some(csv) = &args.csv {
-        summary::write_atomic(csv, &summary::render_csv(&rows))?;
+        colo_sim::fsutil::write_atomic(csv, summary::render_csv(&rows).as_bytes())
+            .with_context(|| format!("cannot write {}", csv.display()))?;
         eprintln!("wrote {}", csv.display());
     }
     Ok(ExitCode::SUCCESS)

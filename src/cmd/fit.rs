@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use colo_calibrate::fit::{gavel, kernel, measured, miso, report, validate};
 use colo_calibrate::trace;
+use colo_sim::fsutil::{self, WholeDir, write_atomic};
 use colo_sim::hardware;
-use colo_sim::metrics::write_atomic;
 use colo_sim::perf::{Origin, Profile};
 
 /// Arguments of `colo calibrate fit`.
@@ -59,7 +59,8 @@ pub struct PlotArgs {
     /// GPU the measurements were taken on.
     #[arg(long, default_value = "h200")]
     pub gpu: String,
-    /// Folder for the figures (default: results/calibrate-figures, never inside the data).
+    /// Folder for the figures, written whole: it is replaced, nothing of an earlier run stays
+    /// in it (default: results/calibrate-figures, never inside the data).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also take records of the fake runner (`colo calibrate run --fake-gpu`: invented
@@ -301,6 +302,10 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("results/calibrate-figures"));
+    super::interrupt_removes_outputs()?;
+    let writing = || format!("writing {}", dir.display());
+    fsutil::check_outside(&dir, &[&args.data]).with_context(writing)?;
+    let whole = WholeDir::begin(&dir).with_context(writing)?;
     let checks = validate::validate(&ds);
     let mut written = Vec::new();
     for mode in ["timeslice", "mps", "mig-emulated"] {
@@ -326,7 +331,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
             y_label: "predicted samples/s (fitted, log)".into(),
         };
         let out = FigureOut {
-            dir: dir.clone(),
+            dir: whole.path().to_path_buf(),
             stem: format!("measured_vs_predicted_{mode}"),
             format: Format::Png,
         };
@@ -357,12 +362,14 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
             y_label: format!("speed (fraction of alone, {which})"),
         };
         let out = FigureOut {
-            dir: dir.clone(),
+            dir: whole.path().to_path_buf(),
             stem: stem.into(),
             format: Format::Png,
         };
         written.extend(plot_curves(&lines, &text, &out)?);
     }
+    let written: Vec<PathBuf> = written.iter().map(|p| whole.final_path(p)).collect();
+    whole.commit().with_context(writing)?;
     let list: Vec<String> = written
         .iter()
         .map(|p| format!("  {}\n", p.display()))

@@ -12,6 +12,20 @@ pub mod simulate;
 
 use std::io::Write as _;
 
+use anyhow::Context as _;
+
+/// Ctrl-C (or SIGTERM) while result folders are being written: removes them, so the previous
+/// results stay as they were, and exits with 130. For the commands that write result folders
+/// ([`colo_sim::fsutil::WholeDir`]); `calibrate run` and its kin install their own handler.
+pub fn interrupt_removes_outputs() -> anyhow::Result<()> {
+    ctrlc::set_handler(|| {
+        colo_sim::fsutil::remove_in_progress();
+        eprintln!("\ninterrupted: result folders left as they were");
+        std::process::exit(130);
+    })
+    .context("cannot install the Ctrl-C handler")
+}
+
 /// Writes `text` to stdout in one go; a closed pipe comes back as an error that `main` treats
 /// as success (`colo ... | head`).
 pub fn print(text: &str) -> anyhow::Result<()> {

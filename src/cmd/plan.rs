@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
-use colo_sim::metrics::write_atomic;
+use colo_sim::fsutil::{self, WholeDir};
 use colo_sim::plan::{PlanReport, Target, plan, plan_csv};
 use colo_sim::scenario::{RunOptions, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -37,14 +37,19 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         ProgressStyle::with_template("{spinner} planning: {pos} simulations [{elapsed}]")
             .context("progress bar template")?,
     );
+    super::interrupt_removes_outputs()?;
+    let writing = || format!("writing {}", out.display());
+    fsutil::check_outside(&out, &[&args.scenario]).with_context(writing)?;
+    let whole = WholeDir::begin(&out).with_context(writing)?;
     let report = plan(&scenario, &target, &|done| bar.set_position(done));
     bar.finish_and_clear();
     let report = report?;
-    let csv_path = out.join("plan.csv");
-    write_atomic(&csv_path, &plan_csv(&report))
-        .with_context(|| format!("writing {}", csv_path.display()))?;
+    let csv_path = whole.path().join("plan.csv");
+    std::fs::write(&csv_path, plan_csv(&report)).with_context(writing)?;
     let mut files = vec![csv_path];
-    files.extend(figures(&report, &out)?);
+    files.extend(figures(&report, whole.path())?);
+    let files: Vec<PathBuf> = files.iter().map(|f| whole.final_path(f)).collect();
+    whole.commit().with_context(writing)?;
     super::print(&table(&scenario, &report, &files))?;
     Ok(ExitCode::SUCCESS)
 }

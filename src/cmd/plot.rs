@@ -1,9 +1,10 @@
 //! `colo plot`: draw the figures of one or more result folders (PNG and/or SVG).
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use colo_sim::fsutil::{self, WholeDir};
 
 /// Arguments of `colo plot`.
 #[derive(clap::Args)]
@@ -48,8 +49,15 @@ pub fn run(args: PlotArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => dir,
         None => args.results[0].join("figures"),
     };
-    let report = colo_plots::plot_results(&folders, &out_dir, args.format.into())
+    super::interrupt_removes_outputs()?;
+    let writing = || format!("writing {}", out_dir.display());
+    let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+    fsutil::check_outside(&out_dir, &inputs).with_context(writing)?;
+    let whole = WholeDir::begin(&out_dir).with_context(writing)?;
+    let mut report = colo_plots::plot_results(&folders, whole.path(), args.format.into())
         .context("drawing figures")?;
+    report.written = report.written.iter().map(|f| whole.final_path(f)).collect();
+    whole.commit().with_context(writing)?;
     for skipped in &report.skipped {
         eprintln!("skipped {skipped}");
     }

@@ -38,7 +38,8 @@ struct PaperArgs {
     /// numbers [default: calibrate/data/GPU when it exists, else none]
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
-    /// Folder for report.md and figures/ (created if missing).
+    /// Folder for report.md and figures/, written whole: it is replaced, nothing of an earlier
+    /// run stays in it.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Which files to write for each figure (report.md links the PNGs, or the SVGs with svg).
@@ -89,6 +90,12 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = data.as_ref().filter(|d| !d.is_dir()) {
         anyhow::bail!("--data {}: no such folder of measurements", dir.display());
     }
+    let mut inputs = vec![spec_path.as_path()];
+    inputs.extend(rep.profile.as_ref().map(|(path, _)| path.as_path()));
+    inputs.extend(data.as_deref());
+    colo_sim::fsutil::check_outside(&args.out, &inputs)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    super::interrupt_removes_outputs()?;
     let written = crate::report::write_paper_report(&rep, data.as_deref(), &args.out, format)
         .with_context(|| format!("writing the report into {}", args.out.display()))?;
     let profile = match &rep.profile {

@@ -28,6 +28,7 @@ pub struct SimulateArgs {
 /// Runs `colo simulate`.
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
+    super::interrupt_removes_outputs()?;
     let options = RunOptions {
         out: args.out,
         seed: args.seed,

@@ -21,8 +21,8 @@ pub struct Written {
     pub measured: usize,
 }
 
-/// Writes `out/report.md` and its figures under `out/figures/`. The page is written last and
-/// whole (temp file, then rename), so a report.md on disk always has its figures.
+/// Writes the folder `out` whole ([`colo_sim::fsutil::WholeDir`]): `report.md` and its figures
+/// under `figures/`, nothing of an earlier report left beside them.
 /// `data`, when given, is the GPU's calibration store: the study's sets found there get a
 /// section of measured numbers.
 pub fn write_paper_report(
@@ -31,9 +31,13 @@ pub fn write_paper_report(
     out: &Path,
     format: colo_plots::Format,
 ) -> anyhow::Result<Written> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let writing = || format!("writing {}", out.display());
+    let whole = colo_sim::fsutil::WholeDir::begin(out).with_context(writing)?;
     let series = series(rep);
-    let figures = figures::draw(rep, &series, &out.join("figures"), format)?;
+    let mut figures = figures::draw(rep, &series, &whole.path().join("figures"), format)?;
+    for f in &mut figures {
+        f.files = f.files.iter().map(|p| whole.final_path(p)).collect();
+    }
     let (measured, source) = match data {
         Some(dir) => {
             let (records, left_out) = measured::load_records(dir, rep.gpu.display_name)?;
@@ -43,10 +47,9 @@ pub fn write_paper_report(
         None => (Vec::new(), None),
     };
     let text = markdown::render(rep, &series, &figures, &measured, source.as_ref(), out);
+    std::fs::write(whole.path().join("report.md"), text).with_context(writing)?;
+    whole.commit().with_context(writing)?;
     let report = out.join("report.md");
-    let tmp = out.join(".report.md.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &report).with_context(|| format!("renaming to {}", report.display()))?;
     let predicted = rep
         .sets
         .iter()

@@ -11,3 +11,4 @@ mod report;
 mod simulate;
 mod simulate_traces;
 mod tidy;
+mod whole;

@@ -232,21 +232,19 @@ fn synthetic_trace(point: &Point, gpu: &GpuInfo) -> serde_json::Value {
     })
 }
 
-/// Writes `value` gzip'd to `path` (through a temporary file, as trace.py does).
+/// Writes `value` gzip'd to `path`, whole or not at all (as trace.py does).
 fn write_gzip_json(path: &Path, value: &serde_json::Value) -> Result<(), RunError> {
     let io = |source| RunError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let tmp = path.with_extension("gz.tmp");
-    let file = std::fs::File::create(&tmp).map_err(io)?;
-    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let text = serde_json::to_vec(value)
         .map_err(std::io::Error::from)
         .map_err(io)?;
     gz.write_all(&text).map_err(io)?;
-    gz.finish().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let bytes = gz.finish().map_err(io)?;
+    colo_sim::fsutil::write_atomic(path, &bytes).map_err(io)
 }
 
 /// The synthetic outcome of tracing one point (writes its file when ok).

@@ -1,6 +1,5 @@
-//! Result files rendered to bytes, and the atomic write of a result folder.
+//! Result files rendered to bytes, and their writing into a result folder.
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use super::{JobOutcome, RunRecord, slowdown_of};
@@ -104,35 +103,16 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
-    match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(err) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(err)
-        }
-    }
-}
-
-/// Writes each `(file name, bytes)` into `dir`, each atomically.
+/// Writes each `(file name, bytes)` into `dir`, creating `dir` (not its parent) when missing.
+/// `dir` is a folder being written whole ([`crate::fsutil::WholeDir`]) or a subfolder of one,
+/// so the files are written plainly: the folder is swapped in whole once complete.
 pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
     for (name, bytes) in files {
-        write_atomic(&dir.join(name), bytes)?;
+        std::fs::write(dir.join(name), bytes)?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
-//! bytes. Writing them is a separate, atomic step ([`write_atomic`]).
+//! bytes. Writing them is a separate step ([`write_result_dir`], into a folder written whole
+//! through [`crate::fsutil::WholeDir`]).
 mod files;
 
 use serde::Serialize;
@@ -9,7 +10,7 @@ use crate::hardware::MigSlice;
 use crate::perf::ShareMode;
 use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
-pub use files::{jobs_csv, placements_csv, timeline_csv, write_atomic, write_result_dir};
+pub use files::{jobs_csv, placements_csv, timeline_csv, write_result_dir};
 
 /// Cluster state after a change.
 #[derive(Clone, Copy, Debug, PartialEq)]

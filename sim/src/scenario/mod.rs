@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::engine::{EngineError, SimConfig, Simulation};
+use crate::fsutil;
 use crate::metrics::{self, RunLabels, Summary};
 use crate::perf::ProfileError;
 use crate::ronfile::{RonFileError, read_ron};
@@ -210,8 +211,11 @@ impl Scenario {
         base.join(relative)
     }
 
-    /// Runs every variant (in parallel), writes each one's result folder and, for a sweep,
-    /// `sweep.csv`. `progress(variant, jobs done, jobs)` is called from worker threads.
+    /// Runs every variant (in parallel) and writes the result folder whole
+    /// ([`crate::fsutil::WholeDir`]): each variant's files (in a subfolder per variant for a
+    /// sweep) and, for a sweep, `sweep.csv`. Nothing of an earlier run stays in it; on an error
+    /// the previous folder is left as it was. `progress(variant, jobs done, jobs)` is called
+    /// from worker threads.
     pub fn run(
         &self,
         options: &RunOptions,
@@ -219,29 +223,33 @@ impl Scenario {
     ) -> Result<Vec<VariantRun>, ScenarioError> {
         let variants = self.variants();
         let out = self.output_dir(options);
+        let write_err = |source| ScenarioError::Write {
+            dir: out.clone(),
+            source,
+        };
+        fsutil::check_outside(&out, &[&self.path]).map_err(write_err)?;
+        let whole = fsutil::WholeDir::begin(&out).map_err(write_err)?;
         let runs: Vec<Result<VariantRun, ScenarioError>> = variants
             .par_iter()
             .enumerate()
             .map(|(idx, variant)| {
                 let dir = if self.file.sweep.is_empty() {
-                    out.clone()
+                    whole.path().to_path_buf()
                 } else {
-                    out.join(&variant.name)
+                    whole.path().join(&variant.name)
                 };
-                self.run_variant(variant, options, dir, &mut |done, total| {
+                let mut run = self.run_variant(variant, options, dir, &mut |done, total| {
                     progress(idx, done, total)
-                })
+                })?;
+                run.dir = whole.final_path(&run.dir);
+                Ok(run)
             })
             .collect();
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
-            metrics::write_atomic(&out.join("sweep.csv"), &sweep_csv(&runs)).map_err(|source| {
-                ScenarioError::Write {
-                    dir: out.clone(),
-                    source,
-                }
-            })?;
+            std::fs::write(whole.path().join("sweep.csv"), sweep_csv(&runs)).map_err(write_err)?;
         }
+        whole.commit().map_err(write_err)?;
         Ok(runs)
     }
 

@@ -1,0 +1,547 @@
+//! Writing outputs whole: one file ([`write_atomic`]) or one folder ([`WholeDir`]).
+//!
+//! A result folder is the unit: a run writes everything into a temporary sibling folder
+//! (`.NAME.tmp-PID.N`) and swaps it in at the end, so a reader (or a run killed by SIGKILL)
+//! sees the previous folder whole or the new one whole, never a mix, and no file of an earlier
+//! run survives in it. The swap is two renames: the previous folder goes to `.NAME.old-PID.N`,
+//! the new one takes its place, then the old one is removed. Between the two renames (a few
+//! microseconds) the target is missing; a run killed there leaves the previous folder whole as
+//! `.NAME.old-PID.N`, and the next run beside it puts it back. Temporaries of dead runs (a PID
+//! with no `/proc/PID` on Linux; elsewhere, older than a day) are removed by the next run that
+//! writes beside them.
+//!
+//! For Ctrl-C, the binary calls [`remove_in_progress`] from its signal handler and exits: the
+//! folders being written go, and no swap starts afterwards.
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it (`.NAME.tmpPID`),
+/// synced, then renamed over `path`; such files of dead runs are removed first. Creates the
+/// parent folder when missing. For a file written alone (a profile, a CSV named on the command
+/// line); files of a result folder go through [`WholeDir`] instead.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = parent_of(path);
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    remove_dead_file_temporaries(dir, &name);
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(err)
+        }
+    }
+}
+
+/// Removes `dir/.NAME.tmpPID` files that dead runs of [`write_atomic`] left.
+fn remove_dead_file_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.tmp");
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let path = entry.path();
+        if pid.parse().is_ok_and(|pid| !pid_alive(pid, &path)) && path.is_file() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Folders being written by this process, and whether an interrupt has removed them.
+struct InProgress {
+    dirs: Vec<PathBuf>,
+    interrupted: bool,
+}
+
+static IN_PROGRESS: Mutex<InProgress> = Mutex::new(InProgress {
+    dirs: Vec::new(),
+    interrupted: false,
+});
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+fn in_progress() -> std::sync::MutexGuard<'static, InProgress> {
+    IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes every folder this process is writing through a [`WholeDir`] and refuses any later
+/// [`WholeDir::begin`] or [`WholeDir::commit`]: what a Ctrl-C handler calls before it exits.
+/// A swap already under way finishes first (it holds the same lock).
+pub fn remove_in_progress() {
+    let mut state = in_progress();
+    state.interrupted = true;
+    for dir in state.dirs.drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+fn interrupted_error() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")
+}
+
+/// A result folder being written whole: files go into [`path`](Self::path), a temporary
+/// sibling of the target, and [`commit`](Self::commit) swaps it in. Dropped uncommitted (an
+/// error on the way), the temporary folder is removed and the target left as it was.
+#[derive(Debug)]
+pub struct WholeDir {
+    /// As the caller named it.
+    target: PathBuf,
+    /// Where the swap happens: `target`, or where it points when it is a symlink.
+    real: PathBuf,
+    tmp: PathBuf,
+    name: String,
+    committed: bool,
+}
+
+impl WholeDir {
+    /// Starts writing `target`: tidies what dead runs left beside it, then creates the empty
+    /// temporary folder. Refuses a target that is a file, has no folder name (`.`, `..`, `/`),
+    /// holds the current directory or is a git checkout: the swap replaces the whole folder.
+    pub fn begin(target: &Path) -> std::io::Result<Self> {
+        if !target.components().next_back().is_some_and(is_normal) {
+            return Err(refuse(target, "it names no folder of its own"));
+        }
+        // A symlinked result folder is replaced where it points; the link stays.
+        let real = match std::fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => target.canonicalize()?,
+            _ => target.to_path_buf(),
+        };
+        let name = match real.file_name() {
+            Some(n) => n.to_string_lossy().into_owned(),
+            None => return Err(refuse(target, "it names no folder of its own")),
+        };
+        check_replaceable(&real)?;
+        let parent = parent_of(&real);
+        std::fs::create_dir_all(parent)?;
+        tidy(parent, &name, &pid_alive);
+        let mut state = in_progress();
+        if state.interrupted {
+            return Err(interrupted_error());
+        }
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let tmp = parent.join(format!(".{name}.tmp-{}.{seq}", std::process::id()));
+        if tmp.exists() {
+            std::fs::remove_dir_all(&tmp)?;
+        }
+        std::fs::create_dir(&tmp)?;
+        state.dirs.push(tmp.clone());
+        Ok(WholeDir {
+            target: target.to_path_buf(),
+            real,
+            tmp,
+            name,
+            committed: false,
+        })
+    }
+
+    /// The temporary folder to write into.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The folder this becomes.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Where `written`, a path under [`path`](Self::path), will be once committed.
+    pub fn final_path(&self, written: &Path) -> PathBuf {
+        match written.strip_prefix(&self.tmp) {
+            Ok(rel) if rel.as_os_str().is_empty() => self.target.clone(),
+            Ok(rel) => self.target.join(rel),
+            Err(_) => written.to_path_buf(),
+        }
+    }
+
+    /// Swaps the written folder in place of the target (see the module's notes on the window
+    /// between the two renames) and removes the previous one.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        let mut state = in_progress();
+        if state.interrupted {
+            return Err(interrupted_error());
+        }
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let old =
+            parent_of(&self.real).join(format!(".{}.old-{}.{seq}", self.name, std::process::id()));
+        swap(&self.tmp, &self.real, &old)?;
+        state.dirs.retain(|d| d != &self.tmp);
+        self.committed = true;
+        drop(state);
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(())
+    }
+}
+
+impl Drop for WholeDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let mut state = in_progress();
+            let _ = std::fs::remove_dir_all(&self.tmp);
+            state.dirs.retain(|d| d != &self.tmp);
+        }
+    }
+}
+
+fn is_normal(c: std::path::Component<'_>) -> bool {
+    matches!(c, std::path::Component::Normal(_))
+}
+
+fn refuse(target: &Path, why: &str) -> std::io::Error {
+    std::io::Error::other(format!(
+        "will not replace {} with a result folder: {why}",
+        target.display()
+    ))
+}
+
+/// Refuses `target` as a result folder when one of `inputs` (files or folders the run reads)
+/// lies inside it: replacing the folder would remove what the run read.
+pub fn check_outside(target: &Path, inputs: &[&Path]) -> std::io::Result<()> {
+    let Ok(target_real) = target.canonicalize() else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(input_real) = input.canonicalize()
+            && input_real.starts_with(&target_real)
+        {
+            return Err(refuse(
+                target,
+                &format!("it holds {}, an input of this run", input.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of [`WholeDir::begin`] on an existing target.
+fn check_replaceable(target: &Path) -> std::io::Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(target) else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        return Err(refuse(target, "it is not a folder"));
+    }
+    if target.join(".git").exists() {
+        return Err(refuse(target, "it is a git checkout"));
+    }
+    let (Ok(canonical), Ok(cwd)) = (target.canonicalize(), std::env::current_dir()) else {
+        return Ok(());
+    };
+    if cwd.starts_with(&canonical) {
+        return Err(refuse(target, "it holds the current directory"));
+    }
+    Ok(())
+}
+
+/// The two renames; on a failed second one the previous folder is put back.
+fn swap(tmp: &Path, target: &Path, old: &Path) -> std::io::Result<()> {
+    let had_old = match std::fs::rename(target, old) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e),
+    };
+    if let Err(err) = std::fs::rename(tmp, target) {
+        if had_old {
+            let _ = std::fs::rename(old, target);
+        }
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// What a temporary sibling of folder `name` is: `.NAME.tmp-PID[.N]` or `.NAME.old-PID[.N]`.
+#[derive(Debug, PartialEq, Eq)]
+enum Leftover {
+    Tmp(u32),
+    Old(u32),
+}
+
+fn leftover(entry: &str, name: &str) -> Option<Leftover> {
+    let rest = entry.strip_prefix('.')?.strip_prefix(name)?;
+    let (old, rest) = match (rest.strip_prefix(".tmp-"), rest.strip_prefix(".old-")) {
+        (Some(r), _) => (false, r),
+        (None, Some(r)) => (true, r),
+        (None, None) => return None,
+    };
+    let (pid, seq) = rest.split_once('.').unwrap_or((rest, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(seq) {
+        return None;
+    }
+    let pid = pid.parse().ok()?;
+    Some(if old {
+        Leftover::Old(pid)
+    } else {
+        Leftover::Tmp(pid)
+    })
+}
+
+/// Whether the process that named a leftover may still be writing it. On Linux, whether
+/// `/proc/PID` exists; elsewhere, whether the leftover was touched within the last day.
+fn pid_alive(pid: u32, path: &Path) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if cfg!(target_os = "linux") {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    let age = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    age.is_none_or(|age| age < Duration::from_secs(24 * 3600))
+}
+
+/// Removes the temporaries of dead runs beside `parent/name`; a dead run's `.old-` folder is
+/// put back when the target is missing (the run died between the two renames of its swap).
+fn tidy(parent: &Path, name: &str, alive: &dyn Fn(u32, &Path) -> bool) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let mut found: Vec<(Leftover, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let entry = e.file_name().to_string_lossy().into_owned();
+            leftover(&entry, name).map(|l| (l, e.path()))
+        })
+        .filter(|(l, path)| {
+            let (Leftover::Tmp(pid) | Leftover::Old(pid)) = l;
+            !alive(*pid, path)
+        })
+        .collect();
+    // Old folders first, so that one can be put back before the rest are removed.
+    found.sort_by_key(|(l, _)| matches!(l, Leftover::Tmp(_)));
+    let target = parent.join(name);
+    for (kind, path) in found {
+        let restore =
+            matches!(kind, Leftover::Old(_)) && std::fs::symlink_metadata(&target).is_err();
+        if restore && std::fs::rename(&path, &target).is_ok() {
+            continue;
+        }
+        let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEAD: u32 = 4_194_303;
+
+    fn files(dir: &Path) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_else(|_| "<dir>".into());
+                (e.file_name().to_string_lossy().into_owned(), text)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        files(dir).into_iter().map(|(n, _)| n).collect()
+    }
+
+    fn previous(root: &Path) -> PathBuf {
+        let target = root.join("res");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("jobs.csv"), "old jobs").unwrap();
+        std::fs::write(target.join("summary.json"), "old summary").unwrap();
+        target
+    }
+
+    #[test]
+    fn write_atomic_replaces_the_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/p.ron");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(names(&dir.path().join("sub")), ["p.ron"]);
+        let dead = dir.path().join(format!("sub/.p.ron.tmp{DEAD}"));
+        std::fs::write(&dead, "half").unwrap();
+        write_atomic(&path, b"three").unwrap();
+        assert_eq!(
+            names(&dir.path().join("sub")),
+            ["p.ron"],
+            "a dead run's is removed"
+        );
+    }
+
+    #[test]
+    fn commit_replaces_the_whole_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        std::fs::write(target.join("stale.txt"), "stale").unwrap();
+        let whole = WholeDir::begin(&target).unwrap();
+        std::fs::write(whole.path().join("jobs.csv"), "new jobs").unwrap();
+        assert_eq!(
+            whole.final_path(&whole.path().join("jobs.csv")),
+            target.join("jobs.csv")
+        );
+        whole.commit().unwrap();
+        assert_eq!(files(&target), [("jobs.csv".into(), "new jobs".into())]);
+        assert_eq!(names(dir.path()), ["res"], "no temporary left beside it");
+    }
+
+    /// A run killed (SIGKILL: no destructor runs) after writing its temporary folder and
+    /// before the swap leaves the previous folder intact and whole; the next run removes the
+    /// dead run's temporary.
+    #[test]
+    fn a_run_killed_before_the_swap_leaves_the_previous_folder_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        let whole = WholeDir::begin(&target).unwrap();
+        std::fs::write(whole.path().join("jobs.csv"), "new jobs").unwrap();
+        let tmp = whole.path().to_path_buf();
+        std::mem::forget(whole);
+        in_progress().dirs.retain(|d| d != &tmp);
+        assert_eq!(
+            files(&target),
+            [
+                ("jobs.csv".into(), "old jobs".into()),
+                ("summary.json".into(), "old summary".into())
+            ]
+        );
+        // As a dead process's: the next run's tidying removes it.
+        let dead = dir.path().join(format!(".res.tmp-{DEAD}.0"));
+        std::fs::rename(&tmp, &dead).unwrap();
+        let next = WholeDir::begin(&target).unwrap();
+        assert!(!dead.exists());
+        drop(next);
+        assert_eq!(names(dir.path()), ["res"]);
+    }
+
+    /// Killed between the two renames: the target is missing, the previous folder is whole
+    /// under `.res.old-PID`; the next run puts it back and drops the unswapped new one.
+    #[test]
+    fn a_run_killed_between_the_renames_gets_the_previous_folder_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        let tmp = dir.path().join(format!(".res.tmp-{DEAD}.3"));
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(tmp.join("jobs.csv"), "new jobs").unwrap();
+        std::fs::rename(&target, dir.path().join(format!(".res.old-{DEAD}.4"))).unwrap();
+        let next = WholeDir::begin(&target).unwrap();
+        drop(next);
+        assert_eq!(names(dir.path()), ["res"]);
+        assert_eq!(
+            files(&target),
+            [
+                ("jobs.csv".into(), "old jobs".into()),
+                ("summary.json".into(), "old summary".into())
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_folder_is_replaced_where_it_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = previous(dir.path());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let whole = WholeDir::begin(&link).unwrap();
+        std::fs::write(whole.path().join("jobs.csv"), "new jobs").unwrap();
+        assert_eq!(whole.final_path(whole.path()), link);
+        whole.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(files(&real), [("jobs.csv".into(), "new jobs".into())]);
+        assert_eq!(names(dir.path()), ["link", "res"]);
+    }
+
+    #[test]
+    fn dropped_uncommitted_leaves_the_target_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        let whole = WholeDir::begin(&target).unwrap();
+        std::fs::write(whole.path().join("jobs.csv"), "half").unwrap();
+        drop(whole);
+        assert_eq!(names(dir.path()), ["res"]);
+        assert_eq!(files(&target)[0].1, "old jobs");
+    }
+
+    #[test]
+    fn live_runs_temporaries_and_other_names_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        for name in [
+            ".res.tmp-77.0",
+            ".resx.tmp-4194303.0",
+            ".res.tmp-x",
+            "other",
+        ] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        tidy(dir.path(), "res", &|pid, _| pid == 77);
+        assert_eq!(
+            names(dir.path()),
+            [
+                ".res.tmp-77.0",
+                ".res.tmp-x",
+                ".resx.tmp-4194303.0",
+                "other",
+                "res"
+            ]
+        );
+        assert!(target.is_dir());
+    }
+
+    #[test]
+    fn leftover_names_parse() {
+        assert_eq!(leftover(".res.tmp-12.3", "res"), Some(Leftover::Tmp(12)));
+        assert_eq!(leftover(".res.old-12", "res"), Some(Leftover::Old(12)));
+        assert_eq!(leftover(".res.tmp-12.", "res"), None);
+        assert_eq!(leftover(".res.tmp-1x", "res"), None);
+        assert_eq!(leftover(".res.tmp12", "res"), None);
+        assert_eq!(leftover(".re.tmp-12", "res"), None);
+    }
+
+    #[test]
+    fn refuses_folders_it_must_not_replace() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        assert!(WholeDir::begin(&file).is_err());
+        assert!(WholeDir::begin(Path::new(".")).is_err());
+        assert!(WholeDir::begin(&dir.path().join("a/..")).is_err());
+        let checkout = dir.path().join("repo");
+        std::fs::create_dir_all(checkout.join(".git")).unwrap();
+        assert!(WholeDir::begin(&checkout).is_err());
+        let cwd = std::env::current_dir().unwrap();
+        assert!(WholeDir::begin(&cwd).is_err());
+        assert!(WholeDir::begin(cwd.parent().unwrap()).is_err());
+        assert_eq!(names(dir.path()), ["f", "repo"]);
+    }
+}
