@@ -261,11 +261,8 @@ fn check_job(job: &Job) -> Result<(), EngineError> {
             why,
         })
     };
-    if !(job.arrival_s.is_finite() && job.arrival_s >= 0.0) {
-        return bad(format!(
-            "arrival {} s must be a finite number >= 0",
-            job.arrival_s
-        ));
+    if let Err(err) = crate::workload::limits::arrival(job.arrival_s) {
+        return bad(err.to_string());
     }
     if !(job.samples.is_finite() && job.samples > 0.0) {
         return bad(format!(

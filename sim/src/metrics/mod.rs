@@ -279,9 +279,15 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
     }
 }
 
-/// Exclusive rate over the job's mean rate.
+/// Exclusive rate over the job's mean rate; exactly 1 for a job that ran exactly as long as
+/// alone (`samples / exclusive_rate`, the division the engine makes for a job alone), where the
+/// two roundings of the ratio could otherwise land one bit off 1.
 pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
-    let mean_rate = job.samples / (outcome.end_s - outcome.start_s);
+    let run_s = outcome.end_s - outcome.start_s;
+    if run_s == job.samples / outcome.exclusive_rate {
+        return 1.0;
+    }
+    let mean_rate = job.samples / run_s;
     outcome.exclusive_rate / mean_rate
 }
 

@@ -14,7 +14,7 @@ use crate::perf::{
 };
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
-use crate::workload::{Job, ModelKey};
+use crate::workload::{Job, ModelKey, limits};
 
 /// The engine configuration and summary labels of one variant. `seed` replaces the variant's.
 pub fn build_variant(
@@ -358,11 +358,14 @@ fn dynamic_mig(
         }
     }
     let reconfigure_s = spec.reconfigure_s.unwrap_or(DEFAULT_RECONFIGURE_S);
-    if !(reconfigure_s.is_finite() && reconfigure_s >= 0.0) {
+    if !(0.0..=limits::MAX_TIME_S).contains(&reconfigure_s) {
         return Err(ScenarioError::field(
             path,
             field("reconfigure_s"),
-            format!("{reconfigure_s} must be >= 0"),
+            format!(
+                "{reconfigure_s} must be in [0, {:e}] s (the accepted range of times)",
+                limits::MAX_TIME_S
+            ),
         ));
     }
     Ok(Some(DynamicMig {
@@ -417,12 +420,18 @@ fn jobs(
 ) -> Result<(Vec<Job>, Option<TraceSummary>), ScenarioError> {
     let path = plan.path;
     match (spec, trace) {
-        (WorkloadSpec::Jobs(list), _) => list
-            .iter()
-            .enumerate()
-            .map(|(idx, job)| listed_job(path, idx, job))
-            .collect::<Result<_, _>>()
-            .map(|jobs| (jobs, None)),
+        (WorkloadSpec::Jobs(list), _) => {
+            let jobs: Vec<Job> = list
+                .iter()
+                .enumerate()
+                .map(|(idx, job)| listed_job(path, idx, job))
+                .collect::<Result<_, _>>()?;
+            let jobs = rebase(jobs);
+            for (idx, job) in jobs.iter().enumerate() {
+                check_listed_duration(plan, idx, job)?;
+            }
+            Ok((jobs, None))
+        }
         (WorkloadSpec::Synthetic(syn), _) => {
             synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf).map(|jobs| (jobs, None))
         }
@@ -483,13 +492,8 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
             format!("work of {samples} samples must be > 0"),
         ));
     }
-    if !(spec.arrival_s.is_finite() && spec.arrival_s >= 0.0) {
-        return Err(ScenarioError::field(
-            path,
-            field("arrival_s"),
-            format!("{} must be >= 0", spec.arrival_s),
-        ));
-    }
+    limits::arrival(spec.arrival_s)
+        .map_err(|e| ScenarioError::field(path, field("arrival_s"), e))?;
     if spec.gpus == 0 {
         return Err(ScenarioError::field(
             path,
@@ -503,6 +507,48 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
         arrival_s: spec.arrival_s,
         samples,
         gpus: spec.gpus,
+    })
+}
+
+/// Listed jobs with arrivals relative to the earliest (which arrives at 0), as trace jobs are:
+/// a job that arrives first starts on the clock at 0, where its end time is held exactly. The
+/// subtraction is exact for the whole seconds scenarios usually give (see `workload::limits`).
+fn rebase(mut jobs: Vec<Job>) -> Vec<Job> {
+    let first = jobs
+        .iter()
+        .map(|j| j.arrival_s)
+        .min_by(f64::total_cmp)
+        .unwrap_or(0.0);
+    for job in &mut jobs {
+        job.arrival_s -= first;
+    }
+    jobs
+}
+
+/// A listed job's work must take an accepted duration alone, on the first group that can run it.
+fn check_listed_duration(
+    plan: &WorkloadPlan<'_>,
+    idx: usize,
+    job: &Job,
+) -> Result<(), ScenarioError> {
+    let Some((gpu, class)) = plan
+        .cluster
+        .groups
+        .iter()
+        .find_map(|g| plan.perf.class(g.gpu, &job.model).ok().map(|c| (g.gpu, c)))
+    else {
+        return Ok(());
+    };
+    let alone_s = job.samples / (class.solo_rate * f64::from(job.gpus));
+    limits::duration(alone_s).map(|_| ()).map_err(|e| {
+        ScenarioError::field(
+            plan.path,
+            format!("workload.Jobs[{idx}].samples"),
+            format!(
+                "{} samples take {alone_s} s alone on {}: the {e}",
+                job.samples, gpu.name
+            ),
+        )
     })
 }
 
@@ -544,4 +590,112 @@ fn synthetic_jobs(
     };
     synthetic::generate(&plan, seed)
         .map_err(|e| ScenarioError::field(path, "workload.Synthetic", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::ronfile::parse_ron;
+
+    fn build(workload: &str, dir: &Path) -> Result<(SimConfig, RunLabels), ScenarioError> {
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        let text = format!(
+            "(name: \"t\", profiles: [{:?}], cluster: [(gpu: \"h200\", count: 1, mode: \
+             Exclusive)], workload: {workload})",
+            profile.display().to_string()
+        );
+        let path = dir.join("t.ron");
+        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
+        let scenario = Scenario { path, file };
+        let variant = scenario.variants().remove(0);
+        build_variant(&scenario, &variant, None)
+    }
+
+    fn error(workload: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        match build(workload, dir.path()) {
+            Ok(_) => panic!("{workload} was accepted"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    /// Issue 12.6: arrivals of 1e17 s (a 10 s job reported a JCT of 16 s) and 1e300 s (an
+    /// infinite mean rate) are refused, naming the field and the limit.
+    #[test]
+    fn listed_arrivals_beyond_the_limit_are_refused() {
+        for arrival in ["1e17", "1e300", "-1.0", "inf", "NaN"] {
+            let err = error(&format!(
+                "Jobs([(model: \"resnet18:128:32\", arrival_s: {arrival}, samples: 195000.0)])"
+            ));
+            assert!(
+                err.contains("t.ron: workload.Jobs[0].arrival_s: arrival of"),
+                "{err}"
+            );
+            assert!(err.contains("[0, 1e10] s"), "{err}");
+        }
+    }
+
+    /// Issue 12.6: a job of 1e-308 s (work 1e-308 s times its rate) is refused; so is one too
+    /// long to end inside the range.
+    #[test]
+    fn listed_work_outside_the_duration_range_is_refused() {
+        for samples in ["1.95e-304", "0.0001", "1e300"] {
+            let err = error(&format!(
+                "Jobs([(model: \"resnet18:128:32\", samples: {samples})])"
+            ));
+            assert!(err.contains("workload.Jobs[0].samples:"), "{err}");
+            assert!(err.contains("alone on h200"), "{err}");
+            assert!(err.contains("[1e-6, 1e10] s"), "{err}");
+        }
+    }
+
+    /// Listed arrivals are relative to the first, as trace arrivals are.
+    #[test]
+    fn listed_arrivals_are_rebased_to_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cfg, _) = build(
+            "Jobs([(model: \"resnet18:128:32\", arrival_s: 5000.0, samples: 1.0e6), \
+             (model: \"resnet18:128:32\", arrival_s: 3600.0, samples: 1.0e6)])",
+            dir.path(),
+        )
+        .unwrap();
+        let arrivals: Vec<f64> = cfg.jobs.iter().map(|j| j.arrival_s).collect();
+        assert_eq!(arrivals, [1400.0, 0.0]);
+    }
+
+    #[test]
+    fn scales_and_synthetic_draws_outside_the_range_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.csv"),
+            "name,arrival_s,duration_s,gpus\na,0,60,1\nb,3600,60,1\n",
+        )
+        .unwrap();
+        let trace = |scales: &str| {
+            format!(
+                "Trace((format: Colo, path: \"t.csv\", {scales} models: Mix([(model: \
+                 \"resnet18:128:32\")])))"
+            )
+        };
+        let err = build(&trace("arrival_scale: 1e300,"), dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("workload.Trace.arrival_scale:"), "{err}");
+        assert!(err.contains("trace job `b` (line 3)"), "{err}");
+        let err = build(&trace("duration_scale: 1e-308,"), dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("workload.Trace.duration_scale:"), "{err}");
+        assert!(err.contains("below the limit of 1e-6 s"), "{err}");
+        assert!(build(&trace(""), dir.path()).is_ok());
+        let err = error(
+            "Synthetic((jobs: 3, arrivals_per_hour: 1e-300, median_minutes: 30.0, \
+             mix: [(model: \"resnet18:128:32\")]))",
+        );
+        assert!(err.contains("workload.Synthetic:"), "{err}");
+        assert!(err.contains("above the limit of 1e10 s"), "{err}");
+    }
 }

@@ -15,7 +15,7 @@ use crate::hardware::{self, GpuSpec};
 use crate::metrics::{GpuSharingSummary, TraceSummary};
 use crate::perf::PerfModel;
 use crate::workload::trace::{self, ReadOptions, Trace, TraceFormat, TraceJob};
-use crate::workload::{Job, ModelKey};
+use crate::workload::{Job, ModelKey, limits};
 
 const FIELD: &str = "workload.Trace";
 
@@ -133,18 +133,47 @@ pub(super) fn replay(
         .filter(|j| j.arrival_s >= from_s && j.arrival_s < to_s)
     {
         let (model, solo_rate) = models.pick(plan.path, tj, &mut rng)?;
+        let arrival_s = (tj.arrival_s - from_s) * plan.spec.arrival_scale;
+        let duration_s = tj.duration_s * plan.spec.duration_scale;
+        scaled_in_range(plan.path, tj, "arrival_scale", limits::arrival(arrival_s))?;
+        scaled_in_range(
+            plan.path,
+            tj,
+            "duration_scale",
+            limits::duration(duration_s),
+        )?;
         *per_model.entry(model.to_string()).or_insert(0) += 1;
         sharing_replayed += u64::from(tj.shares_gpu());
         jobs.push(Job {
             name: tj.name.clone(),
             model: model.clone(),
-            arrival_s: (tj.arrival_s - from_s) * plan.spec.arrival_scale,
-            samples: tj.duration_s * plan.spec.duration_scale * solo_rate * f64::from(tj.gpus),
+            arrival_s,
+            samples: duration_s * solo_rate * f64::from(tj.gpus),
             gpus: tj.gpus,
         });
     }
     let summary = summarize(plan.spec, trace, &jobs, per_model, sharing_replayed);
     Ok((jobs, summary))
+}
+
+/// A trace job's time, scaled by the scenario's `scale`, must stay in the accepted range.
+fn scaled_in_range(
+    path: &Path,
+    job: &TraceJob,
+    scale: &str,
+    checked: Result<f64, limits::OutOfRange>,
+) -> Result<(), ScenarioError> {
+    checked.map(|_| ()).map_err(|e| {
+        ScenarioError::field(
+            path,
+            format!("{FIELD}.{scale}"),
+            format!(
+                "scaled by it, trace job `{}` (line {}) is out of range: the {e}; bring `{scale}` \
+                 nearer 1",
+                job.name, job.line
+            ),
+        )
+    })
 }
 
 fn summarize(

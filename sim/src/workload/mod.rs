@@ -3,6 +3,7 @@
 //! A job trains one model ([`ModelKey`]: model name, batch size, image side or sequence length)
 //! for a fixed amount of work (samples). Traces and generators produce [`Job`]s; the engine
 //! never sees where they came from.
+pub mod limits;
 pub mod synthetic;
 pub mod trace;
 
@@ -87,7 +88,7 @@ pub struct Job {
     pub name: String,
     /// What it trains.
     pub model: ModelKey,
-    /// Submission time, seconds from the start of the simulation.
+    /// Submission time, seconds on the simulation's clock, in `[0, limits::MAX_TIME_S]`.
     pub arrival_s: f64,
     /// Work to do, in samples (epochs times dataset size).
     pub samples: f64,

@@ -8,7 +8,7 @@ use rand_distr::weighted::WeightedIndex;
 use rand_distr::{Distribution, Exp, LogNormal};
 use thiserror::Error;
 
-use super::{Job, ModelKey};
+use super::{Job, ModelKey, limits};
 
 /// One model of the mix with its weight and its exclusive rate on the reference GPU.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,6 +93,16 @@ pub fn generate(plan: &SyntheticPlan, seed: u64) -> Result<Vec<Job>, SyntheticEr
         let entry = &plan.mix[model_pick.sample(&mut rng)];
         let gpus = gpu_choices[gpu_pick.sample(&mut rng)].0.max(1);
         let duration = durations.sample(&mut rng);
+        limits::arrival(now).map_err(|e| {
+            SyntheticError::Range(format!(
+                "job j{idx} is out of range: the {e}; raise arrivals_per_hour or lower jobs"
+            ))
+        })?;
+        limits::duration(duration).map_err(|e| {
+            SyntheticError::Range(format!(
+                "job j{idx} is out of range: the {e}; bring median_minutes or sigma nearer it"
+            ))
+        })?;
         jobs.push(Job {
             name: format!("j{idx}"),
             model: entry.model.clone(),

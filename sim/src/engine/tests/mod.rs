@@ -1,5 +1,6 @@
 //! Engine tests: hand-checked cases, a differential test against `NaiveEngine`, and property
 //! tests of the engine's invariants.
+mod alone;
 mod naive;
 mod properties;
 

@@ -1,6 +1,6 @@
 //! colo's own minimal CSV: `name,arrival_s,duration_s,gpus`; other columns are ignored.
 
-use super::row::{Col, RawJob, Row, Skip, positive_duration};
+use super::row::{Col, RawJob, Row, Skip, positive_duration, time_in_range};
 use super::source::Header;
 use super::{SkipReason, TraceError};
 
@@ -35,6 +35,7 @@ impl ColoCols {
                 detail,
             ));
         }
+        let submit_s = time_in_range(submit_s, self.arrival_s)?;
         let duration_s = positive_duration(row.number(self.duration_s)?, self.duration_s)?;
         Ok(RawJob {
             name: name.to_owned(),

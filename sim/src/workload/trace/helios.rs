@@ -1,7 +1,7 @@
 //! The Helios / Acme job log (`cluster_log.csv`): `job_id,user,vc,gpu_num,cpu_num,node_num,
 //! state,submit_time,start_time,end_time,duration,queue`, times as `YYYY-MM-DD HH:MM:SS`.
 
-use super::row::{Col, RawJob, Row, Skip, positive_duration};
+use super::row::{Col, RawJob, Row, Skip, positive_duration, time_in_range};
 use super::source::Header;
 use super::{SkipReason, TraceError};
 
@@ -32,7 +32,7 @@ impl HeliosCols {
     pub fn parse(&self, row: &Row<'_>, _line: u64) -> Result<RawJob, Skip> {
         let name = row.text(self.job_id)?;
         let gpus = row.gpu_count(self.gpu_num, SkipReason::NoGpu)?;
-        let submit_s = row.datetime(self.submit_time)?;
+        let submit_s = time_in_range(row.datetime(self.submit_time)?, self.submit_time)?;
         self.check_start_end(row)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
         Ok(RawJob {

@@ -1,6 +1,6 @@
 //! Microsoft ITP 2021, one cluster's CSV: `job_id,submission_time,duration,num_gpu`.
 
-use super::row::{Col, RawJob, Row, Skip, positive_duration};
+use super::row::{Col, RawJob, Row, Skip, positive_duration, time_in_range};
 use super::source::Header;
 use super::{SkipReason, TraceError};
 
@@ -26,7 +26,7 @@ impl ItpCols {
     pub fn parse(&self, row: &Row<'_>, _line: u64) -> Result<RawJob, Skip> {
         let name = row.text(self.job_id)?;
         let gpus = row.gpu_count(self.num_gpu, SkipReason::ZeroGpus)?;
-        let submit_s = row.number(self.submission_time)?;
+        let submit_s = time_in_range(row.number(self.submission_time)?, self.submission_time)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
         Ok(RawJob {
             name: name.to_owned(),

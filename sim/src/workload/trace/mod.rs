@@ -93,9 +93,11 @@ impl FromStr for TraceFormat {
 pub struct TraceJob {
     /// The job's id in the trace (Philly has none: `philly-<line>`).
     pub name: String,
-    /// Seconds from the trace's first kept submission (so the first job arrives at 0); >= 0.
+    /// Seconds from the trace's first kept submission (so the first job arrives at 0); in
+    /// `[0, limits::MAX_TIME_S]`.
     pub arrival_s: f64,
-    /// Seconds the job ran in the traced cluster; > 0.
+    /// Seconds the job ran in the traced cluster; in `[limits::MIN_DURATION_S,
+    /// limits::MAX_DURATION_S]`.
     pub duration_s: f64,
     /// GPUs the job held; >= 1.
     pub gpus: u32,
@@ -193,26 +195,36 @@ pub(crate) fn read_jobs(
     match format {
         TraceFormat::Philly => {
             let cols = philly::PhillyCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+            source::collect_jobs(reader, path, opts, "timestamp", |row, line| {
+                cols.parse(row, line)
+            })
         }
         TraceFormat::AlibabaOpenb => {
             let cols = openb::PodCols::find(&header)?;
             let mut trace =
-                source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))?;
+                source::collect_jobs(reader, path, opts, "creation_time", |row, line| {
+                    cols.parse(row, line)
+                })?;
             trace.gpu_sharing_rows = Some(cols.sharing_rows.get());
             Ok(trace)
         }
         TraceFormat::Itp => {
             let cols = itp::ItpCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+            source::collect_jobs(reader, path, opts, "submission_time", |row, line| {
+                cols.parse(row, line)
+            })
         }
         TraceFormat::Helios => {
             let cols = helios::HeliosCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+            source::collect_jobs(reader, path, opts, "submit_time", |row, line| {
+                cols.parse(row, line)
+            })
         }
         TraceFormat::Colo => {
             let cols = colo::ColoCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, |row, line| cols.parse(row, line))
+            source::collect_jobs(reader, path, opts, "arrival_s", |row, line| {
+                cols.parse(row, line)
+            })
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use csv::ByteRecord;
 
-use super::row::{Col, RawJob, Row, Skip};
+use super::row::{Col, RawJob, Row, Skip, out_of_range, time_in_range};
 use super::source::{Header, csv_reader, open};
 use super::{SkipReason, TraceError, TraceFormat, TraceNode};
 
@@ -44,7 +44,7 @@ impl PodCols {
         let name = row.text(self.name)?;
         let gpus = row.gpu_count(self.num_gpu, SkipReason::NoGpu)?;
         let gpu_milli = self.gpu_share(row, gpus)?;
-        let created = row.number(self.creation_time)?;
+        let created = time_in_range(row.number(self.creation_time)?, self.creation_time)?;
         let Some(deleted) = row.opt_text(self.deletion_time)? else {
             let detail = "is empty: the pod outlived the trace".into();
             return Err(Skip::new(SkipReason::NoEndTime, self.deletion_time, detail));
@@ -54,6 +54,7 @@ impl PodCols {
             .ok()
             .filter(|t| t.is_finite())
             .ok_or_else(|| super::row::unparsable(self.deletion_time, deleted, "a number"))?;
+        let deleted = time_in_range(deleted, self.deletion_time)?;
         let duration_s = self.lifetime(created, deleted)?;
         Ok(RawJob {
             name: name.to_owned(),
@@ -95,7 +96,8 @@ impl PodCols {
                 detail,
             ))
         } else {
-            Ok(lifetime)
+            crate::workload::limits::duration(lifetime)
+                .map_err(|e| out_of_range(self.deletion_time, &e))
         }
     }
 }

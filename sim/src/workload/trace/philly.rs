@@ -1,6 +1,6 @@
 //! Philly as prepared for Pollux: `timestamp,duration,num_gpus,gpu_time,cluster`.
 
-use super::row::{Col, RawJob, Row, Skip, positive_duration};
+use super::row::{Col, RawJob, Row, Skip, positive_duration, time_in_range};
 use super::source::Header;
 use super::{SkipReason, TraceError};
 
@@ -23,7 +23,7 @@ impl PhillyCols {
     /// One row as a job; the trace has no job id, so the job is named `philly-<line>`.
     pub fn parse(&self, row: &Row<'_>, line: u64) -> Result<RawJob, Skip> {
         let gpus = row.gpu_count(self.num_gpus, SkipReason::ZeroGpus)?;
-        let submit_s = row.datetime(self.timestamp)?;
+        let submit_s = time_in_range(row.datetime(self.timestamp)?, self.timestamp)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
         Ok(RawJob {
             name: format!("philly-{line}"),

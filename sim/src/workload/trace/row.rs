@@ -4,6 +4,7 @@ use csv::ByteRecord;
 
 use super::SkipReason;
 use super::time::parse_datetime;
+use crate::workload::limits;
 
 /// A column of the header: where it is and its name (for messages).
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +115,7 @@ impl<'r> Row<'r> {
     }
 }
 
-/// Check that a duration is above zero.
+/// Check that a duration is above zero and in the accepted range (`workload::limits`).
 pub(crate) fn positive_duration(duration_s: f64, col: Col) -> Result<f64, Skip> {
     if duration_s < 0.0 {
         let detail = format!("`{duration_s}` is negative");
@@ -122,8 +123,18 @@ pub(crate) fn positive_duration(duration_s: f64, col: Col) -> Result<f64, Skip> 
     } else if duration_s == 0.0 {
         Err(Skip::new(SkipReason::ZeroDuration, col, "is 0".into()))
     } else {
-        Ok(duration_s)
+        limits::duration(duration_s).map_err(|e| out_of_range(col, &e))
     }
+}
+
+/// Check that a raw time (before times are made relative) is in the accepted range.
+pub(crate) fn time_in_range(time_s: f64, col: Col) -> Result<f64, Skip> {
+    limits::trace_time(time_s).map_err(|e| out_of_range(col, &e))
+}
+
+/// The skip for a time or duration outside the accepted range.
+pub(crate) fn out_of_range(col: Col, err: &limits::OutOfRange) -> Skip {
+    Skip::new(SkipReason::OutOfRange, col, err.to_string())
 }
 
 /// The skip for a field that does not parse as `expected`.

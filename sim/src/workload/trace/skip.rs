@@ -16,6 +16,10 @@ pub enum SkipReason {
     MissingField,
     /// A field is not a number, an integer, or a `YYYY-MM-DD HH:MM:SS` time as its column needs.
     Unparsable,
+    /// A time or duration is a number outside the range colo accepts (`workload::limits`): a raw
+    /// time beyond 1e10 s either side of 0, an arrival more than 1e10 s after the first, or a
+    /// duration outside [1e-6, 1e10] s.
+    OutOfRange,
     /// colo CSV: `arrival_s` is below zero.
     NegativeArrival,
     /// The duration column is below zero.
@@ -38,9 +42,10 @@ pub enum SkipReason {
 
 impl SkipReason {
     /// Every reason, in display order.
-    pub const ALL: [SkipReason; 11] = [
+    pub const ALL: [SkipReason; 12] = [
         Self::MissingField,
         Self::Unparsable,
+        Self::OutOfRange,
         Self::NegativeArrival,
         Self::NegativeDuration,
         Self::EndBeforeStart,
@@ -57,6 +62,7 @@ impl SkipReason {
         match self {
             Self::MissingField => "missing_field",
             Self::Unparsable => "unparsable",
+            Self::OutOfRange => "out_of_range",
             Self::NegativeArrival => "negative_arrival",
             Self::NegativeDuration => "negative_duration",
             Self::EndBeforeStart => "end_before_start",

@@ -8,8 +8,9 @@ use std::path::Path;
 use csv::ByteRecord;
 use flate2::bufread::MultiGzDecoder;
 
-use super::row::{Col, RawJob, Row, Skip};
+use super::row::{Col, RawJob, Row, Skip, out_of_range};
 use super::{ReadOptions, SkipCounts, Trace, TraceError, TraceFormat, TraceJob};
+use crate::workload::limits;
 
 /// Open `path` for reading; gzip is recognized by its magic bytes, not by the file name.
 pub(crate) fn open(path: &Path) -> Result<Box<dyn Read>, TraceError> {
@@ -102,10 +103,13 @@ impl<'p> Header<'p> {
 }
 
 /// Read every row of `reader`, turning each into a job with `parse` or counting its skip.
+/// `submit_field` names the submission column, for a job whose arrival after the first
+/// submission is beyond the accepted range (`workload::limits`).
 pub(crate) fn collect_jobs(
     mut reader: csv::Reader<Box<dyn Read>>,
     path: &Path,
     opts: &ReadOptions,
+    submit_field: &'static str,
     mut parse: impl FnMut(&Row<'_>, u64) -> Result<RawJob, Skip>,
 ) -> Result<Trace, TraceError> {
     let mut record = ByteRecord::new();
@@ -134,8 +138,26 @@ pub(crate) fn collect_jobs(
             Err(skip) => skips.add(skip.reason),
         }
     }
+    let submit = Col {
+        idx: 0,
+        name: submit_field,
+    };
+    let mut jobs = Vec::with_capacity(raw_jobs.len());
+    for job in relative_sorted(raw_jobs) {
+        match limits::arrival(job.arrival_s) {
+            Ok(_) => jobs.push(job),
+            Err(err) => {
+                let mut skip = out_of_range(submit, &err);
+                skip.detail = format!("{} (counted from the first submission)", skip.detail);
+                if opts.strict {
+                    return Err(bad_row(path, job.line, skip));
+                }
+                skips.add(skip.reason);
+            }
+        }
+    }
     Ok(Trace {
-        jobs: relative_sorted(raw_jobs),
+        jobs,
         skips,
         nodes: None,
         rows_read,

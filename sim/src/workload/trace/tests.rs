@@ -157,8 +157,8 @@ fn check_invariants(trace: &Trace) {
         assert!((pair[0].arrival_s, pair[0].line) < (pair[1].arrival_s, pair[1].line));
     }
     for job in &trace.jobs {
-        assert!(job.arrival_s >= 0.0 && job.arrival_s.is_finite());
-        assert!(job.duration_s > 0.0 && job.duration_s.is_finite());
+        assert!(crate::workload::limits::arrival(job.arrival_s).is_ok());
+        assert!(crate::workload::limits::duration(job.duration_s).is_ok());
         assert!(job.gpus >= 1);
         assert!(job.gpu_milli.is_none_or(|m| (1..=1000).contains(&m)));
         assert!(!job.shares_gpu() || job.gpus == 1);
@@ -166,6 +166,91 @@ fn check_invariants(trace: &Trace) {
     if let Some(first) = trace.jobs.first() {
         assert_eq!(first.arrival_s, 0.0);
     }
+}
+
+/// Issue 12.6: an ITP `submission_time` of 2^64 beside ordinary ones made a 28,850 s job
+/// finish in 28,672 s (2^64 s holds durations only to 4,096 s). Now the row is skipped as
+/// `out_of_range`, counted; strict mode refuses it naming the line, the field and the limit.
+#[test]
+fn itp_submission_time_2_pow_64_is_out_of_range() {
+    let text = "job_id,submission_time,duration,num_gpu\n\
+                a,100,600,1\n\
+                far,18446744073709551616,28850,1\n\
+                b,200,700,1\n";
+    let trace = read_text(TraceFormat::Itp, text);
+    let names: Vec<&str> = trace.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(trace.skips.get(SkipReason::OutOfRange), 1);
+    check_invariants(&trace);
+    let strict = ReadOptions {
+        strict: true,
+        limit: None,
+    };
+    let err = read_bytes(TraceFormat::Itp, text.as_bytes(), &strict)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("mem.csv:3: field `submission_time`"),
+        "{err}"
+    );
+    assert!(err.contains("above the limit of 1e10 s"), "{err}");
+}
+
+/// Raw times each within the limit, but more than 1e10 s apart: the late arrival is skipped
+/// after the rebase (strict: refused, naming its line).
+#[test]
+fn arrivals_too_far_after_the_first_are_out_of_range() {
+    let text = "job_id,submission_time,duration,num_gpu\n\
+                early,-9000000000,600,1\n\
+                late,9000000000,600,1\n";
+    let trace = read_text(TraceFormat::Itp, text);
+    assert_eq!(trace.jobs.len(), 1);
+    assert_eq!(trace.skips.get(SkipReason::OutOfRange), 1);
+    let strict = ReadOptions {
+        strict: true,
+        limit: None,
+    };
+    let err = read_bytes(TraceFormat::Itp, text.as_bytes(), &strict)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("mem.csv:3: field `submission_time`"),
+        "{err}"
+    );
+    assert!(err.contains("counted from the first submission"), "{err}");
+}
+
+/// Issue 12.6: a duration of 1e-308 s gave an infinite mean rate. Durations outside
+/// [1e-6, 1e10] s, and NaN or infinite times, are skipped in every format.
+#[test]
+fn durations_and_times_outside_the_range_are_skipped() {
+    let text = "name,arrival_s,duration_s,gpus\n\
+                tiny,0,1e-308,1\n\
+                huge,0,1e11,1\n\
+                late,1e300,5,1\n\
+                nan,NaN,5,1\n\
+                inf,0,inf,1\n\
+                ok,3,5,1\n";
+    let trace = read_text(TraceFormat::Colo, text);
+    let names: Vec<&str> = trace.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["ok"]);
+    assert_eq!(trace.skips.get(SkipReason::OutOfRange), 3);
+    assert_eq!(trace.skips.get(SkipReason::Unparsable), 2);
+    check_invariants(&trace);
+    let pods = "name,num_gpu,gpu_milli,creation_time,deletion_time\n\
+                p0,1,1000,0,0.0000001\n\
+                p1,1,1000,0,1e12\n\
+                p2,1,1000,0,60\n";
+    let trace = read_text(TraceFormat::AlibabaOpenb, pods);
+    assert_eq!(trace.jobs.len(), 1);
+    assert_eq!(trace.skips.get(SkipReason::OutOfRange), 2);
+    let philly = "timestamp,duration,num_gpus\n\
+                  2017-10-09 07:01:55,1e-9,1\n\
+                  9999-01-01 00:00:00,60,1\n\
+                  2017-10-09 07:02:55,60,1\n";
+    let trace = read_text(TraceFormat::Philly, philly);
+    assert_eq!(trace.jobs.len(), 1);
+    assert_eq!(trace.skips.get(SkipReason::OutOfRange), 2);
 }
 
 const HEADERS: [(TraceFormat, &str); 5] = [
