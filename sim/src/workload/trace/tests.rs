@@ -111,7 +111,22 @@ fn openb_list_without_times_is_a_missing_column() {
     let err = read_bytes(TraceFormat::AlibabaOpenb, text.as_bytes(), &opts).unwrap_err();
     assert!(
         err.to_string()
-            .contains("has no column `creation_time`, which a alibaba_openb trace needs"),
+            .contains("has no column `creation_time`, which an alibaba_openb trace needs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_column_messages_take_the_right_article() {
+    let opts = ReadOptions::default();
+    let err = read_bytes(TraceFormat::Itp, b"nothing\n1\n", &opts).unwrap_err();
+    assert!(
+        err.to_string().contains("which an itp trace needs"),
+        "{err}"
+    );
+    let err = read_bytes(TraceFormat::Philly, b"nothing\n1\n", &opts).unwrap_err();
+    assert!(
+        err.to_string().contains("which a philly trace needs"),
         "{err}"
     );
 }
