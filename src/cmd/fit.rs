@@ -10,6 +10,8 @@ use colo_sim::hardware;
 use colo_sim::metrics::write_atomic;
 use colo_sim::perf::{Origin, Profile};
 
+use super::progress::Progress;
+
 /// Arguments of `colo calibrate fit`.
 #[derive(clap::Args)]
 pub struct FitArgs {
@@ -114,20 +116,23 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         ds.sets.len(),
         args.data.display()
     );
+    let progress = Progress::new("calibrate fit: fitting the parametric model")?;
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
     let mut profile = validate::fitted_profile(&ds, &full, &date);
-    let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake)? {
+    progress.set_message("calibrate fit: reading kernel traces");
+    let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake, &progress)? {
         Some(folder) => {
             let tables_path = beside(&args.out, "-kernels.json.gz");
             let file_name = tables_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            eprintln!(
+            progress.note(&format!(
                 "kernel model: {} traced points; fitting its globals and validating ...",
                 folder.tables.traces.len()
-            );
+            ));
+            progress.set_message("calibrate fit: fitting and validating the kernel model");
             let kv = kernel::validate(&ds, &folder.tables);
             let origin = if folder.fake {
                 Origin::Fake
@@ -161,7 +166,9 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let text = report::profile_file(&profile, &command).context("serialising the profile")?;
     write_atomic(&args.out, text.as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
+    progress.set_message("calibrate fit: validating on held-out runs");
     let checks = validate::validate(&ds);
+    drop(progress);
     let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs), &checks.memory);
     let (report_path, csv_path) = (
         beside(&args.out, "-fit-report.txt"),
@@ -242,8 +249,9 @@ fn kernel_validation(
     data: &Path,
     ds: &measured::Dataset,
     allow_fake: bool,
+    progress: &Progress,
 ) -> anyhow::Result<Option<kernel::KernelValidation>> {
-    let Some(folder) = traced_folder(data, ds, allow_fake)? else {
+    let Some(folder) = traced_folder(data, ds, allow_fake, progress)? else {
         return Ok(None);
     };
     Ok(Some(kernel::validate(ds, &folder.tables)))
@@ -255,6 +263,7 @@ fn traced_folder(
     data: &Path,
     ds: &measured::Dataset,
     allow_fake: bool,
+    progress: &Progress,
 ) -> anyhow::Result<Option<trace::TracedFolder>> {
     let dir = data.join("traces");
     if !dir.is_dir() {
@@ -263,7 +272,7 @@ fn traced_folder(
     let mut folder = trace::read_folder_of(&dir, ds.gpu, allow_fake)?;
     kernel::anchor_to_alone_runs(&mut folder.tables, &ds.classes);
     for (path, why) in &folder.skipped {
-        eprintln!("skipped trace {}: {why}", path.display());
+        progress.note(&format!("skipped trace {}: {why}", path.display()));
     }
     Ok((!folder.tables.traces.is_empty()).then_some(folder))
 }
@@ -272,7 +281,11 @@ fn traced_folder(
 pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
     let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
+    let progress = Progress::new("calibrate validate: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);
+    progress.set_message("calibrate validate: kernel model");
+    let kernel = kernel_validation(&args.data, &ds, args.allow_fake, &progress);
+    drop(progress);
     if let Some(csv) = &args.csv {
         write_atomic(csv, report::predictions_csv(&checks.jobs).as_bytes())?;
     }
@@ -281,7 +294,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         &validate::error_rows(&checks.jobs),
         &checks.memory,
     ))?;
-    if let Some(kv) = kernel_validation(&args.data, &ds, args.allow_fake)? {
+    if let Some(kv) = kernel? {
         if let Some(csv) = &args.kernel_csv {
             write_atomic(csv, report::predictions_csv(&kv.jobs).as_bytes())?;
         }
@@ -301,7 +314,9 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("results/calibrate-figures"));
+    let progress = Progress::new("calibrate plot: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);
+    progress.set_message("calibrate plot: drawing figures");
     let mut written = Vec::new();
     for mode in ["timeslice", "mps", "mig-emulated"] {
         let points: Vec<ScatterPoint> = checks
@@ -363,6 +378,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         };
         written.extend(plot_curves(&lines, &text, &out)?);
     }
+    drop(progress);
     let list: Vec<String> = written
         .iter()
         .map(|p| format!("  {}\n", p.display()))
@@ -379,10 +395,17 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
 pub fn gavel(args: GavelArgs) -> anyhow::Result<ExitCode> {
     let model_gpu = hardware::gpu("h100-80gb")?;
     let mut reports = Vec::new();
-    for name in &args.gpus {
+    let progress = Progress::new("calibrate gavel")?;
+    for (done, name) in args.gpus.iter().enumerate() {
+        progress.set_message(format!(
+            "calibrate gavel: cross-validating {name} ({} of {})",
+            done + 1,
+            args.gpus.len()
+        ));
         let table = gavel::read_table(&args.table, name)?;
         reports.push(gavel::cross_validate(&table, model_gpu, args.folds.max(2)));
     }
+    drop(progress);
     super::print(&report::gavel_table(&reports))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -48,8 +48,13 @@ pub fn run(args: PlotArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => dir,
         None => args.results[0].join("figures"),
     };
-    let report = colo_plots::plot_results(&folders, &out_dir, args.format.into())
-        .context("drawing figures")?;
+    let progress = super::progress::Progress::new(format!(
+        "plot: drawing figures from {} result folder(s)",
+        folders.len()
+    ))?;
+    let report = colo_plots::plot_results(&folders, &out_dir, args.format.into());
+    drop(progress);
+    let report = report.context("drawing figures")?;
     for skipped in &report.skipped {
         eprintln!("skipped {skipped}");
     }

@@ -24,6 +24,14 @@ impl Progress {
     /// # Errors
     /// Only if the progress template is malformed.
     pub fn new(message: impl Into<String>) -> anyhow::Result<Self> {
+        Self::drawn_on(message, ProgressDrawTarget::stderr)
+    }
+
+    /// As [`Progress::new`], drawn on the target `target` makes once [`SHOW_AFTER`] has passed.
+    fn drawn_on(
+        message: impl Into<String>,
+        target: impl FnOnce() -> ProgressDrawTarget + Send + 'static,
+    ) -> anyhow::Result<Self> {
         let style = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
             .context("progress bar template")?;
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
@@ -42,7 +50,7 @@ impl Progress {
             if let Ok(done) = late_done.lock()
                 && !*done
             {
-                late_bar.set_draw_target(ProgressDrawTarget::stderr());
+                late_bar.set_draw_target(target());
                 late_bar.enable_steady_tick(Duration::from_millis(120));
             }
         });
@@ -67,5 +75,80 @@ impl Drop for Progress {
             *done = true;
         }
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use indicatif::TermLike;
+
+    use super::*;
+
+    /// A terminal that keeps what is written to it.
+    #[derive(Clone, Debug, Default)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl Screen {
+        fn text(&self) -> String {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            80
+        }
+        fn move_cursor_up(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> io::Result<()> {
+            self.write_str(&format!("{line}\n"))
+        }
+        fn write_str(&self, text: &str) -> io::Result<()> {
+            self.0.lock().unwrap().push_str(text);
+            Ok(())
+        }
+        fn clear_line(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn on(screen: &Screen, message: &str) -> Progress {
+        let term = screen.clone();
+        Progress::drawn_on(message, move || {
+            ProgressDrawTarget::term_like(Box::new(term))
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_long_step_shows_its_message_after_a_second_and_a_short_one_never() {
+        let screen = Screen::default();
+        let short = on(&screen, "short step");
+        thread::sleep(Duration::from_millis(200));
+        drop(short);
+        let long = on(&screen, "long step");
+        thread::sleep(Duration::from_millis(300));
+        long.set_message("long step, later");
+        assert_eq!(screen.text(), "", "nothing within the first second");
+        thread::sleep(SHOW_AFTER + Duration::from_millis(500));
+        drop(long);
+        let text = screen.text();
+        assert!(text.contains("long step, later"), "{text:?}");
+        assert!(!text.contains("short step"), "{text:?}");
     }
 }
