@@ -5,6 +5,8 @@
 
 pub mod bench;
 pub mod engine;
+#[cfg(test)]
+mod fuzzing;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;
 pub mod metrics;
