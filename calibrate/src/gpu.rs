@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub enum GpuError {
     /// Neither NVML nor nvidia-smi answered: there is no usable NVIDIA GPU here.
     #[error(
-        "no NVIDIA GPU found: NVML failed ({nvml}) and nvidia-smi failed ({smi}); run on a machine with a GPU and its driver, or use --dry-run"
+        "no NVIDIA GPU found: NVML failed ({nvml}) and nvidia-smi failed ({smi}); run on a machine with a GPU and its driver"
     )]
     NoGpu {
         /// NVML's error.

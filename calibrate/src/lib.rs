@@ -21,6 +21,8 @@
 
 pub mod execute;
 pub mod fit;
+#[cfg(test)]
+mod fuzzing;
 pub mod gpu;
 pub mod mig;
 pub mod plan;

@@ -167,16 +167,31 @@ pub fn load(path: &Path) -> Result<Loaded, StoreError> {
     };
     let mut loaded = Loaded::default();
     for (idx, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(io)?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Record>(&line) {
-            Ok(rec) => loaded.records.push(rec),
-            Err(err) => loaded.skipped.push((idx + 1, err.to_string())),
-        }
+        loaded.take(idx + 1, &line.map_err(io)?);
     }
     Ok(loaded)
+}
+
+/// Reads the records of store text, as [`load`] reads a file.
+pub fn parse(text: &str) -> Loaded {
+    let mut loaded = Loaded::default();
+    for (idx, line) in text.lines().enumerate() {
+        loaded.take(idx + 1, line);
+    }
+    loaded
+}
+
+impl Loaded {
+    /// Takes line `number` of a store: a record, a skipped line, or nothing when blank.
+    fn take(&mut self, number: usize, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(rec) => self.records.push(rec),
+            Err(err) => self.skipped.push((number, err.to_string())),
+        }
+    }
 }
 
 /// Reads every `*.jsonl` file of a folder, in name order.

@@ -177,8 +177,17 @@ pub fn read_raw(path: &Path) -> Result<RawTrace, TraceError> {
         source,
     };
     let bytes = std::fs::read(path).map_err(io)?;
+    parse_raw(&bytes, path)
+}
+
+/// Reads one raw trace from the bytes of its `.trace.json.gz` file; `path` names it in errors.
+pub fn parse_raw(bytes: &[u8], path: &Path) -> Result<RawTrace, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let mut text = String::new();
-    flate2::read::GzDecoder::new(&bytes[..])
+    flate2::read::GzDecoder::new(bytes)
         .read_to_string(&mut text)
         .map_err(io)?;
     let raw: RawTrace = serde_json::from_str(&text).map_err(|e| TraceError::Invalid {

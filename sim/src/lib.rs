@@ -6,6 +6,8 @@
 pub mod bench;
 pub mod engine;
 pub mod fsutil;
+#[cfg(test)]
+mod fuzzing;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.
 pub mod hardware;
 pub mod metrics;

@@ -122,8 +122,10 @@ struct GpuArgs {
     #[arg(long, default_value_t = 200, hide_default_value = true)]
     sample_ms: u64,
     /// Use no GPU: `run` replays a synthetic profile (and writes synthetic traces), `profile`
-    /// runs the commands with a fake GPU identity and no sampling (tests).
-    #[arg(long, hide = true)]
+    /// runs the commands with a fake GPU identity and no sampling. Its records are labelled
+    /// `fake` (invented numbers, not measurements; fit and validate take them only with
+    /// --allow-fake).
+    #[arg(long)]
     fake_gpu: bool,
 }
 
@@ -200,8 +202,9 @@ struct TraceArgs {
     /// Folder for the tracer's private folder (its captured stderr) [default: /tmp]
     #[arg(long, default_value = "/tmp", hide_default_value = true)]
     tmp: PathBuf,
-    /// Use no GPU: write small synthetic traces (tests).
-    #[arg(long, hide = true)]
+    /// Use no GPU: write small synthetic traces labelled `fake` (invented numbers, not
+    /// measurements).
+    #[arg(long)]
     fake_gpu: bool,
 }
 
@@ -282,7 +285,13 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
         match ProcessRunner::open(cfg) {
             Ok(runner) => Box::new(runner),
             Err(err) => {
-                eprintln!("error: {err}");
+                let hint = match err {
+                    colo_calibrate::gpu::GpuError::NoGpu { .. } => {
+                        "; --dry-run lists the plan and its estimated GPU time without one"
+                    }
+                    _ => "",
+                };
+                eprintln!("error: {err}{hint}");
                 return Ok(ExitCode::from(2));
             }
         }

@@ -10,6 +10,8 @@ use colo_sim::fsutil::{self, WholeDir, write_atomic};
 use colo_sim::hardware;
 use colo_sim::perf::{Origin, Profile};
 
+use super::progress::Progress;
+
 /// Arguments of `colo calibrate fit`.
 #[derive(clap::Args)]
 pub struct FitArgs {
@@ -115,20 +117,23 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         ds.sets.len(),
         args.data.display()
     );
+    let progress = Progress::new("calibrate fit: fitting the parametric model")?;
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
     let mut profile = validate::fitted_profile(&ds, &full, &date);
-    let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake)? {
+    progress.set_message("calibrate fit: reading kernel traces");
+    let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake, &progress)? {
         Some(folder) => {
             let tables_path = beside(&args.out, "-kernels.json.gz");
             let file_name = tables_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            eprintln!(
+            progress.note(&format!(
                 "kernel model: {} traced points; fitting its globals and validating ...",
                 folder.tables.traces.len()
-            );
+            ));
+            progress.set_message("calibrate fit: fitting and validating the kernel model");
             let kv = kernel::validate(&ds, &folder.tables);
             let origin = if folder.fake {
                 Origin::Fake
@@ -162,7 +167,9 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let text = report::profile_file(&profile, &command).context("serialising the profile")?;
     write_atomic(&args.out, text.as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
+    progress.set_message("calibrate fit: validating on held-out runs");
     let checks = validate::validate(&ds);
+    drop(progress);
     let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs), &checks.memory);
     let (report_path, csv_path) = (
         beside(&args.out, "-fit-report.txt"),
@@ -243,8 +250,9 @@ fn kernel_validation(
     data: &Path,
     ds: &measured::Dataset,
     allow_fake: bool,
+    progress: &Progress,
 ) -> anyhow::Result<Option<kernel::KernelValidation>> {
-    let Some(folder) = traced_folder(data, ds, allow_fake)? else {
+    let Some(folder) = traced_folder(data, ds, allow_fake, progress)? else {
         return Ok(None);
     };
     Ok(Some(kernel::validate(ds, &folder.tables)))
@@ -256,6 +264,7 @@ fn traced_folder(
     data: &Path,
     ds: &measured::Dataset,
     allow_fake: bool,
+    progress: &Progress,
 ) -> anyhow::Result<Option<trace::TracedFolder>> {
     let dir = data.join("traces");
     if !dir.is_dir() {
@@ -264,7 +273,7 @@ fn traced_folder(
     let mut folder = trace::read_folder_of(&dir, ds.gpu, allow_fake)?;
     kernel::anchor_to_alone_runs(&mut folder.tables, &ds.classes);
     for (path, why) in &folder.skipped {
-        eprintln!("skipped trace {}: {why}", path.display());
+        progress.note(&format!("skipped trace {}: {why}", path.display()));
     }
     Ok((!folder.tables.traces.is_empty()).then_some(folder))
 }
@@ -273,7 +282,11 @@ fn traced_folder(
 pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
     let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
+    let progress = Progress::new("calibrate validate: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);
+    progress.set_message("calibrate validate: kernel model");
+    let kernel = kernel_validation(&args.data, &ds, args.allow_fake, &progress);
+    drop(progress);
     if let Some(csv) = &args.csv {
         write_atomic(csv, report::predictions_csv(&checks.jobs).as_bytes())?;
     }
@@ -282,7 +295,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         &validate::error_rows(&checks.jobs),
         &checks.memory,
     ))?;
-    if let Some(kv) = kernel_validation(&args.data, &ds, args.allow_fake)? {
+    if let Some(kv) = kernel? {
         if let Some(csv) = &args.kernel_csv {
             write_atomic(csv, report::predictions_csv(&kv.jobs).as_bytes())?;
         }
@@ -306,7 +319,9 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let writing = || format!("writing {}", dir.display());
     fsutil::check_outside(&dir, &[&args.data]).with_context(writing)?;
     let whole = WholeDir::begin(&dir).with_context(writing)?;
+    let progress = Progress::new("calibrate plot: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);
+    progress.set_message("calibrate plot: drawing figures");
     let mut written = Vec::new();
     for mode in ["timeslice", "mps", "mig-emulated"] {
         let points: Vec<ScatterPoint> = checks
@@ -368,6 +383,7 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
         };
         written.extend(plot_curves(&lines, &text, &out)?);
     }
+    drop(progress);
     let written: Vec<PathBuf> = written.iter().map(|p| whole.final_path(p)).collect();
     whole.commit().with_context(writing)?;
     let list: Vec<String> = written
@@ -386,10 +402,17 @@ pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
 pub fn gavel(args: GavelArgs) -> anyhow::Result<ExitCode> {
     let model_gpu = hardware::gpu("h100-80gb")?;
     let mut reports = Vec::new();
-    for name in &args.gpus {
+    let progress = Progress::new("calibrate gavel")?;
+    for (done, name) in args.gpus.iter().enumerate() {
+        progress.set_message(format!(
+            "calibrate gavel: cross-validating {name} ({} of {})",
+            done + 1,
+            args.gpus.len()
+        ));
         let table = gavel::read_table(&args.table, name)?;
         reports.push(gavel::cross_validate(&table, model_gpu, args.folds.max(2)));
     }
+    drop(progress);
     super::print(&report::gavel_table(&reports))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,7 @@ pub mod pack;
 pub mod plan;
 pub mod plot;
 pub mod predict;
+pub mod progress;
 pub mod report;
 pub mod simulate;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use colo_sim::hardware;
-use colo_sim::pack::{PackJob, PackReport, PackRequest, Packing, pack};
+use colo_sim::pack::{PackJob, PackProgress, PackReport, PackRequest, Packing, pack_with_progress};
 use colo_sim::perf::Parametric;
 use serde_json::json;
 
@@ -58,7 +58,22 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let started = Instant::now();
-    let report = pack(&model, &request)?;
+    let progress = super::progress::Progress::new("pack: counting GPU configurations")?;
+    let on_progress = |p: PackProgress| {
+        progress.set_message(match p.configs_total {
+            Some(total) => format!(
+                "pack (exhaustive): {} of {total} GPU configurations scored",
+                p.configs_scored
+            ),
+            None => format!(
+                "pack (beam search): {} GPU configurations scored",
+                p.configs_scored
+            ),
+        });
+    };
+    let report = pack_with_progress(&model, &request, &on_progress);
+    drop(progress);
+    let report = report?;
     let seconds = started.elapsed().as_secs_f64();
     let text = match args.format {
         FormatArg::Table => table(&request, &report, &profile_name.phrase(), seconds),

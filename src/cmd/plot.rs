@@ -54,8 +54,13 @@ pub fn run(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
     fsutil::check_outside(&out_dir, &inputs).with_context(writing)?;
     let whole = WholeDir::begin(&out_dir).with_context(writing)?;
-    let mut report = colo_plots::plot_results(&folders, whole.path(), args.format.into())
-        .context("drawing figures")?;
+    let progress = super::progress::Progress::new(format!(
+        "plot: drawing figures from {} result folder(s)",
+        folders.len()
+    ))?;
+    let report = colo_plots::plot_results(&folders, whole.path(), args.format.into());
+    drop(progress);
+    let mut report = report.context("drawing figures")?;
     report.written = report.written.iter().map(|f| whole.final_path(f)).collect();
     whole.commit().with_context(writing)?;
     for skipped in &report.skipped {

@@ -119,6 +119,39 @@ fn without_a_gpu_run_exits_2_with_a_clear_error() {
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("GPU"), "{stderr}");
+    if stderr.contains("no NVIDIA GPU found") {
+        assert!(stderr.contains("--dry-run lists the plan"), "{stderr}");
+    }
+}
+
+#[test]
+fn without_a_gpu_profile_does_not_suggest_the_dry_run_it_lacks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = colo(&[
+        "calibrate",
+        "profile",
+        "--cmd",
+        "true",
+        "--out",
+        dir.path().to_str().expect("utf8"),
+        "--gpu",
+        "999",
+    ]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("dry-run"), "{stderr}");
+}
+
+#[test]
+fn fake_gpu_is_in_the_help_the_readme_points_to() {
+    for command in ["run", "profile", "trace"] {
+        let out = colo(&["calibrate", command, "--help"]);
+        let (stdout, _) = text(&out);
+        assert!(
+            stdout.contains("--fake-gpu"),
+            "calibrate {command}: {stdout}"
+        );
+    }
 }
 
 #[test]

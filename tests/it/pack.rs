@@ -143,3 +143,61 @@ fn pack_names_the_built_in_profile_or_the_file_given() {
         "{header}"
     );
 }
+
+#[test]
+fn ten_jobs_of_up_to_ten_per_gpu_return_quickly_with_the_beam_search() {
+    let jobs: Vec<&str> = MIX.iter().cycle().take(10).copied().collect();
+    let args: Vec<&str> = ["pack", "--max-per-gpu", "10", "--format", "json"]
+        .iter()
+        .chain(PROFILE.iter())
+        .chain(jobs.iter())
+        .copied()
+        .collect();
+    let started = std::time::Instant::now();
+    let run = colo(&args);
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(seconds < 60.0, "took {seconds:.1} s");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["exhaustive"], false);
+    let search = v["search"].as_str().unwrap();
+    assert!(search.contains("beam search of width 64"), "{search}");
+    assert!(search.contains("above its bound of 5000000"), "{search}");
+    assert!(
+        run.stderr.is_empty(),
+        "no progress line off a terminal: {}",
+        run.stderr
+    );
+    let table = colo(
+        &args[..args.len()]
+            .iter()
+            .filter(|a| **a != "--format" && **a != "json")
+            .copied()
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        table.stdout.contains("search: heuristic: beam search"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn too_few_gpus_for_max_per_gpu_names_that_option() {
+    let args = [
+        "pack",
+        PROFILE[0],
+        PROFILE[1],
+        "--gpus",
+        "1",
+        "--max-per-gpu",
+        "2",
+        "resnet18:128:32",
+        "resnet18:128:32",
+        "resnet18:128:32",
+    ];
+    let run = colo(&args);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("raise --max-per-gpu"), "{}", run.stderr);
+    assert!(!run.stderr.contains("lower the minimums"), "{}", run.stderr);
+}

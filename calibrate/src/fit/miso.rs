@@ -77,7 +77,19 @@ pub fn read_runs(dir: &Path) -> Result<Vec<SliceRun>, TableError> {
 }
 
 fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRun, TableError> {
-    let value: serde_json::Value = read_json(path)?;
+    parse_run(&super::read_table_text(path)?, path, slice, model, batch)
+}
+
+/// One slice run from the text of its `<slice>_<model>_train<batch>.json` file (`path` names
+/// it in errors): the median samples/s over the iterations after the first.
+pub fn parse_run(
+    text: &str,
+    path: &Path,
+    slice: &str,
+    model: &str,
+    batch: u32,
+) -> Result<SliceRun, TableError> {
+    let value: serde_json::Value = super::parse_json(text, path)?;
     let format = |message: String| TableError::Format {
         path: path.to_owned(),
         message,
@@ -120,10 +132,6 @@ fn read_run(path: &Path, slice: &str, model: &str, batch: u32) -> Result<SliceRu
     })
 }
 
-fn read_json(path: &Path) -> Result<serde_json::Value, TableError> {
-    super::parse_json(&super::read_table_text(path)?, path)
-}
-
 /// MiB per (model, batch) from `memory.json[.gz]`.
 pub fn read_memory(dir: &Path) -> Result<BTreeMap<ModelKey, f64>, TableError> {
     let path = ["memory.json.gz", "memory.json"]
@@ -131,7 +139,12 @@ pub fn read_memory(dir: &Path) -> Result<BTreeMap<ModelKey, f64>, TableError> {
         .map(|n| dir.join(n))
         .find(|p| p.exists())
         .unwrap_or(dir.join("memory.json"));
-    let value = read_json(&path)?;
+    parse_memory(&super::read_table_text(&path)?, &path)
+}
+
+/// MiB per (model, batch) from the text of `memory.json` (`path` names it in errors).
+pub fn parse_memory(text: &str, path: &Path) -> Result<BTreeMap<ModelKey, f64>, TableError> {
+    let value = super::parse_json(text, path)?;
     let mut out = BTreeMap::new();
     for (model, sizes) in value.as_object().into_iter().flatten() {
         for (batch, mib) in sizes.as_object().into_iter().flatten() {

@@ -163,7 +163,7 @@ const FAKE_KERNELS: [(&str, u8); 6] = [
 const FAKE_ITERATIONS: u32 = 2;
 
 /// The synthetic trace of a point (trace.py's schema, see calibrate/workloads/trace.py).
-fn synthetic_trace(point: &Point, gpu: &GpuInfo) -> serde_json::Value {
+pub(crate) fn synthetic_trace(point: &Point, gpu: &GpuInfo) -> serde_json::Value {
     let (alone, util, space, memory) = synthetic(point);
     let iteration_ns = 1e9 * f64::from(point.batch) / alone;
     let slot_ns = iteration_ns / FAKE_KERNELS.len() as f64;

@@ -21,6 +21,8 @@ pub mod trace_points;
 
 pub use command::{CommandResult, CommandSet, parse_progress, require_existing_mig_instances};
 pub use fake::FakeRunner;
+#[cfg(test)]
+pub(crate) use fake::synthetic_trace;
 pub use mig_instances::{
     MigDevice, MigInstances, parse_compute_instances, parse_created, parse_gpu_instances,
     parse_mig_devices,

@@ -124,7 +124,7 @@ pub enum EngineError {
     },
     /// A job fits on no GPU group.
     #[error(
-        "job `{job}` ({model}, {gpus} GPU(s)) fits nowhere in the cluster: {why}. Lower its batch size, add a larger GPU group, or set `on_unplaceable: Skip` to skip such jobs"
+        "job `{job}` ({model}, {gpus} GPU(s)) fits nowhere in the cluster: {why}. {remedy}, or set `on_unplaceable: Skip` to skip such jobs"
     )]
     Unplaceable {
         /// The job's name.
@@ -135,6 +135,8 @@ pub enum EngineError {
         gpus: u32,
         /// Why, per group.
         why: String,
+        /// What would place it, for the limits it hit (`Lower its batch size, ...`).
+        remedy: String,
     },
     /// A MIG group has no layout.
     #[error("GPU group {group} ({gpu}) is in MIG mode but has no `mig_layout`")]
@@ -190,12 +192,17 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         let phase = match fits {
             Ok(()) => Phase::Pending,
             Err(_) if config.on_unplaceable == Unplaceable::Skip => Phase::Skipped,
-            Err(why) => {
+            Err(Unfit { why, remedies }) => {
+                let mut remedy = remedies.join(", ");
+                if let Some(first) = remedy.get_mut(..1) {
+                    first.make_ascii_uppercase();
+                }
                 return Err(EngineError::Unplaceable {
                     job: job.name.clone(),
                     model: job.model.to_string(),
                     gpus: job.gpus,
                     why,
+                    remedy,
                 });
             }
         };
@@ -476,22 +483,35 @@ fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
 }
 
 /// Whether job `idx` can ever run on some group; if not, why (per group).
+/// Why a job fits on no group: the reason per group, and what would lift each limit it hit.
+struct Unfit {
+    why: String,
+    remedies: Vec<String>,
+}
+
 fn fit_check(
     config: &SimConfig,
     kinds: &[(GroupKind, u32)],
     job_class: &[u32],
     job_memory: &[u64],
     idx: usize,
-) -> Result<(), String> {
+) -> Result<(), Unfit> {
     let job = &config.jobs[idx];
     let n_groups = kinds.len();
     let mut reasons = Vec::new();
+    let mut remedies: Vec<String> = Vec::new();
+    let mut remedy = |text: String| {
+        if !remedies.contains(&text) {
+            remedies.push(text);
+        }
+    };
     for (g, (kind, count)) in kinds.iter().enumerate() {
         let group = &config.cluster.groups[g];
         // Formatted only when the job does not fit: this runs once per job and group.
         let label = || format!("group {g} ({} x {}, {})", count, group.gpu.name, group.mode);
         if job_class[idx * n_groups + g] == u32::MAX {
             reasons.push(format!("{}: no profile entry", label()));
+            remedy("use a model, batch and image size the group's profile has".to_owned());
             continue;
         }
         let need = job_memory[idx * n_groups + g];
@@ -503,16 +523,25 @@ fn fit_check(
         };
         let reason = match kind {
             GroupKind::Mig { .. } if job.gpus > 1 => {
+                remedy(format!(
+                    "add a group of at least {} GPUs not in MIG mode",
+                    job.gpus
+                ));
                 Some("multi-GPU jobs cannot span MIG slices".to_owned())
             }
             GroupKind::Whole { .. } if job.gpus > *count => {
+                remedy(format!("add a group of at least {} GPUs", job.gpus));
                 Some(format!("needs {} GPUs, the group has {count}", job.gpus))
             }
-            _ if need > largest => Some(format!(
-                "needs {:.1} GiB per process, the largest partition holds {:.1} GiB",
-                need as f64 / MIB_PER_GIB,
-                largest as f64 / MIB_PER_GIB
-            )),
+            _ if need > largest => {
+                remedy("lower its batch size".to_owned());
+                remedy("add a larger GPU group".to_owned());
+                Some(format!(
+                    "needs {:.1} GiB per process, the largest partition holds {:.1} GiB",
+                    need as f64 / MIB_PER_GIB,
+                    largest as f64 / MIB_PER_GIB
+                ))
+            }
             _ => None,
         };
         match reason {
@@ -520,5 +549,8 @@ fn fit_check(
             Some(r) => reasons.push(format!("{}: {r}", label())),
         }
     }
-    Err(reasons.join("; "))
+    Err(Unfit {
+        why: reasons.join("; "),
+        remedies,
+    })
 }

@@ -19,6 +19,8 @@ pub(super) struct Ctx<'a> {
     pub mins: Vec<f64>,
     /// Valid MIG layouts, indexed by slice count (index 0 unused).
     pub layouts_by_slices: Vec<Vec<MigLayout>>,
+    /// Distinct assignments of k groups to the slices of every k-slice layout, indexed by k.
+    pub assignments_by_slices: Vec<u64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -36,12 +38,24 @@ impl<'a> Ctx<'a> {
             }
             layouts_by_slices[k].push(layout);
         }
+        let assignments_by_slices = layouts_by_slices
+            .iter()
+            .enumerate()
+            .map(|(k, layouts)| {
+                let mut count = 0u64;
+                for layout in layouts {
+                    for_each_assignment(layout, k, &mut |_| count += 1);
+                }
+                count
+            })
+            .collect();
         Self {
             model,
             gpu,
             classes,
             mins,
             layouts_by_slices,
+            assignments_by_slices,
         }
     }
 }
@@ -84,6 +98,17 @@ impl SetBest {
 
 /// Scores every configuration of the jobs `members` (request indices, ascending).
 pub(super) fn best_per_family(ctx: &Ctx<'_>, members: &[usize]) -> SetBest {
+    best_per_family_within(ctx, members, u64::MAX)
+}
+
+/// Like [`best_per_family`] while the set has at most `max_configs` configurations
+/// ([`configs_per_set`]); a larger set tries one grouping of its jobs per MIG slice count
+/// instead of every set partition ([`round_robin_groups`]), on every layout and assignment.
+pub(super) fn best_per_family_within(
+    ctx: &Ctx<'_>,
+    members: &[usize],
+    max_configs: u64,
+) -> SetBest {
     let mut best = SetBest::default();
     let mut offer = |config: GpuConfig| {
         let total = evaluate(ctx, members, &config).map(|p| p.total_fraction);
@@ -97,8 +122,88 @@ pub(super) fn best_per_family(ctx: &Ctx<'_>, members: &[usize]) -> SetBest {
     for budgets in budget_options(ctx, members) {
         offer(GpuConfig::MpsBudgets(budgets));
     }
-    for_each_mig_config(ctx, members, &mut offer);
+    if configs_per_set(ctx, members.len()) <= max_configs {
+        for_each_mig_config(ctx, members, &mut offer);
+    } else {
+        for_each_round_robin_mig_config(ctx, members, &mut offer);
+    }
     best
+}
+
+/// The grouping of `members` into `k` groups that deals the jobs, in decreasing order of GPU
+/// occupancy (`time_demand × space_demand`, ties by request order), round-robin: each group
+/// gets a share of heavy and light jobs. `group_of[p]` is the group of `members[p]`.
+pub(super) fn round_robin_groups(ctx: &Ctx<'_>, members: &[usize], k: usize) -> Vec<usize> {
+    let occupancy = |j: usize| ctx.classes[j].time_demand * ctx.classes[j].space_demand;
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by(|&a, &b| {
+        occupancy(members[b])
+            .total_cmp(&occupancy(members[a]))
+            .then(a.cmp(&b))
+    });
+    let mut group_of = vec![0; members.len()];
+    for (rank, &p) in order.iter().enumerate() {
+        group_of[p] = rank % k;
+    }
+    group_of
+}
+
+/// MIG configurations of a large set: for each slice count k, the [`round_robin_groups`] on
+/// every k-slice layout with every distinct assignment of groups to slices.
+fn for_each_round_robin_mig_config(
+    ctx: &Ctx<'_>,
+    members: &[usize],
+    offer: &mut dyn FnMut(GpuConfig),
+) {
+    for (k, layouts) in ctx.layouts_by_slices.iter().enumerate() {
+        if k == 0 || k > members.len() {
+            continue;
+        }
+        let group_of = round_robin_groups(ctx, members, k);
+        for layout in layouts {
+            for_each_assignment(layout, k, &mut |slice_of_group| {
+                let slice_of = group_of.iter().map(|&g| slice_of_group[g]).collect();
+                offer(GpuConfig::Mig {
+                    layout: layout.clone(),
+                    slice_of,
+                });
+            });
+        }
+    }
+}
+
+/// How many configurations [`best_per_family`] scores for a set of `m` jobs, without scoring
+/// them (saturating at `u64::MAX`).
+pub(super) fn configs_per_set(ctx: &Ctx<'_>, m: usize) -> u64 {
+    let exclusive = u64::from(m == 1);
+    let proportional = u64::from(m >= 2);
+    let grid = if m <= FULL_BUDGET_GRID_MAX {
+        (BUDGET_GRID.len() as u64).pow(m as u32)
+    } else {
+        UNIFORM_BUDGETS.len() as u64
+    };
+    let mig = (1..=m)
+        .filter_map(|k| {
+            let assignments = *ctx.assignments_by_slices.get(k)?;
+            Some(stirling2(m, k).saturating_mul(assignments))
+        })
+        .fold(0u64, u64::saturating_add);
+    (exclusive + 2 + proportional + grid).saturating_add(mig)
+}
+
+/// Ways to split `n` items into `k` non-empty groups (Stirling number of the second kind),
+/// saturating at `u64::MAX`.
+pub(super) fn stirling2(n: usize, k: usize) -> u64 {
+    // Row by row: S(i, j) = j S(i-1, j) + S(i-1, j-1).
+    let mut row = vec![0u64; k + 1];
+    row[0] = 1;
+    for _ in 0..n {
+        for j in (1..=k).rev() {
+            row[j] = (j as u64).saturating_mul(row[j]).saturating_add(row[j - 1]);
+        }
+        row[0] = 0;
+    }
+    row[k]
 }
 
 /// SM budget vectors to try: space-demand-proportional, then the grid or uniform budgets.

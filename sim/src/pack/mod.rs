@@ -21,11 +21,15 @@
 //!   too); slices of the same profile are interchangeable, so each assignment is tried once.
 //!
 //! Packings are set partitions of the jobs into GPU sets. With at most [`EXHAUSTIVE_MAX_JOBS`]
-//! jobs every partition is enumerated (exhaustive). Above that a beam search places jobs in
+//! jobs, and when every GPU set of at most `max_jobs_per_gpu` jobs has at most
+//! [`EXHAUSTIVE_MAX_CONFIGS`] configurations in all (counted up front, before scoring any),
+//! every partition is enumerated (exhaustive). Otherwise a beam search places jobs in
 //! decreasing order of GPU occupancy (`time_demand × space_demand`), keeping the
 //! [`BEAM_WIDTH`] best partial packings after each job: at most `jobs × BEAM_WIDTH × (GPUs + 1)`
-//! GPU sets are scored per beam, and the result is not guaranteed optimal. The report says
-//! which was used.
+//! GPU sets are scored per beam, each in at most [`BEAM_SET_MAX_CONFIGS`] configurations or,
+//! for a larger set, with one grouping of its jobs per MIG slice count (dealt round-robin by
+//! occupancy) instead of every set partition. The beam's result is not guaranteed optimal. The
+//! report says which search was used and why.
 mod configs;
 mod search;
 #[cfg(test)]
@@ -44,8 +48,15 @@ use crate::workload::ModelKey;
 pub const MAX_JOBS: usize = 64;
 /// Above this many jobs the search is a beam search instead of exhaustive.
 pub const EXHAUSTIVE_MAX_JOBS: usize = 10;
+/// Above this many GPU configurations in all the search is a beam search instead of
+/// exhaustive. Ten jobs of at most 5 per GPU have 2.4 M and took 6 s on two busy cores (test
+/// build); ten of at most 6 have 11.2 M, ten of at most 10 have 204 M.
+pub const EXHAUSTIVE_MAX_CONFIGS: u64 = 5_000_000;
 /// Partial packings the beam search keeps after each job.
 pub const BEAM_WIDTH: usize = 64;
+/// GPU sets with more configurations than this (on an H200: more than 5 jobs) are scored in
+/// the beam search with one MIG grouping per slice count instead of every set partition.
+pub const BEAM_SET_MAX_CONFIGS: u64 = 10_000;
 /// GPU sets up to this size try every per-job SM budget in {25, 50, 75, 100} %.
 pub const FULL_BUDGET_GRID_MAX: usize = 4;
 
@@ -296,7 +307,28 @@ pub enum SearchMethod {
     Beam {
         /// Partial packings kept per step.
         width: usize,
+        /// Why the search is not exhaustive.
+        reason: BeamReason,
     },
+}
+
+/// Why a request got the beam search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeamReason {
+    /// More than [`EXHAUSTIVE_MAX_JOBS`] jobs.
+    ManyJobs,
+    /// The exhaustive search would score this many GPU configurations, more than
+    /// [`EXHAUSTIVE_MAX_CONFIGS`].
+    ManyConfigs(u64),
+}
+
+/// How far a search has got, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackProgress {
+    /// GPU configurations scored so far.
+    pub configs_scored: u64,
+    /// GPU configurations the search will score, when known up front (exhaustive search).
+    pub configs_total: Option<u64>,
 }
 
 impl fmt::Display for SearchMethod {
@@ -306,9 +338,19 @@ impl fmt::Display for SearchMethod {
                 f,
                 "exhaustive: all {partitions} ways to split the jobs into GPU sets, every configuration of each set"
             ),
-            SearchMethod::Beam { width } => write!(
+            SearchMethod::Beam {
+                width,
+                reason: BeamReason::ManyJobs,
+            } => write!(
                 f,
                 "heuristic: beam search of width {width}, jobs placed by decreasing GPU occupancy; not guaranteed optimal (exhaustive up to {EXHAUSTIVE_MAX_JOBS} jobs)"
+            ),
+            SearchMethod::Beam {
+                width,
+                reason: BeamReason::ManyConfigs(configs),
+            } => write!(
+                f,
+                "heuristic: beam search of width {width}, jobs placed by decreasing GPU occupancy, GPU sets of more than {BEAM_SET_MAX_CONFIGS} configurations try one MIG grouping per slice count; not guaranteed optimal (the exhaustive search would score {configs} GPU configurations, above its bound of {EXHAUSTIVE_MAX_CONFIGS}; lower --max-per-gpu for it)"
             ),
         }
     }
@@ -387,5 +429,17 @@ pub enum PackError {
 /// [`PackError`]: no jobs, an unknown model, a job that does not fit alone, or no feasible
 /// packing on the GPUs allowed (saying which jobs cannot share).
 pub fn pack(model: &dyn PerfModel, request: &PackRequest) -> Result<PackReport, PackError> {
-    search::run(model, request)
+    search::run(model, request, &|_| {})
+}
+
+/// [`pack`], calling `progress` (from any thread) as GPU configurations are scored.
+///
+/// # Errors
+/// As [`pack`].
+pub fn pack_with_progress(
+    model: &dyn PerfModel,
+    request: &PackRequest,
+    progress: &(dyn Fn(PackProgress) + Sync),
+) -> Result<PackReport, PackError> {
+    search::run(model, request, progress)
 }

@@ -1,14 +1,21 @@
 //! Packings as set partitions of the jobs into GPU sets: exhaustive enumeration for a few jobs,
 //! beam search beyond (see the module docs for the bound).
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::configs::{Ctx, SetBest, best_per_family, evaluate};
-use super::{
-    BEAM_WIDTH, EXHAUSTIVE_MAX_JOBS, Family, GpuConfig, MAX_JOBS, PackError, PackReport,
-    PackRequest, Packing, SINGLE_MODES, SearchMethod,
+use super::configs::{
+    Ctx, SetBest, best_per_family, best_per_family_within, configs_per_set, evaluate,
 };
+use super::{
+    BEAM_SET_MAX_CONFIGS, BEAM_WIDTH, BeamReason, EXHAUSTIVE_MAX_CONFIGS, EXHAUSTIVE_MAX_JOBS,
+    Family, GpuConfig, MAX_JOBS, PackError, PackProgress, PackReport, PackRequest, Packing,
+    SINGLE_MODES, SearchMethod,
+};
+
+/// Where a search reports how far it has got.
+pub(super) type Progress<'a> = dyn Fn(PackProgress) + Sync + 'a;
 use crate::perf::PerfModel;
 
 /// A packing found by the search: its total and its GPU sets (job bitmasks).
@@ -137,14 +144,21 @@ fn members(mask: u64) -> Vec<usize> {
 }
 
 /// Entry point behind [`super::pack`].
-pub(super) fn run(model: &dyn PerfModel, request: &PackRequest) -> Result<PackReport, PackError> {
+pub(super) fn run(
+    model: &dyn PerfModel,
+    request: &PackRequest,
+    progress: &Progress<'_>,
+) -> Result<PackReport, PackError> {
     let ctx = context(model, request)?;
     let n = request.jobs.len();
     let exclusive = exclusive_packing(&ctx, request)?;
-    let (gpus, gpus_are_fewest, best, single, method, evaluated) = if n <= EXHAUSTIVE_MAX_JOBS {
-        exhaustive(&ctx, request)?
+    let configs = exhaustive_configs(&ctx, n, request.max_jobs_per_gpu);
+    let (gpus, gpus_are_fewest, best, single, method, evaluated) = if n > EXHAUSTIVE_MAX_JOBS {
+        beam_search(&ctx, request, BeamReason::ManyJobs, progress)?
+    } else if configs > EXHAUSTIVE_MAX_CONFIGS {
+        beam_search(&ctx, request, BeamReason::ManyConfigs(configs), progress)?
     } else {
-        beam_search(&ctx, request)?
+        exhaustive(&ctx, request, progress)?
     };
     Ok(PackReport {
         gpus,
@@ -200,6 +214,18 @@ pub(super) fn context<'a>(
     Ok(Ctx::new(model, request.gpu, classes, mins))
 }
 
+/// Configurations the exhaustive search scores for `n` jobs: every GPU set of at most
+/// `max_per_gpu` jobs in every configuration (saturating at `u64::MAX`).
+pub(super) fn exhaustive_configs(ctx: &Ctx<'_>, n: usize, max_per_gpu: usize) -> u64 {
+    let mut sets_of_size = 1u64; // C(n, m), built up as m grows
+    let mut total = 0u64;
+    for m in 1..=max_per_gpu.min(n) {
+        sets_of_size = sets_of_size.saturating_mul((n + 1 - m) as u64) / m as u64;
+        total = total.saturating_add(sets_of_size.saturating_mul(configs_per_set(ctx, m)));
+    }
+    total
+}
+
 /// One job per GPU; fails when a job does not fit even alone.
 fn exclusive_packing(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Packing, PackError> {
     let mut gpus = Vec::with_capacity(request.jobs.len());
@@ -220,9 +246,13 @@ fn exclusive_packing(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Packing, Pa
 
 /// Scores every GPU set, then walks every set partition (in parallel over the set that holds
 /// job 0).
-pub(super) fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
+pub(super) fn exhaustive(
+    ctx: &Ctx<'_>,
+    request: &PackRequest,
+    progress: &Progress<'_>,
+) -> Result<Found, PackError> {
     let n = request.jobs.len();
-    let (masks, table, evaluated) = score_all_sets(ctx, request);
+    let (masks, table, evaluated) = score_all_sets(ctx, request, progress);
     let keep = request.top * 4 + 8;
     let all: u64 = (1u64 << n) - 1;
     let first_sets: Vec<u64> = masks.iter().copied().filter(|m| m & 1 == 1).collect();
@@ -272,15 +302,29 @@ pub(super) fn exhaustive(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, 
 
 /// Every GPU set of at most `max_jobs_per_gpu` jobs, scored in parallel; the table (indexed by
 /// mask) holds the sets with a feasible configuration.
-fn score_all_sets(ctx: &Ctx<'_>, request: &PackRequest) -> (Vec<u64>, Vec<Option<SetBest>>, u64) {
+fn score_all_sets(
+    ctx: &Ctx<'_>,
+    request: &PackRequest,
+    progress: &Progress<'_>,
+) -> (Vec<u64>, Vec<Option<SetBest>>, u64) {
     let n = request.jobs.len();
     let max_per_gpu = request.max_jobs_per_gpu.min(n);
     let masks: Vec<u64> = (1..1u64 << n)
         .filter(|m| m.count_ones() as usize <= max_per_gpu)
         .collect();
+    let total = exhaustive_configs(ctx, n, max_per_gpu);
+    let done = AtomicU64::new(0);
     let scored: Vec<SetBest> = masks
         .par_iter()
-        .map(|&m| best_per_family(ctx, &members(m)))
+        .map(|&m| {
+            let best = best_per_family(ctx, &members(m));
+            let scored = done.fetch_add(best.evaluated, Ordering::Relaxed) + best.evaluated;
+            progress(PackProgress {
+                configs_scored: scored,
+                configs_total: Some(total),
+            });
+            best
+        })
         .collect();
     let evaluated = scored.iter().map(|s| s.evaluated).sum();
     let mut table: Vec<Option<SetBest>> = vec![None; 1 << n];
@@ -343,9 +387,22 @@ fn infeasible(ctx: &Ctx<'_>, request: &PackRequest, feasible: impl Fn(usize) -> 
             loners.join(", ")
         ));
     }
-    why.push_str(&format!(
-        "the fewest GPUs that meet every minimum is {fewest}; use --gpus {fewest} or lower the minimums"
-    ));
+    let max_per_gpu = request.max_jobs_per_gpu;
+    let held = (gpus as usize).saturating_mul(max_per_gpu);
+    if held < n {
+        // Not a question of minimums: the GPUs allowed cannot hold the jobs at all.
+        why.push_str(&format!(
+            "{gpus} GPU(s) of at most {max_per_gpu} jobs each (--max-per-gpu {max_per_gpu}) hold {held} of the {n} jobs; the fewest GPUs that meet every minimum is {fewest}; use --gpus {fewest} or raise --max-per-gpu"
+        ));
+    } else if request.jobs.iter().any(|j| j.min_fraction > 0.0) {
+        why.push_str(&format!(
+            "the fewest GPUs that meet every minimum is {fewest}; use --gpus {fewest} or lower the minimums"
+        ));
+    } else {
+        why.push_str(&format!(
+            "the jobs do not fit in memory together; the fewest GPUs that hold them is {fewest}; use --gpus {fewest}"
+        ));
+    }
     PackError::Infeasible { gpus, why }
 }
 
@@ -427,18 +484,25 @@ fn signature(ctx: &Ctx<'_>, packing: &Packing) -> Vec<String> {
     gpus
 }
 
-/// Beam search for more than [`EXHAUSTIVE_MAX_JOBS`] jobs.
-pub(super) fn beam_search(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found, PackError> {
+/// Beam search for more than [`EXHAUSTIVE_MAX_JOBS`] jobs or [`EXHAUSTIVE_MAX_CONFIGS`]
+/// configurations.
+pub(super) fn beam_search(
+    ctx: &Ctx<'_>,
+    request: &PackRequest,
+    reason: BeamReason,
+    progress: &Progress<'_>,
+) -> Result<Found, PackError> {
     let n = request.jobs.len();
     let mut beam = Beam {
         ctx,
         max_per_gpu: request.max_jobs_per_gpu.min(n),
         cache: HashMap::new(),
         evaluated: 0,
+        progress,
     };
     let lower = n.div_ceil(beam.max_per_gpu);
     let mut feasible_at: HashMap<usize, Vec<Candidate>> = HashMap::new();
-    let mut states_for = |g: usize, beam: &mut Beam<'_, '_>| -> bool {
+    let mut states_for = |g: usize, beam: &mut Beam<'_, '_, '_>| -> bool {
         let states = feasible_at
             .entry(g)
             .or_insert_with(|| beam.run(g, &Family::ALL));
@@ -471,18 +535,22 @@ pub(super) fn beam_search(ctx: &Ctx<'_>, request: &PackRequest) -> Result<Found,
         })
         .collect();
     let evaluated = beam.evaluated;
-    let method = SearchMethod::Beam { width: BEAM_WIDTH };
+    let method = SearchMethod::Beam {
+        width: BEAM_WIDTH,
+        reason,
+    };
     Ok((gpus, fewest, best, single, method, evaluated))
 }
 
-struct Beam<'c, 'm> {
+struct Beam<'c, 'm, 'p> {
     ctx: &'c Ctx<'m>,
     max_per_gpu: usize,
     cache: HashMap<u64, SetBest>,
     evaluated: u64,
+    progress: &'p Progress<'p>,
 }
 
-impl Beam<'_, '_> {
+impl Beam<'_, '_, '_> {
     /// Complete packings on at most `limit` GPUs using `families`, best first.
     fn run(&mut self, limit: usize, families: &[Family]) -> Vec<Candidate> {
         let classes = &self.ctx.classes;
@@ -558,11 +626,15 @@ impl Beam<'_, '_> {
         let wanted: Vec<u64> = wanted.into_iter().collect();
         let scored: Vec<SetBest> = wanted
             .par_iter()
-            .map(|&set| best_per_family(self.ctx, &members(set)))
+            .map(|&set| best_per_family_within(self.ctx, &members(set), BEAM_SET_MAX_CONFIGS))
             .collect();
         for (set, best) in wanted.into_iter().zip(scored) {
             self.evaluated += best.evaluated;
             self.cache.insert(set, best);
         }
+        (self.progress)(PackProgress {
+            configs_scored: self.evaluated,
+            configs_total: None,
+        });
     }
 }

@@ -247,7 +247,13 @@ fn many_jobs_use_the_beam_search_and_place_each_job_once() {
     let model = model();
     let jobs: Vec<&str> = MIX.iter().cycle().take(12).copied().collect();
     let report = pack(&model, &request(&jobs, None)).unwrap();
-    assert_eq!(report.method, SearchMethod::Beam { width: BEAM_WIDTH });
+    assert_eq!(
+        report.method,
+        SearchMethod::Beam {
+            width: BEAM_WIDTH,
+            reason: BeamReason::ManyJobs
+        }
+    );
     let best = &report.best[0];
     let mut placed: Vec<usize> = best
         .gpus
@@ -312,8 +318,11 @@ fn beam_search_comes_close_to_the_exhaustive_optimum() {
         for gpus in [Some(2), Some(3)] {
             let req = request(jobs, gpus);
             let ctx = super::search::context(&model, &req).unwrap();
-            let exact = super::search::exhaustive(&ctx, &req).unwrap().2[0].total_fraction;
-            let beam = super::search::beam_search(&ctx, &req).unwrap().2[0].total_fraction;
+            let exact = super::search::exhaustive(&ctx, &req, &|_| {}).unwrap().2[0].total_fraction;
+            let beam = super::search::beam_search(&ctx, &req, BeamReason::ManyJobs, &|_| {})
+                .unwrap()
+                .2[0]
+                .total_fraction;
             assert!(
                 beam <= exact + 1e-9,
                 "{jobs:?}: beam {beam} above optimum {exact}"
@@ -324,4 +333,120 @@ fn beam_search_comes_close_to_the_exhaustive_optimum() {
             );
         }
     }
+}
+
+#[test]
+fn configurations_are_counted_up_front_as_the_search_scores_them() {
+    let model = model();
+    let jobs: Vec<&str> = MIX.iter().cycle().take(6).copied().collect();
+    for (n, max_per_gpu) in [(1, 4), (4, 4), (5, 5), (6, 6), (6, 2)] {
+        let mut req = request(&jobs[..n], None);
+        req.max_jobs_per_gpu = max_per_gpu;
+        let ctx = ctx(&model, &req);
+        for m in 1..=n.min(max_per_gpu) {
+            let members: Vec<usize> = (0..m).collect();
+            assert_eq!(
+                super::configs::configs_per_set(&ctx, m),
+                best_per_family(&ctx, &members).evaluated,
+                "{m} jobs"
+            );
+        }
+        let report = pack(&model, &req).unwrap();
+        assert_eq!(
+            report.configs_evaluated,
+            super::search::exhaustive_configs(&ctx, n, max_per_gpu),
+            "{n} jobs, at most {max_per_gpu} per GPU"
+        );
+    }
+    assert_eq!(super::configs::stirling2(10, 4), 34105);
+    assert_eq!(super::configs::stirling2(0, 0), 1);
+    assert_eq!(super::configs::stirling2(64, 7), u64::MAX, "saturates");
+}
+
+#[test]
+fn ten_jobs_of_up_to_ten_per_gpu_get_the_bounded_beam_search() {
+    let model = model();
+    let jobs: Vec<&str> = MIX.iter().cycle().take(10).copied().collect();
+    let mut req = request(&jobs, None);
+    req.max_jobs_per_gpu = 10;
+    let ctx = ctx(&model, &req);
+    let configs = super::search::exhaustive_configs(&ctx, 10, 10);
+    assert!(configs > EXHAUSTIVE_MAX_CONFIGS, "{configs}");
+    let calls = std::sync::atomic::AtomicU64::new(0);
+    let started = std::time::Instant::now();
+    let report = pack_with_progress(&model, &req, &|p| {
+        assert_eq!(
+            p.configs_total, None,
+            "the beam's total is not known up front"
+        );
+        calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(
+        report.method,
+        SearchMethod::Beam {
+            width: BEAM_WIDTH,
+            reason: BeamReason::ManyConfigs(configs)
+        }
+    );
+    assert!(report.method.to_string().contains("beam search"));
+    assert!(calls.into_inner() > 0, "progress was reported");
+    assert!(seconds < 60.0, "took {seconds:.1} s");
+    assert!(
+        report.configs_evaluated < configs / 10,
+        "{} scored",
+        report.configs_evaluated
+    );
+    let mut placed: Vec<usize> = report.best[0]
+        .gpus
+        .iter()
+        .flat_map(|g| g.jobs.iter().map(|j| j.job))
+        .collect();
+    placed.sort_unstable();
+    assert_eq!(placed, (0..10).collect::<Vec<_>>());
+    // The default of 4 per GPU stays exhaustive for ten jobs.
+    req.max_jobs_per_gpu = 4;
+    let small = super::search::exhaustive_configs(&ctx, 10, 4);
+    assert!(small <= EXHAUSTIVE_MAX_CONFIGS, "{small}");
+}
+
+#[test]
+fn large_sets_in_the_beam_try_one_mig_grouping_per_slice_count() {
+    let model = model();
+    let jobs: Vec<&str> = MIX.iter().cycle().take(8).copied().collect();
+    let req = request(&jobs, None);
+    let ctx = ctx(&model, &req);
+    let members: Vec<usize> = (0..8).collect();
+    let full = super::configs::configs_per_set(&ctx, 8);
+    assert!(full > BEAM_SET_MAX_CONFIGS);
+    let bounded =
+        super::configs::best_per_family_within(&ctx, &members, BEAM_SET_MAX_CONFIGS).evaluated;
+    assert!(bounded <= BEAM_SET_MAX_CONFIGS, "{bounded} of {full}");
+    let groups = super::configs::round_robin_groups(&ctx, &members, 3);
+    for g in 0..3 {
+        let size = groups.iter().filter(|&&x| x == g).count();
+        assert!((2..=3).contains(&size), "{groups:?}");
+    }
+    let small: Vec<usize> = (0..5).collect();
+    assert_eq!(
+        super::configs::best_per_family_within(&ctx, &small, BEAM_SET_MAX_CONFIGS).evaluated,
+        super::configs::configs_per_set(&ctx, 5),
+        "sets within the bound are scored in full"
+    );
+}
+
+#[test]
+fn too_few_gpus_for_the_jobs_per_gpu_names_max_per_gpu() {
+    let model = model();
+    let jobs = ["resnet18:128:32"; 6];
+    let mut req = request(&jobs, Some(1));
+    req.max_jobs_per_gpu = 4;
+    let text = pack(&model, &req).unwrap_err().to_string();
+    assert!(text.contains("--max-per-gpu 4"), "{text}");
+    assert!(text.contains("raise --max-per-gpu"), "{text}");
+    assert!(
+        !text.contains("lower the minimums"),
+        "no job has a minimum: {text}"
+    );
 }

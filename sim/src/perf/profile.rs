@@ -284,6 +284,13 @@ impl Profile {
         Ok(profile)
     }
 
+    /// Reads and checks a profile from `text`; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ProfileError> {
+        let profile: Profile = crate::ronfile::parse_ron(text, path)?;
+        profile.validate(path)?;
+        Ok(profile)
+    }
+
     /// Checks versions and ranges; `path` names the source in errors.
     pub fn validate(&self, path: &Path) -> Result<(), ProfileError> {
         if self.version != PROFILE_VERSION {

@@ -123,7 +123,16 @@ pub struct VariantRun {
 impl Scenario {
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Self, ScenarioError> {
-        let file: ScenarioFile = read_ron(path)?;
+        Self::checked(path, read_ron(path)?)
+    }
+
+    /// Reads a scenario from `text`, as [`Scenario::load`] reads the file at `path` (which
+    /// names it in errors and anchors its relative paths).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ScenarioError> {
+        Self::checked(path, crate::ronfile::parse_ron(text, path)?)
+    }
+
+    fn checked(path: &Path, file: ScenarioFile) -> Result<Self, ScenarioError> {
         let scenario = Scenario {
             path: path.to_owned(),
             file,

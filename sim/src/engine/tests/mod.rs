@@ -227,6 +227,20 @@ fn job_too_big_for_any_gpu_is_an_error_naming_it() {
         "{err}"
     );
     assert!(err.contains("needs 200.2 GiB per process"), "{err}");
+    assert!(err.contains("Lower its batch size"), "{err}");
+}
+
+#[test]
+fn job_wider_than_every_group_is_told_to_find_more_gpus_not_a_smaller_batch() {
+    let cfg = config(
+        vec![group("h200", 2, ShareMode::Mps, None)],
+        vec![job("wide", "small", 0.0, 1000.0, 3)],
+        PlacementRule::BestFit,
+    );
+    let err = Simulation::run(&cfg, None).unwrap_err().to_string();
+    assert!(err.contains("needs 3 GPUs, the group has 2"), "{err}");
+    assert!(err.contains("Add a group of at least 3 GPUs"), "{err}");
+    assert!(!err.contains("batch size"), "{err}");
 }
 
 #[test]

@@ -164,6 +164,13 @@ proptest! {
     }
 
     #[test]
+    fn the_table_reader_never_panics_on_mutated_tables(edits in crate::fuzzing::edits()) {
+        let json = serde_json::to_vec(&tables()).unwrap();
+        let bytes = crate::fuzzing::mutate(&json, &edits);
+        let _ = KernelTables::from_bytes(&bytes, Path::new("fuzz.json"));
+    }
+
+    #[test]
     fn replay_speeds_are_fractions_and_deterministic(n in 1usize..5, budget in 0.1f64..1.0) {
         let m = model();
         let keys: Vec<&str> = ["big:1:1", "small:1:1", "launchy:1:1", "big:1:1"][..n].to_vec();

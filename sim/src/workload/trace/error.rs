@@ -31,9 +31,10 @@ pub enum TraceError {
     },
     /// The header lacks a column the format needs (fatal).
     #[error(
-        "trace file {} has no column `{column}`, which a {format} trace needs (its header is `{header}`); \
+        "trace file {} has no column `{column}`, which {} {format} trace needs (its header is `{header}`); \
          check the trace format, or point at one CSV file rather than an archive",
-        path.display()
+        path.display(),
+        article(&format.to_string())
     )]
     MissingColumn {
         /// The file.
@@ -87,4 +88,12 @@ pub enum TraceError {
         /// The name given.
         given: String,
     },
+}
+
+/// `a` or `an` before `word` as read aloud (`an itp trace`, `a philly trace`).
+fn article(word: &str) -> &'static str {
+    match word.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
 }

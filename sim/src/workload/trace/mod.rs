@@ -167,6 +167,18 @@ pub fn read_trace(
     }
 }
 
+/// Read a trace of `format` from `bytes`, plain or gzip-compressed, as [`read_trace`] reads a
+/// file (an openb pod list without its node list); `<bytes>` names the source in errors.
+pub fn read_trace_bytes(
+    format: TraceFormat,
+    bytes: &[u8],
+    opts: &ReadOptions,
+) -> Result<Trace, TraceError> {
+    let path = Path::new("<bytes>");
+    let input = source::decode(std::io::Cursor::new(bytes.to_vec()), path)?;
+    read_jobs(format, input, path, opts)
+}
+
 /// Read an Alibaba openb pod list, and the node list from `nodes`, or else from
 /// [`NODE_LIST_FILE`] (or its `.gz`) beside the pod list; without either, `nodes` is `None`.
 pub fn read_openb(

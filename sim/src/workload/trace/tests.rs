@@ -111,7 +111,22 @@ fn openb_list_without_times_is_a_missing_column() {
     let err = read_bytes(TraceFormat::AlibabaOpenb, text.as_bytes(), &opts).unwrap_err();
     assert!(
         err.to_string()
-            .contains("has no column `creation_time`, which a alibaba_openb trace needs"),
+            .contains("has no column `creation_time`, which an alibaba_openb trace needs"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_column_messages_take_the_right_article() {
+    let opts = ReadOptions::default();
+    let err = read_bytes(TraceFormat::Itp, b"nothing\n1\n", &opts).unwrap_err();
+    assert!(
+        err.to_string().contains("which an itp trace needs"),
+        "{err}"
+    );
+    let err = read_bytes(TraceFormat::Philly, b"nothing\n1\n", &opts).unwrap_err();
+    assert!(
+        err.to_string().contains("which a philly trace needs"),
         "{err}"
     );
 }
@@ -286,8 +301,55 @@ fn field() -> impl Strategy<Value = String> {
     ]
 }
 
+/// The fixture files of the trace tests, each with the format it is read as.
+const FIXTURES: [(TraceFormat, &[u8]); 5] = [
+    (
+        TraceFormat::Colo,
+        include_bytes!("../../../tests/fixtures/traces/colo_bad_rows.csv"),
+    ),
+    (
+        TraceFormat::Philly,
+        include_bytes!("../../../tests/fixtures/traces/philly_bad_rows.csv"),
+    ),
+    (
+        TraceFormat::Itp,
+        include_bytes!("../../../tests/fixtures/traces/itp_bad_rows.csv"),
+    ),
+    (
+        TraceFormat::Helios,
+        include_bytes!("../../../tests/fixtures/traces/helios_cluster_log.csv"),
+    ),
+    (
+        TraceFormat::AlibabaOpenb,
+        include_bytes!("../../../tests/fixtures/traces/openb/openb_pod_list_fixture.csv"),
+    ),
+];
+const NODES_FIXTURE: &[u8] =
+    include_bytes!("../../../tests/fixtures/traces/openb/openb_node_list_gpu_node.csv");
+
 fn rows() -> impl Strategy<Value = Vec<Vec<String>>> {
     prop::collection::vec(prop::collection::vec(field(), 0..8), 0..12)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::fuzzing::CASES, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_fixtures_never_panic(edits in crate::fuzzing::edits(), gz in any::<bool>(),
+                                    strict in any::<bool>()) {
+        let opts = ReadOptions { strict, limit: None };
+        for (format, fixture) in FIXTURES {
+            let bytes = crate::fuzzing::mutate(fixture, &edits);
+            let bytes = if gz { gzip(&bytes) } else { bytes };
+            if let Ok(trace) = read_trace_bytes(format, &bytes, &opts) {
+                check_invariants(&trace);
+            }
+        }
+        let nodes = crate::fuzzing::mutate(NODES_FIXTURE, &edits);
+        if let Ok(input) = source::decode(Cursor::new(nodes), Path::new("nodes.csv")) {
+            let _ = openb::nodes_from(input, Path::new("nodes.csv"));
+        }
+    }
 }
 
 proptest! {
