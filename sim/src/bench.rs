@@ -19,6 +19,7 @@ use thiserror::Error;
 use crate::engine::{Cluster, EngineError, GpuGroup, SimConfig, Simulation, Unplaceable};
 use crate::hardware::{self, GpuSpec};
 use crate::metrics::{self, RunLabels};
+use crate::perf::kernel::Horizon;
 use crate::perf::{KernelModel, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant};
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
@@ -348,6 +349,13 @@ fn quantiles(v: &mut [f64]) -> (f64, f64, f64) {
     (at(0.5), at(0.1), at(0.9))
 }
 
+/// The replay length the bench compares the shipped one against: four times the window.
+const REFERENCE_HORIZON: Horizon = Horizon {
+    warmup_cycles: 1.0,
+    window_cycles: 8.0,
+    max_cycles: 16.0,
+};
+
 /// Replay time of distinct sets (no memo hit: each set asked once) of 2, 4 and 7 traced jobs
 /// under MPS, then a synthetic MPS replay that asks the kernel model, with its memo hit rate.
 fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
@@ -372,6 +380,7 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
     for n in [2usize, 4, 7] {
         let sets = 24;
         let mut times = Vec::with_capacity(sets);
+        let mut sets_asked = Vec::with_capacity(sets);
         let start = Instant::now();
         for s in 0..sets {
             let tenants: Vec<Tenant<'_>> = (0..n)
@@ -385,8 +394,20 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
             let t = Instant::now();
             kernel.rates(gpu, ShareMode::Mps, &partition, &tenants, &mut out);
             times.push(t.elapsed().as_secs_f64() * 1e3);
+            sets_asked.push(tenants);
         }
         let wall_s = start.elapsed().as_secs_f64();
+        // Truncation: the shipped window against one four times as long (not timed).
+        let mut truncation = Vec::new();
+        for tenants in &sets_asked {
+            let shipped = kernel.fractions_over(gpu, ShareMode::Mps, tenants, Horizon::default());
+            let long = kernel.fractions_over(gpu, ShareMode::Mps, tenants, REFERENCE_HORIZON);
+            if let (Some(a), Some(b)) = (shipped, long) {
+                truncation.extend(a.iter().zip(&b).map(|(a, b)| 100.0 * (a - b).abs() / b));
+            }
+        }
+        let mean_trunc = truncation.iter().sum::<f64>() / truncation.len().max(1) as f64;
+        let max_trunc = truncation.iter().copied().fold(0.0, f64::max);
         let (median, p10, p90) = quantiles(&mut times);
         let max = times.last().copied().unwrap_or(0.0);
         on_row(&BenchRow {
@@ -400,7 +421,8 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
             events_per_s: 0.0,
             peak_mib: None,
             note: format!(
-                "per set: median {median:.2} ms; p10-p90 {p10:.2}-{p90:.2} ms; max {max:.2} ms"
+                "per set: median {median:.2} ms; p10-p90 {p10:.2}-{p90:.2} ms; max {max:.2} ms; \
+                 truncation vs a 4x window: mean {mean_trunc:.2}%, max {max_trunc:.2}%"
             ),
         });
     }

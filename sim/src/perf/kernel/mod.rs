@@ -160,7 +160,13 @@ impl GpuTraces {
 
     /// Fraction of each job's whole-GPU alone speed, for jobs (trace index, SM cap) sharing a
     /// partition of `capacity` in `mode`.
-    fn fractions(&self, mode: ShareMode, capacity: f64, jobs: &[(usize, f64)]) -> Vec<f64> {
+    fn fractions(
+        &self,
+        mode: ShareMode,
+        capacity: f64,
+        jobs: &[(usize, f64)],
+        horizon: Horizon,
+    ) -> Vec<f64> {
         match mode {
             ShareMode::Timeslice if jobs.len() > 1 => {
                 let alone: Vec<&AloneTimeline> = jobs.iter().map(|&(i, _)| self.alone(i)).collect();
@@ -183,7 +189,7 @@ impl GpuTraces {
                 replay(
                     &replay_jobs,
                     &self.params(capacity, mode.is_mps_client()),
-                    Horizon::default(),
+                    horizon,
                 )
             }
         }
@@ -318,6 +324,21 @@ impl KernelModel {
         }
     }
 
+    /// Fractions of whole-GPU alone speed for a set of whole-GPU MPS or time-sliced tenants (no
+    /// budgets), replayed over `horizon` without the memo: for measuring how the replay's
+    /// length changes its answer. `None` when a tenant has no trace.
+    pub fn fractions_over(
+        &self,
+        gpu: &GpuSpec,
+        mode: ShareMode,
+        tenants: &[Tenant<'_>],
+        horizon: Horizon,
+    ) -> Option<Vec<f64>> {
+        let (g, idx) = self.trace_indices(gpu, tenants)?;
+        let jobs: Vec<(usize, f64)> = idx.into_iter().map(|i| (i, 1.0)).collect();
+        Some(self.gpus[g].fractions(mode, 1.0, &jobs, horizon))
+    }
+
     fn trace_indices(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> Option<(usize, Vec<usize>)> {
         let g = self.gpu_index(gpu)?;
         let idx = tenants
@@ -361,7 +382,7 @@ impl KernelModel {
             None => {
                 self.count(false);
                 let f: Arc<[f64]> = self.gpus[g]
-                    .fractions(mode, partition.sm_fraction, &canonical)
+                    .fractions(mode, partition.sm_fraction, &canonical, Horizon::default())
                     .into();
                 if let Ok(mut m) = self.memo.lock() {
                     m.insert((g, key), f.clone());

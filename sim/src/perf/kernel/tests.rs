@@ -178,10 +178,11 @@ proptest! {
         let fresh = model();
         let b = rates(&fresh, ShareMode::Mps, &keys, Some(budget));
         prop_assert_eq!(&a, &b);
-        // No job runs faster than alone, up to the window's truncation (a partly done kernel
-        // counts in proportion): about 1% on these 8-kernel toy cycles.
+        // No job runs faster than alone, up to the window's truncation: a job is timed over
+        // as few as one whole cycle of its own, and launches a co-runner held up before that
+        // cycle run back to back within it (up to 5% on these 8-kernel toy cycles).
         for f in a {
-            prop_assert!(f > 0.0 && f <= 1.02, "{}", f);
+            prop_assert!(f > 0.0 && f <= 1.05, "{}", f);
         }
     }
 }
