@@ -164,11 +164,12 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
         args.out.display(),
         if args.allow_fake { " --allow-fake" } else { "" }
     );
+    progress.set_message("calibrate fit: validating on held-out runs");
+    let checks = validate::validate(&ds);
+    profile.held_out_error = validate::parametric_held_out_errors(&checks.jobs);
     let text = report::profile_file(&profile, &command).context("serialising the profile")?;
     write_atomic(&args.out, text.as_bytes())
         .with_context(|| format!("writing {}", args.out.display()))?;
-    progress.set_message("calibrate fit: validating on held-out runs");
-    let checks = validate::validate(&ds);
     drop(progress);
     let table = report::validation_table(&ds, &validate::error_rows(&checks.jobs), &checks.memory);
     let (report_path, csv_path) = (

@@ -110,6 +110,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
     let mut kernel: Option<Arc<KernelModel>> = None;
     let mut held_out: Vec<HeldOutError> = Vec::new();
+    let mut parametric_held_out: Vec<HeldOutError> = Vec::new();
     let (gpu, model, profile_name, origin): (
         &'static GpuSpec,
         Arc<dyn PerfModel>,
@@ -124,6 +125,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
             if let Some(k) = &profile.kernel {
                 held_out.clone_from(&k.held_out_error);
             }
+            parametric_held_out.clone_from(&profile.held_out_error);
             let path = crate::profiles::name(&args.profile, path, gpu.name);
             let origin = profiles.origin(gpu).to_string();
             let model: Arc<dyn PerfModel> = match args.model {
@@ -174,34 +176,49 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         Some(k) => kernel_label(k, gpu, &query.jobs),
         None => model.name().to_owned(),
     };
-    // The kernel model's validated error for each job's mode and class (none when another
-    // model answered, or alone, where the rate is the measured one).
+    // The answering model's validated error for each job's mode and class: the kernel model's
+    // where every job has a trace, else the parametric model's when it answered (asked for,
+    // or the kernel model's fallback); none for the baselines, or alone, where the rate is the
+    // measured one.
     let store_mode = match query.mode {
         ShareMode::Mps => Some("mps"),
         ShareMode::Timeslice => Some("timeslice"),
         ShareMode::Mig => Some("mig-emulated"),
         ShareMode::Exclusive => None,
+    }
+    .filter(|_| query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some());
+    let kernel_answers = kernel
+        .as_ref()
+        .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)));
+    let answering = match (kernel_answers, &kernel, args.model) {
+        (Some(_), _, _) => Some(BandModel::Kernel),
+        (None, Some(_), _) | (None, None, ModelArg::Parametric) => Some(BandModel::Parametric),
+        _ => None,
     };
     let model_error: Vec<Option<HeldOutError>> = query
         .jobs
         .iter()
         .map(|key| {
-            // The kernel model answers only when every job has a trace (else all fall back).
-            let k = kernel
-                .as_ref()
-                .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)))?;
-            let busy = k.alone_busy_fraction(gpu, key)?;
-            let mode = store_mode.filter(|_| {
-                query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some()
-            })?;
-            held_out
+            let mode = store_mode?;
+            let (errors, launch_bound) = match answering? {
+                BandModel::Kernel => (
+                    &held_out,
+                    kernel_answers?.alone_busy_fraction(gpu, key)? < 0.6,
+                ),
+                BandModel::Parametric => (
+                    &parametric_held_out,
+                    model.class(gpu, key).ok()?.time_demand < 0.6,
+                ),
+            };
+            errors
                 .iter()
-                .find(|e| e.mode == mode && e.launch_bound == (busy < 0.6))
+                .find(|e| e.mode == mode && e.launch_bound == launch_bound)
                 .cloned()
         })
         .collect();
     let report = Report {
         model_error: &model_error,
+        band_model: answering.unwrap_or(BandModel::Parametric),
         query: &query,
         model: &model_label,
         profile: &profile_name,
@@ -266,10 +283,28 @@ fn gavel_model(
     ))
 }
 
+/// Which model's held-out error the band holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BandModel {
+    Kernel,
+    Parametric,
+}
+
+impl BandModel {
+    fn phrase(self) -> &'static str {
+        match self {
+            BandModel::Kernel => "the kernel model's",
+            BandModel::Parametric => "the parametric model's",
+        }
+    }
+}
+
 /// One prediction with its labels, ready to print.
 struct Report<'a> {
     /// Per job, the model's held-out error in this mode for its class, if known.
     model_error: &'a [Option<HeldOutError>],
+    /// The model those errors are of.
+    band_model: BandModel,
     query: &'a SetQuery,
     model: &'a str,
     profile: &'a ProfileName,
@@ -312,7 +347,8 @@ impl Report<'_> {
         classes.sort();
         classes.dedup();
         format!(
-            "± band: the kernel model's held-out error in {} for the job's class (MAPE of samples/s on measured sets its fit never saw: {}; `colo calibrate validate`), combined in quadrature with half the spread of the job's repeated alone measurements",
+            "± band: {} held-out error in {} for the job's class (MAPE of samples/s on measured sets its fit never saw: {}; `colo calibrate validate`), combined in quadrature with half the spread of the job's repeated alone measurements",
+            self.band_model.phrase(),
             known[0].mode,
             classes.join(", ")
         )

@@ -409,3 +409,54 @@ fn the_band_holds_the_kernel_models_held_out_error() {
         alone.stdout
     );
 }
+
+#[test]
+fn the_parametric_models_band_holds_its_held_out_error() {
+    let path = crate::common::root().join("calibrate/profiles/h200.ron");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let profile = colo_sim::perf::profile::Profile::parse(&text, &path).unwrap();
+    let run = colo(&[
+        "predict",
+        "--gpu",
+        "h200",
+        "--mode",
+        "mps",
+        "--model",
+        "parametric",
+        "--format",
+        "json",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["perf_model"], "parametric");
+    let gpu_bound = profile
+        .held_out("mps", false)
+        .expect("the shipped profile carries the parametric model's MPS held-out error");
+    for job in v["jobs"].as_array().unwrap() {
+        let model = job["model_error_pct"].as_f64().expect("a model error");
+        let noise = job["noise_pct"].as_f64().unwrap_or(0.0);
+        let band = job["uncertainty_pct"].as_f64().unwrap();
+        assert_eq!(model, gpu_bound.mape_pct, "{job}");
+        assert!((band - model.hypot(noise)).abs() < 1e-9, "{job}");
+    }
+    let table = colo(&[
+        "predict",
+        "--gpu",
+        "h200",
+        "--mode",
+        "mps",
+        "--model",
+        "parametric",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ]);
+    assert!(
+        table
+            .stdout
+            .contains("± band: the parametric model's held-out error in mps"),
+        "{}",
+        table.stdout
+    );
+}

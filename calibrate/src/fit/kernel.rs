@@ -277,26 +277,7 @@ pub fn validate(ds: &Dataset, tables: &KernelTables) -> KernelValidation {
 /// The held-out error of the fitted globals per mode and job class: every job of the sets the
 /// fit never saw (`fitted, held out`), MAPE of samples/s, classes with no job left out.
 pub fn held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
-    let mut out = Vec::new();
-    for mode in ["mps", "timeslice", "mig-emulated"] {
-        for launch_bound in [false, true] {
-            let held: Vec<PredictedJob> = jobs
-                .iter()
-                .filter(|j| j.split == HELD_OUT && j.mode == mode && j.launch_bound == launch_bound)
-                .cloned()
-                .collect();
-            if held.is_empty() {
-                continue;
-            }
-            out.push(HeldOutError {
-                mode: mode.to_owned(),
-                launch_bound,
-                mape_pct: (mape(&held) * 1000.0).round() / 10.0,
-                jobs: held.len(),
-            });
-        }
-    }
-    out
+    super::validate::held_out_errors(jobs, &|j| j.split == HELD_OUT)
 }
 
 /// The split label of predictions of sets the fit never saw.

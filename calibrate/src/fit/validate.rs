@@ -5,7 +5,7 @@
 //! on the same runs and beside the noise floor (the spread of repeated measurements).
 use std::collections::BTreeSet;
 
-use colo_sim::perf::profile::{MemoryParams, MigParams, Profile, Provenance};
+use colo_sim::perf::profile::{HeldOutError, MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::query::{SetQuery, predict_set};
 use colo_sim::perf::{Origin, Parametric, ShareMode};
 
@@ -317,6 +317,44 @@ pub struct ErrorRow {
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     if n == 0 { f64::NAN } else { sum / n as f64 }
+}
+
+/// Held-out error per mode and job class (MAPE of samples/s, percent to one decimal) over the
+/// jobs `held_out` selects; classes with no such job are left out.
+pub fn held_out_errors(
+    jobs: &[PredictedJob],
+    held_out: &dyn Fn(&PredictedJob) -> bool,
+) -> Vec<HeldOutError> {
+    let mut out = Vec::new();
+    for mode in ["mps", "timeslice", "mig-emulated"] {
+        for launch_bound in [false, true] {
+            let held: Vec<PredictedJob> = jobs
+                .iter()
+                .filter(|j| held_out(j) && j.mode == mode && j.launch_bound == launch_bound)
+                .cloned()
+                .collect();
+            if held.is_empty() {
+                continue;
+            }
+            out.push(HeldOutError {
+                mode: mode.to_owned(),
+                launch_bound,
+                mape_pct: (super::kernel::mape(&held) * 1000.0).round() / 10.0,
+                jobs: held.len(),
+            });
+        }
+    }
+    out
+}
+
+/// The parametric model's held-out error per mode and job class, for the profile: sets of 3+
+/// jobs predicted by the fit on single runs and pairs (time-slicing, MPS), and emulated-MIG
+/// slices predicted with their slice size left out of the fit.
+pub fn parametric_held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
+    held_out_errors(jobs, &|j| match j.mode.as_str() {
+        "mig-emulated" => j.split == "slice held out",
+        _ => j.split == "3+ jobs",
+    })
 }
 
 /// Error rows by split, mode and job class, in a fixed order.

@@ -173,6 +173,28 @@ pub struct Profile {
     /// The kernel model's tables and global parameters; absent in profiles without traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelParams>,
+    /// The parametric model's held-out error per mode and job class (`calibrate fit`, from
+    /// `calibrate validate`'s held-out tests); empty where no validation ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_error: Vec<HeldOutError>,
+}
+
+impl Profile {
+    /// The parametric model's held-out error for `mode` (a calibration-store mode name) and
+    /// job class, if the profile carries one.
+    pub fn held_out(&self, mode: &str, launch_bound: bool) -> Option<&HeldOutError> {
+        find_held_out(&self.held_out_error, mode, launch_bound)
+    }
+}
+
+fn find_held_out<'a>(
+    errors: &'a [HeldOutError],
+    mode: &str,
+    launch_bound: bool,
+) -> Option<&'a HeldOutError> {
+    errors
+        .iter()
+        .find(|e| e.mode == mode && e.launch_bound == launch_bound)
 }
 
 /// The kernel-level model on this GPU: where its traces are and its few global parameters
@@ -209,7 +231,7 @@ pub struct KernelParams {
     pub held_out_error: Vec<HeldOutError>,
 }
 
-/// The kernel model's held-out error in one mode for one job class (measured against fitted).
+/// A model's held-out error in one mode for one job class (measured against fitted).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeldOutError {
@@ -227,9 +249,7 @@ impl KernelParams {
     /// The held-out error for `mode` (a calibration-store mode name) and job class, if the
     /// profile carries one.
     pub fn held_out(&self, mode: &str, launch_bound: bool) -> Option<&HeldOutError> {
-        self.held_out_error
-            .iter()
-            .find(|e| e.mode == mode && e.launch_bound == launch_bound)
+        find_held_out(&self.held_out_error, mode, launch_bound)
     }
 }
 

@@ -54,6 +54,7 @@ pub(crate) fn test_profile() -> Profile {
             entry("big", 1000.0, 0.95, 0.9, 30.0),
         ],
         kernel: None,
+        held_out_error: Vec::new(),
     }
 }
 
