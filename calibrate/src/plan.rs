@@ -22,6 +22,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use colo_sim::workload::{ModelKey, ModelKeyFault};
 use serde::Deserialize;
 
 use crate::mig;
@@ -114,31 +115,33 @@ impl fmt::Display for Point {
 }
 
 impl Point {
-    /// Parses `MODEL:BATCH:IMAGE`; the error says what is expected.
+    /// Parses `MODEL:BATCH:IMAGE` (through [`ModelKey::parse_with`], with model names of
+    /// letters, digits, `_` or `.` only); the error says what is expected.
     pub fn parse(text: &str) -> Result<Point, String> {
-        let parts: Vec<&str> = text.trim().split(':').collect();
-        let [model, batch, image] = parts[..] else {
-            return Err(format!(
-                "`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)"
-            ));
+        let valid_name = |model: &str| {
+            !model.is_empty()
+                && model
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
         };
-        let number = |s: &str, what: &str| match s.parse::<u32>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(format!("`{text}`: {what} `{s}` is not a positive integer")),
-        };
-        let valid_name = !model.is_empty()
-            && model
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if !valid_name {
-            return Err(format!(
-                "`{text}`: model name must be letters, digits, '_' or '.'"
-            ));
-        }
+        let key = ModelKey::parse_with(text, valid_name).map_err(|fault| match fault {
+            ModelKeyFault::Parts => {
+                format!("`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)")
+            }
+            ModelKeyFault::Model => {
+                format!("`{text}`: model name must be letters, digits, '_' or '.'")
+            }
+            ModelKeyFault::Batch(part) => {
+                format!("`{text}`: batch `{part}` is not a positive integer")
+            }
+            ModelKeyFault::Image(part) => {
+                format!("`{text}`: image size `{part}` is not a positive integer")
+            }
+        })?;
         Ok(Point {
-            model: model.to_string(),
-            batch: number(batch, "batch")?,
-            image: number(image, "image size")?,
+            model: key.model,
+            batch: key.batch,
+            image: key.image,
         })
     }
 }

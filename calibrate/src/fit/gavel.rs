@@ -11,7 +11,7 @@ use colo_sim::workload::ModelKey;
 use super::TableError;
 use super::lm::LmConfig;
 use super::parametric::{
-    ClassSpec, FitProblem, Globals, Member, Observation, fit, mape, predictions,
+    ClassSpec, FitGlobals, FitProblem, Globals, Member, Observation, fit, mape, predictions,
 };
 
 /// One GPU's part of the table: single-GPU job types, their solo rates and measured pairs.
@@ -261,12 +261,11 @@ pub(crate) fn pair_problem(
             mig_efficiency: 1.0,
             queueing: 0.0,
         },
-        fit_globals: [
-            mode == ShareMode::Timeslice,
-            mode == ShareMode::Mps,
-            false,
-            false,
-        ],
+        fit_globals: FitGlobals {
+            switch_overhead: mode == ShareMode::Timeslice,
+            interference: mode == ShareMode::Mps,
+            ..FitGlobals::NONE
+        },
     }
 }
 

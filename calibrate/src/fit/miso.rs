@@ -14,7 +14,8 @@ use colo_sim::workload::ModelKey;
 use super::TableError;
 use super::lm::LmConfig;
 use super::parametric::{
-    ClassSpec, FitProblem, Globals, Member, Observation, fit, mape, predictions, profile_of,
+    ClassSpec, FitGlobals, FitProblem, Globals, Member, Observation, fit, mape, predictions,
+    profile_of,
 };
 
 /// One model at one batch size alone in one slice.
@@ -224,7 +225,7 @@ fn problem(
             mig_efficiency: 1.0,
             queueing: 0.0,
         },
-        fit_globals: [false; 4],
+        fit_globals: FitGlobals::NONE,
     })
 }
 

@@ -1,11 +1,15 @@
 //! Fitting the parametric model's parameters to co-run measurements.
 //!
-//! Unknowns: each class's time demand `u` and space demand `s` (kept in (0, 1) through a
-//! logistic transform), and the global time-slicing switch overhead, MPS interference and MIG
-//! efficiency (positive, through a log transform). Classes' exclusive rates are measured and
-//! held fixed. Residuals are `ln(predicted / measured)` of every job of every co-run, so a 10%
-//! miss weighs the same for a fast and a slow model. Parameters no observation constrains keep
-//! their start values (a weak prior pulls them there).
+//! Unknowns, four per class (in this order in the fit vector): the time demand `u` and space
+//! demand `s` (kept in (0, 1) through a logistic transform), the log of the exclusive rate
+//! (fitted only where [`ClassSpec::fit_solo_rate`] says so, otherwise the measured rate is held
+//! fixed), and the contention demand (logistic, tied loosely to the space demand). After the
+//! classes come the four globals ([`Globals`], in this order): the time-slicing switch overhead
+//! (logistic), MPS interference, MIG efficiency and MPS launch queueing (positive, through a log
+//! transform); [`FitGlobals`] says which of them are fitted, the others keep their start values.
+//! Residuals are `ln(predicted / measured)` of every job of every co-run, so a 10% miss weighs
+//! the same for a fast and a slow model. Parameters no observation constrains keep their start
+//! values (a weak prior pulls them there).
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -118,8 +122,32 @@ pub struct FitProblem {
     pub observations: Vec<Observation>,
     /// Start values of the globals.
     pub globals: Globals,
-    /// Whether to fit each global (switch overhead, interference, MIG efficiency, queueing).
-    pub fit_globals: [bool; 4],
+    /// Which globals to fit; the others keep their start values.
+    pub fit_globals: FitGlobals,
+}
+
+/// Which of the [`Globals`] a fit moves (one flag per field, same names); a global not fitted
+/// keeps its start value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FitGlobals {
+    /// Time-slicing switch overhead.
+    pub switch_overhead: bool,
+    /// MPS interference.
+    pub interference: bool,
+    /// MIG efficiency.
+    pub mig_efficiency: bool,
+    /// MPS launch queueing.
+    pub queueing: bool,
+}
+
+impl FitGlobals {
+    /// Fit none of them.
+    pub const NONE: FitGlobals = FitGlobals {
+        switch_overhead: false,
+        interference: false,
+        mig_efficiency: false,
+        queueing: false,
+    };
 }
 
 /// A fitted parameter set.
@@ -139,8 +167,59 @@ pub struct Fitted {
 
 const PRIOR_WEIGHT: f64 = 1e-3;
 
-/// Parameters per class in the fit vector: time, space, log rate, contention.
+/// Parameters per class in the fit vector: time, space, log rate, contention (see
+/// [`Slot`]).
 const PER_CLASS: usize = 4;
+
+/// Number of globals after the classes in the fit vector (see [`Slot`]).
+const GLOBALS: usize = 4;
+
+/// Where each parameter sits in the fit vector: class `i`'s four at `PER_CLASS * i ..`, then
+/// the globals.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Number of classes.
+    classes: usize,
+}
+
+impl Slot {
+    /// Length of the fit vector.
+    fn len(self) -> usize {
+        PER_CLASS * self.classes + GLOBALS
+    }
+    /// Class `i`'s time demand (log-odds).
+    fn time_demand(i: usize) -> usize {
+        PER_CLASS * i
+    }
+    /// Class `i`'s space demand (log-odds).
+    fn space_demand(i: usize) -> usize {
+        PER_CLASS * i + 1
+    }
+    /// Class `i`'s exclusive rate (log).
+    fn solo_rate(i: usize) -> usize {
+        PER_CLASS * i + 2
+    }
+    /// Class `i`'s contention demand (log-odds).
+    fn contention_demand(i: usize) -> usize {
+        PER_CLASS * i + 3
+    }
+    /// The time-slicing switch overhead (log-odds).
+    fn switch_overhead(self) -> usize {
+        PER_CLASS * self.classes
+    }
+    /// MPS interference (log).
+    fn interference(self) -> usize {
+        PER_CLASS * self.classes + 1
+    }
+    /// MIG efficiency (log).
+    fn mig_efficiency(self) -> usize {
+        PER_CLASS * self.classes + 2
+    }
+    /// MPS launch queueing (log).
+    fn queueing(self) -> usize {
+        PER_CLASS * self.classes + 3
+    }
+}
 
 /// Pull of each class's contention demand towards its space demand (on the log-odds scale):
 /// without it, one noisy pair can drive a contention demand to zero (a job that "costs its
@@ -157,46 +236,65 @@ fn logit(p: f64) -> f64 {
 }
 
 impl FitProblem {
-    fn start(&self) -> DVector<f64> {
-        let mut theta = Vec::with_capacity(PER_CLASS * self.classes.len() + 4);
-        for c in &self.classes {
-            theta.push(logit(c.time_demand_start));
-            theta.push(logit(c.space_demand_start));
-            theta.push(c.solo_rate.max(f64::MIN_POSITIVE).ln());
-            theta.push(logit(c.space_demand_start));
+    fn slots(&self) -> Slot {
+        Slot {
+            classes: self.classes.len(),
         }
-        theta.push(logit(self.globals.switch_overhead));
-        theta.push(self.globals.interference.max(1e-6).ln());
-        theta.push(self.globals.mig_efficiency.max(1e-6).ln());
-        theta.push(self.globals.queueing.max(1e-6).ln());
-        DVector::from_vec(theta)
+    }
+
+    fn start(&self) -> DVector<f64> {
+        let at = self.slots();
+        let mut theta = DVector::zeros(at.len());
+        for (i, c) in self.classes.iter().enumerate() {
+            theta[Slot::time_demand(i)] = logit(c.time_demand_start);
+            theta[Slot::space_demand(i)] = logit(c.space_demand_start);
+            theta[Slot::solo_rate(i)] = c.solo_rate.max(f64::MIN_POSITIVE).ln();
+            theta[Slot::contention_demand(i)] = logit(c.space_demand_start);
+        }
+        let g = &self.globals;
+        theta[at.switch_overhead()] = logit(g.switch_overhead);
+        theta[at.interference()] = g.interference.max(1e-6).ln();
+        theta[at.mig_efficiency()] = g.mig_efficiency.max(1e-6).ln();
+        theta[at.queueing()] = g.queueing.max(1e-6).ln();
+        theta
     }
 
     fn decode(&self, theta: &DVector<f64>) -> (Vec<ClassFit>, Globals) {
-        let n = self.classes.len();
+        let at = self.slots();
         let classes = self
             .classes
             .iter()
             .enumerate()
             .map(|(i, c)| ClassFit {
-                time_demand: logistic(theta[PER_CLASS * i]),
-                space_demand: logistic(theta[PER_CLASS * i + 1]).max(1e-4),
+                time_demand: logistic(theta[Slot::time_demand(i)]),
+                space_demand: logistic(theta[Slot::space_demand(i)]).max(1e-4),
                 solo_rate: if c.fit_solo_rate {
-                    theta[PER_CLASS * i + 2].exp()
+                    theta[Slot::solo_rate(i)].exp()
                 } else {
                     c.solo_rate
                 },
-                contention_demand: logistic(theta[PER_CLASS * i + 3]).max(1e-4),
+                contention_demand: logistic(theta[Slot::contention_demand(i)]).max(1e-4),
             })
             .collect();
-        let pick =
-            |k: usize, fitted: f64, start: f64| if self.fit_globals[k] { fitted } else { start };
-        let g = &self.globals;
+        let pick = |fit: bool, fitted: f64, start: f64| if fit { fitted } else { start };
+        let (g, f) = (&self.globals, &self.fit_globals);
         let globals = Globals {
-            switch_overhead: pick(0, logistic(theta[PER_CLASS * n]), g.switch_overhead),
-            interference: pick(1, theta[PER_CLASS * n + 1].exp(), g.interference),
-            mig_efficiency: pick(2, theta[PER_CLASS * n + 2].exp(), g.mig_efficiency),
-            queueing: pick(3, theta[PER_CLASS * n + 3].exp(), g.queueing),
+            switch_overhead: pick(
+                f.switch_overhead,
+                logistic(theta[at.switch_overhead()]),
+                g.switch_overhead,
+            ),
+            interference: pick(
+                f.interference,
+                theta[at.interference()].exp(),
+                g.interference,
+            ),
+            mig_efficiency: pick(
+                f.mig_efficiency,
+                theta[at.mig_efficiency()].exp(),
+                g.mig_efficiency,
+            ),
+            queueing: pick(f.queueing, theta[at.queueing()].exp(), g.queueing),
         };
         (classes, globals)
     }
@@ -317,10 +415,9 @@ pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
         let (classes, globals) = problem.decode(theta);
         let mut r = problem.residuals(&classes, &globals);
         r.extend((theta - &prior).iter().map(|d| d * PRIOR_WEIGHT));
-        r.extend(
-            (0..problem.classes.len())
-                .map(|i| (theta[PER_CLASS * i + 3] - theta[PER_CLASS * i + 1]) * CONTENTION_TIE),
-        );
+        r.extend((0..problem.classes.len()).map(|i| {
+            (theta[Slot::contention_demand(i)] - theta[Slot::space_demand(i)]) * CONTENTION_TIE
+        }));
         DVector::from_vec(
             r.into_iter()
                 .map(|x| if x.is_finite() { x } else { 1e3 })
@@ -403,7 +500,11 @@ mod tests {
             classes,
             observations,
             globals,
-            fit_globals: [true, true, false, false],
+            fit_globals: FitGlobals {
+                switch_overhead: true,
+                interference: true,
+                ..FitGlobals::NONE
+            },
         };
         // Noise-free "measurements" from the true parameters.
         let truth: Vec<ClassFit> = truth

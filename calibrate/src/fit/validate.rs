@@ -11,7 +11,9 @@ use colo_sim::perf::{Origin, Parametric, ShareMode};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
-use super::parametric::{FitProblem, Fitted, Globals, fit, model_of, predictions, profile_of};
+use super::parametric::{
+    FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions, profile_of,
+};
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -40,7 +42,12 @@ pub fn problem(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> FitProblem {
             .map(|s| s.observation.clone())
             .collect(),
         globals: START,
-        fit_globals: [true, true, false, true],
+        fit_globals: FitGlobals {
+            switch_overhead: true,
+            interference: true,
+            mig_efficiency: false,
+            queueing: true,
+        },
     }
 }
 
@@ -109,7 +116,7 @@ fn predict_sets(ds: &Dataset, fitted: &Fitted, sets: &[&RunSet], split: &str) ->
             classes: ds.classes.clone(),
             observations: vec![set.observation.clone()],
             globals: fitted.globals,
-            fit_globals: [false; 4],
+            fit_globals: FitGlobals::NONE,
         };
         let rates: Vec<f64> = predictions(&single, &fitted.classes, &fitted.globals)
             .into_iter()

@@ -29,6 +29,8 @@ enum Phase {
     Skipped,
 }
 
+/// No rate integral is kept: a job's mean rate is its samples over `end - start` (see
+/// [`crate::metrics::slowdown_of`]).
 #[derive(Clone, Debug)]
 struct JobState {
     phase: Phase,
@@ -37,7 +39,8 @@ struct JobState {
     last_update: f64,
     start: f64,
     end: f64,
-    /// Rate integral bookkeeping is unnecessary: mean rate = samples / (end - start).
+    /// Where it was placed (a multi-GPU job: its first GPU's slot), `None` until it starts;
+    /// kept after it ends, for its outcome.
     slot: Option<SlotRef>,
     /// Every GPU of a multi-GPU job (empty for single-GPU jobs).
     gpus: Vec<u32>,

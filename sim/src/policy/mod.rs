@@ -42,7 +42,10 @@ pub struct Policy {
     pub backfill_depth: usize,
     /// Placement rule.
     pub placement: PlacementRule,
-    /// Most jobs on one GPU (time-slicing, MPS) or in one MIG slice.
+    /// Most jobs sharing one whole GPU in a time-slicing or MPS group (at least 1). Exclusive
+    /// groups take one job per GPU whatever this says, and a MIG group's slices take their
+    /// group's own limit ([`GpuGroup::jobs_per_slice`](crate::engine::GpuGroup::jobs_per_slice),
+    /// the scenario's `jobs_per_slice`), not this one.
     pub max_jobs_per_gpu: u32,
 }
 

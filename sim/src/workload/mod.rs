@@ -52,32 +52,59 @@ impl fmt::Display for ModelKey {
     }
 }
 
+/// What is wrong with a `MODEL:BATCH:IMAGE` text, found in this order; each reader of such
+/// texts words its own message ([`ModelKeyError`] for [`ModelKey`]'s `FromStr`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelKeyFault {
+    /// Not three parts separated by `:`.
+    Parts,
+    /// The model name is refused (by default: empty).
+    Model,
+    /// The batch is not a positive whole number; holds the part as written.
+    Batch(String),
+    /// The image size is not a positive whole number; holds the part as written.
+    Image(String),
+}
+
+impl ModelKey {
+    /// Reads `MODEL:BATCH:IMAGE` (surrounding whitespace ignored), with `model_ok` deciding
+    /// which model names are accepted: the one parser of such texts, behind [`ModelKey`]'s
+    /// `FromStr` (which accepts any non-empty name) and the calibration plan's points.
+    pub fn parse_with(text: &str, model_ok: impl Fn(&str) -> bool) -> Result<Self, ModelKeyFault> {
+        let parts: Vec<&str> = text.trim().split(':').collect();
+        let [model, batch, image] = parts[..] else {
+            return Err(ModelKeyFault::Parts);
+        };
+        if !model_ok(model) {
+            return Err(ModelKeyFault::Model);
+        }
+        let number = |part: &str| match part.parse::<u32>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => None,
+        };
+        let batch = number(batch).ok_or_else(|| ModelKeyFault::Batch(batch.to_owned()))?;
+        let image = number(image).ok_or_else(|| ModelKeyFault::Image(image.to_owned()))?;
+        Ok(Self::new(model, batch, image))
+    }
+}
+
 impl FromStr for ModelKey {
     type Err = ModelKeyError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let fail = |why: &str| ModelKeyError {
+        Self::parse_with(text, |model| !model.is_empty()).map_err(|fault| ModelKeyError {
             text: text.to_owned(),
-            why: why.to_owned(),
-        };
-        let parts: Vec<&str> = text.trim().split(':').collect();
-        let [model, batch, image] = parts[..] else {
-            return Err(fail("expected three parts separated by ':'"));
-        };
-        if model.is_empty() {
-            return Err(fail("the model name is empty"));
-        }
-        let number = |part: &str, what: &str| match part.parse::<u32>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(fail(&format!(
-                "{what} `{part}` is not a positive whole number"
-            ))),
-        };
-        Ok(Self::new(
-            model,
-            number(batch, "batch")?,
-            number(image, "image size")?,
-        ))
+            why: match fault {
+                ModelKeyFault::Parts => "expected three parts separated by ':'".to_owned(),
+                ModelKeyFault::Model => "the model name is empty".to_owned(),
+                ModelKeyFault::Batch(part) => {
+                    format!("batch `{part}` is not a positive whole number")
+                }
+                ModelKeyFault::Image(part) => {
+                    format!("image size `{part}` is not a positive whole number")
+                }
+            },
+        })
     }
 }
 
@@ -118,5 +145,26 @@ mod tests {
         let err = "resnet50:64".parse::<ModelKey>().unwrap_err();
         assert!(err.to_string().contains("three parts"), "{err}");
         assert!(":64:224".parse::<ModelKey>().is_err());
+    }
+
+    #[test]
+    fn parse_with_lets_the_caller_choose_the_names_it_takes() {
+        let no_spaces = |m: &str| !m.is_empty() && !m.contains(' ');
+        assert_eq!(
+            ModelKey::parse_with("res net:1:1", no_spaces),
+            Err(ModelKeyFault::Model)
+        );
+        assert_eq!(
+            ModelKey::parse_with(" resnet50:0:x ", no_spaces),
+            Err(ModelKeyFault::Batch("0".to_owned()))
+        );
+        assert_eq!(
+            ModelKey::parse_with("resnet50:64:x", no_spaces),
+            Err(ModelKeyFault::Image("x".to_owned()))
+        );
+        assert_eq!(
+            ModelKey::parse_with(" resnet50:64:224 ", no_spaces),
+            Ok(ModelKey::new("resnet50", 64, 224))
+        );
     }
 }
