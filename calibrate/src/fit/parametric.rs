@@ -305,6 +305,7 @@ pub fn profile_of(
             })
             .collect(),
         kernel: None,
+        power: None,
     }
 }
 

@@ -71,6 +71,7 @@ pub(super) fn profiles() -> Arc<ProfileSet> {
                 entry("huge", 10.0, 0.95, 0.9, 200.0),
             ],
             kernel: None,
+            power: None,
         };
         set.insert(profile, PathBuf::from(format!("{}.ron", gpu.name)));
     }
