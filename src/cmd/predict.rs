@@ -245,7 +245,7 @@ enum SetPower {
 fn set_power(params: Option<&PowerParams>, mode: Option<&str>, p: &SetPrediction) -> SetPower {
     let Some(params) = params else {
         return SetPower::Unknown(
-            "the profile has no power section (fitted by `colo calibrate fit` since the power model exists)".into(),
+            "the profile has no power section: written before the power model, or from data without NVML power; `colo calibrate fit` on measured data adds it".into(),
         );
     };
     if !p.fits_memory {

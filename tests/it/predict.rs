@@ -414,7 +414,13 @@ fn the_band_holds_the_kernel_models_held_out_error() {
 /// its origin and held-out error (and JSON has it); a profile without one says so.
 #[test]
 fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
-    let set = ["predict", "--mode", "mps", "resnet50:64:224", "vit_b_16:32:224"];
+    let set = [
+        "predict",
+        "--mode",
+        "mps",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ];
     let run = colo(&set);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let line = run
@@ -436,12 +442,20 @@ fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
     // One job alone: its measured power.
     let run = colo(&["predict", "--mode", "exclusive", "resnet50:64:224"]);
     assert!(
-        run.stdout.contains("W (measured: the job's median board power alone)"),
+        run.stdout
+            .contains("W (measured: the job's median board power alone)"),
         "{}",
         run.stdout
     );
     // The A100 profile has no power section.
-    let run = colo(&["predict", "--gpu", "a100-40gb", "--mode", "mps", "miso_cyclegan:1:1"]);
+    let run = colo(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--mode",
+        "mps",
+        "miso_cyclegan:1:1",
+    ]);
     assert!(
         run.stdout
             .contains("predicted GPU power: unknown (the profile has no power section"),
@@ -449,7 +463,14 @@ fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
         run.stdout
     );
     let json = colo(&[
-        "predict", "--gpu", "a100-40gb", "--mode", "mps", "miso_cyclegan:1:1", "--format", "json",
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--mode",
+        "mps",
+        "miso_cyclegan:1:1",
+        "--format",
+        "json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(v["power_w"].is_null() && v["power_error_pct"].is_null());

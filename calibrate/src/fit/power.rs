@@ -7,9 +7,7 @@
 //! leaving one set out at a time; the form with the least held-out error over all sets is kept.
 use std::fmt::Write as _;
 
-use colo_sim::perf::profile::{
-    AlonePower, Origin, PowerForm, PowerMember, PowerMode, PowerParams,
-};
+use colo_sim::perf::profile::{AlonePower, Origin, PowerForm, PowerMember, PowerMode, PowerParams};
 use nalgebra::DVector;
 
 use super::lm::{LmConfig, minimise};
@@ -369,7 +367,10 @@ mod tests {
         assert!(alone.held_out_mape_pct < 0.1, "{alone:?}");
         assert_eq!(alone.n, 24);
         let table = power_table(&scores, Some(PowerForm::Alone));
-        assert!(table.contains("(kept)") && table.contains("held out"), "{table}");
+        assert!(
+            table.contains("(kept)") && table.contains("held out"),
+            "{table}"
+        );
     }
 
     #[test]

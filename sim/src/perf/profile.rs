@@ -317,9 +317,12 @@ impl PowerParams {
             };
         }
         let m = self.modes.iter().find(|m| m.mode == mode)?;
-        let p = self
-            .form
-            .power(m.idle_w, m.slope, m.max_w.unwrap_or(f64::INFINITY), &members);
+        let p = self.form.power(
+            m.idle_w,
+            m.slope,
+            m.max_w.unwrap_or(f64::INFINITY),
+            &members,
+        );
         Some((p, Some(m)))
     }
 }

@@ -333,8 +333,8 @@ mod properties {
 #[test]
 fn the_power_section_is_optional_and_round_trips() {
     let path = std::path::Path::new("test.ron");
-    let old = ron::ser::to_string_pretty(&test_profile(), ron::ser::PrettyConfig::new())
-        .expect("encode");
+    let old =
+        ron::ser::to_string_pretty(&test_profile(), ron::ser::PrettyConfig::new()).expect("encode");
     assert!(!old.contains("power"), "no section written when absent");
     let read = Profile::parse(&old, path).expect("an old profile reads");
     assert!(read.power.is_none());
@@ -363,6 +363,9 @@ fn the_power_section_is_optional_and_round_trips() {
     // 100 + 0.5 * (500 - 100) * 0.6 = 220 W.
     let (watts, fit) = power.predict("mps", &[(key.clone(), 0.6)]).expect("known");
     assert!((watts - 220.0).abs() < 1e-9 && fit.is_some());
-    assert_eq!(power.predict("exclusive", &[(key.clone(), 1.0)]), Some((500.0, None)));
+    assert_eq!(
+        power.predict("exclusive", &[(key.clone(), 1.0)]),
+        Some((500.0, None))
+    );
     assert!(power.predict("timeslice", &[(key, 0.5)]).is_none());
 }
