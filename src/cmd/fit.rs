@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use colo_calibrate::fit::{gavel, kernel, measured, miso, report, validate};
+use colo_calibrate::fit::{gavel, kernel, measured, miso, power, report, validate};
 use colo_calibrate::trace;
 use colo_sim::fsutil::{self, WholeDir, write_atomic};
 use colo_sim::hardware;
@@ -121,6 +121,10 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let full = validate::fit_on(&ds, &|_| true);
     let date = args.date.unwrap_or_else(today);
     let mut profile = validate::fitted_profile(&ds, &full, &date);
+    progress.set_message("calibrate fit: fitting the power model");
+    let (power_params, power_scores) = power::fit_power(&ds);
+    let power_text = power::power_table(&power_scores, power_params.as_ref().map(|p| p.form));
+    profile.power = power_params;
     progress.set_message("calibrate fit: reading kernel traces");
     let kernel_check = match traced_folder(&args.data, &ds, args.allow_fake, &progress)? {
         Some(folder) => {
@@ -189,11 +193,11 @@ pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     };
     write_atomic(
         &report_path,
-        format!("{command}\n{defaults_line}{table}{kernel_text}").as_bytes(),
+        format!("{command}\n{defaults_line}{table}{kernel_text}{power_text}").as_bytes(),
     )?;
     write_atomic(&csv_path, report::predictions_csv(&checks.jobs).as_bytes())?;
     let summary = format!(
-        "wrote {} ({globals}; {} LM iterations, converged: {})\n{table}{kernel_text}report: {}, predictions: {}\n",
+        "wrote {} ({globals}; {} LM iterations, converged: {})\n{table}{kernel_text}{power_text}report: {}, predictions: {}\n",
         args.out.display(),
         full.iterations,
         full.converged,
@@ -302,6 +306,11 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
         }
         super::print(&report::kernel_table(&kv, &checks.jobs))?;
     }
+    let (power_params, power_scores) = power::fit_power(&ds);
+    super::print(&power::power_table(
+        &power_scores,
+        power_params.map(|p| p.form),
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

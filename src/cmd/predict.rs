@@ -9,7 +9,7 @@ use colo_calibrate::fit::gavel;
 use colo_calibrate::fit::gavel_model::{GavelModel, gavel_gpu_spec};
 use colo_calibrate::fit::text_maybe_gzipped;
 use colo_sim::hardware::{self, GpuSpec};
-use colo_sim::perf::profile::HeldOutError;
+use colo_sim::perf::profile::{HeldOutError, Origin, PowerMode, PowerParams};
 use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
 use colo_sim::perf::{
     EqualShare, Exclusive, FixedSlowdown, KernelModel, Parametric, PerfModel, ShareMode,
@@ -111,6 +111,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     let mut kernel: Option<Arc<KernelModel>> = None;
     let mut held_out: Vec<HeldOutError> = Vec::new();
     let mut parametric_held_out: Vec<HeldOutError> = Vec::new();
+    let mut power: Option<PowerParams> = None;
     let (gpu, model, profile_name, origin): (
         &'static GpuSpec,
         Arc<dyn PerfModel>,
@@ -126,6 +127,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
                 held_out.clone_from(&k.held_out_error);
             }
             parametric_held_out.clone_from(&profile.held_out_error);
+            power.clone_from(&profile.power);
             let path = crate::profiles::name(&args.profile, path, gpu.name);
             let origin = profiles.origin(gpu).to_string();
             let model: Arc<dyn PerfModel> = match args.model {
@@ -216,7 +218,9 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
                 .cloned()
         })
         .collect();
+    let power = set_power(power.as_ref(), store_mode, &prediction);
     let report = Report {
+        power: &power,
         model_error: &model_error,
         band_model: answering.unwrap_or(BandModel::Parametric),
         query: &query,
@@ -234,6 +238,90 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     } else {
         Ok(ExitCode::from(EXIT_OUT_OF_MEMORY))
+    }
+}
+
+/// The set's predicted board power, or why there is none.
+enum SetPower {
+    /// Predicted by the fitted model of the mode, or measured (one job alone).
+    Known {
+        /// Watts.
+        watts: f64,
+        /// The mode's coefficients (`None`: one job alone, measured).
+        fit: Option<PowerMode>,
+        /// The form of the model.
+        form: String,
+        /// Origin of the numbers (fitted, measured, fake).
+        origin: String,
+    },
+    /// No power: why.
+    Unknown(String),
+}
+
+/// The power model's answer for the predicted set.
+fn set_power(params: Option<&PowerParams>, mode: Option<&str>, p: &SetPrediction) -> SetPower {
+    let Some(params) = params else {
+        return SetPower::Unknown(
+            "the profile has no power section: written before the power model, or from data without NVML power; `colo calibrate fit` on measured data adds it".into(),
+        );
+    };
+    if !p.fits_memory {
+        return SetPower::Unknown("the set does not fit in memory".into());
+    }
+    let mode = mode.unwrap_or("exclusive");
+    let jobs: Vec<(ModelKey, f64)> = p
+        .jobs
+        .iter()
+        .map(|j| (j.key.clone(), j.fraction_of_exclusive))
+        .collect();
+    match params.predict(mode, &jobs) {
+        Some((watts, fit)) => SetPower::Known {
+            watts,
+            origin: if fit.is_none() && params.origin == Origin::Fitted {
+                "measured".into()
+            } else {
+                params.origin.to_string()
+            },
+            fit: fit.cloned(),
+            form: params.form.to_string(),
+        },
+        None => {
+            let missing: Vec<String> = jobs
+                .iter()
+                .filter(|(k, _)| params.alone(k).is_none())
+                .map(|(k, _)| k.to_string())
+                .collect();
+            SetPower::Unknown(if missing.is_empty() {
+                format!("the power model has no coefficients for mode {mode}")
+            } else {
+                format!("no measured power alone for {}", missing.join(", "))
+            })
+        }
+    }
+}
+
+impl SetPower {
+    fn line(&self) -> String {
+        match self {
+            SetPower::Known {
+                watts,
+                fit: Some(m),
+                form,
+                origin,
+            } => format!(
+                "predicted GPU power: {watts:.0} W ({origin} power model, form {form}, held-out error {:.1}% over {} measured {} sets; rates predicted as above)",
+                m.held_out_mape_pct, m.sets, m.mode
+            ),
+            SetPower::Known {
+                watts,
+                fit: None,
+                origin,
+                ..
+            } => format!(
+                "predicted GPU power: {watts:.0} W ({origin}: the job's median board power alone)"
+            ),
+            SetPower::Unknown(why) => format!("predicted GPU power: unknown ({why})"),
+        }
     }
 }
 
@@ -301,6 +389,8 @@ impl BandModel {
 
 /// One prediction with its labels, ready to print.
 struct Report<'a> {
+    /// The set's board power.
+    power: &'a SetPower,
     /// Per job, the model's held-out error in this mode for its class, if known.
     model_error: &'a [Option<HeldOutError>],
     /// The model those errors are of.
@@ -427,6 +517,7 @@ impl Report<'_> {
         } else {
             let _ = writeln!(out, "memory: unknown (the profile holds no memory sizes)");
         }
+        let _ = writeln!(out, "{}", self.power.line());
         out
     }
 
@@ -468,6 +559,19 @@ impl Report<'_> {
             "memory_gib": p.memory_gib,
             "capacity_gib": p.capacity_gib,
             "fits_memory": p.fits_memory,
+            "power_w": match self.power {
+                SetPower::Known { watts, .. } => Some(*watts),
+                SetPower::Unknown(_) => None,
+            },
+            "power_error_pct": match self.power {
+                SetPower::Known { fit, .. } => fit.as_ref().map(|m| m.held_out_mape_pct),
+                SetPower::Unknown(_) => None,
+            },
+            "power_origin": match self.power {
+                SetPower::Known { origin, .. } => Some(origin.clone()),
+                SetPower::Unknown(_) => None,
+            },
+            "power_note": self.power.line(),
         });
         Ok(format!("{}\n", serde_json::to_string_pretty(&out)?))
     }

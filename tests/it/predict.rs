@@ -460,3 +460,69 @@ fn the_parametric_models_band_holds_its_held_out_error() {
         table.stdout
     );
 }
+
+/// The shipped H200 profile carries a fitted power model: predict prints the set's power with
+/// its origin and held-out error (and JSON has it); a profile without one says so.
+#[test]
+fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
+    let set = [
+        "predict",
+        "--mode",
+        "mps",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ];
+    let run = colo(&set);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("predicted GPU power: "))
+        .unwrap_or_else(|| panic!("a power line: {}", run.stdout));
+    assert!(
+        line.contains(" W (fitted power model") && line.contains("held-out error"),
+        "{line}"
+    );
+    let json: Vec<&str> = set.iter().copied().chain(["--format", "json"]).collect();
+    let run = colo(&json);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let watts = v["power_w"].as_f64().expect("power_w");
+    assert!((100.0..=800.0).contains(&watts), "{watts}");
+    assert!(v["power_error_pct"].as_f64().is_some_and(|e| e > 0.0));
+    assert_eq!(v["power_origin"], "fitted");
+    // One job alone: its measured power.
+    let run = colo(&["predict", "--mode", "exclusive", "resnet50:64:224"]);
+    assert!(
+        run.stdout
+            .contains("W (measured: the job's median board power alone)"),
+        "{}",
+        run.stdout
+    );
+    // The A100 profile has no power section.
+    let run = colo(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--mode",
+        "mps",
+        "miso_cyclegan:1:1",
+    ]);
+    assert!(
+        run.stdout
+            .contains("predicted GPU power: unknown (the profile has no power section"),
+        "{}",
+        run.stdout
+    );
+    let json = colo(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--mode",
+        "mps",
+        "miso_cyclegan:1:1",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(v["power_w"].is_null() && v["power_error_pct"].is_null());
+}

@@ -151,6 +151,8 @@ pub struct ClassInfo {
     pub util_pct: Option<f64>,
     /// Median PyTorch peak reserved memory alone, MiB.
     pub reserved_mib: f64,
+    /// Median NVML board power alone, W.
+    pub power_w: Option<f64>,
 }
 
 impl ClassInfo {
@@ -177,6 +179,9 @@ pub struct RunSet {
     pub mig_profiles: Vec<Option<String>>,
     /// Measured peak reserved memory of each member, MiB.
     pub reserved_mib: Vec<f64>,
+    /// Board power of the GPU while the set ran, W: per repeat the median over its processes
+    /// (each reports the same GPU's NVML power over its window), then the median over repeats.
+    pub power_w: Option<f64>,
 }
 
 impl RunSet {
@@ -446,6 +451,8 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
         let util = (!utils.is_empty()).then(|| median(&mut utils));
         let mut reserved: Vec<f64> = runs.iter().filter_map(|r| r.peak_reserved_mib).collect();
         let reserved_mib = median(&mut reserved);
+        let mut powers: Vec<f64> = runs.iter().filter_map(|r| r.gpu.power_w).collect();
+        let power_w = (!powers.is_empty()).then(|| median(&mut powers));
         let spread = (sorted[sorted.len() - 1] - sorted[0]) / solo;
         classes.push(ClassSpec {
             key,
@@ -461,6 +468,7 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
             noise: relative_noise(&rates),
             util_pct: util,
             reserved_mib,
+            power_w,
         });
     }
     (classes, info, host_alone)
@@ -553,7 +561,16 @@ fn run_set(
         (None, Some(b)) => format!(" at {:.0}% SMs", b * 100.0),
         _ => String::new(),
     };
+    let mut repeat_powers: Vec<f64> = complete
+        .iter()
+        .filter_map(|rs| {
+            let mut p: Vec<f64> = rs.iter().filter_map(|r| r.gpu.power_w).collect();
+            (!p.is_empty()).then(|| median(&mut p))
+        })
+        .collect();
+    let power_w = (!repeat_powers.is_empty()).then(|| median(&mut repeat_powers));
     Ok(RunSet {
+        power_w,
         label: format!("{} [{group}]: {}{budget}", first.mode, names.join(" + ")),
         mode_label: first.mode.clone(),
         observation: Observation {

@@ -404,6 +404,7 @@ pub fn profile_of(
             .collect(),
         kernel: None,
         held_out_error: Vec::new(),
+        power: None,
     }
 }
 

@@ -177,6 +177,10 @@ pub struct Profile {
     /// `calibrate validate`'s held-out tests); empty where no validation ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out_error: Vec<HeldOutError>,
+    /// The GPU's board power as a function of the set it runs; absent in profiles fitted
+    /// before it existed (then no power is predicted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerParams>,
 }
 
 impl Profile {
@@ -195,6 +199,154 @@ fn find_held_out<'a>(
     errors
         .iter()
         .find(|e| e.mode == mode && e.launch_bound == launch_bound)
+}
+
+/// How a set's GPU power grows with what it runs (see [`PowerParams`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PowerForm {
+    /// `P = idle + slope * sum_j util_j * f_j`: each job's alone GPU-busy fraction (NVML
+    /// utilisation) times its fraction of alone speed.
+    Util,
+    /// `P = idle + slope * sum_j (alone_j - idle) * f_j`: each job's alone power above idle,
+    /// scaled by its fraction of alone speed.
+    Alone,
+    /// [`PowerForm::Alone`]'s activity `x` saturating at `max_w`:
+    /// `P = idle + (max - idle) * (1 - exp(-slope * x / (max - idle)))`.
+    AloneSaturating,
+}
+
+impl fmt::Display for PowerForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PowerForm::Util => "util",
+            PowerForm::Alone => "alone",
+            PowerForm::AloneSaturating => "alone-saturating",
+        })
+    }
+}
+
+/// One job of a set as the power model sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PowerMember {
+    /// Board power with the job alone on the whole GPU, W (measured).
+    pub alone_w: f64,
+    /// Fraction of time the GPU was busy with the job alone (NVML utilisation / 100).
+    pub util: f64,
+    /// The job's speed in the set as a fraction of its speed alone.
+    pub fraction: f64,
+}
+
+impl PowerForm {
+    /// The form's power of `members`, W, with coefficients `idle_w`, `slope` and `max_w`
+    /// (read by [`PowerForm::AloneSaturating`] only).
+    pub fn power(self, idle_w: f64, slope: f64, max_w: f64, members: &[PowerMember]) -> f64 {
+        match self {
+            PowerForm::Util => {
+                idle_w + slope * members.iter().map(|m| m.util * m.fraction).sum::<f64>()
+            }
+            PowerForm::Alone | PowerForm::AloneSaturating => {
+                let x: f64 = members
+                    .iter()
+                    .map(|m| (m.alone_w - idle_w) * m.fraction)
+                    .sum();
+                if self == PowerForm::Alone || !max_w.is_finite() {
+                    idle_w + slope * x
+                } else {
+                    let head = (max_w - idle_w).max(1e-9);
+                    idle_w + head * (1.0 - (-slope * x / head).exp())
+                }
+            }
+        }
+    }
+}
+
+/// The fitted power coefficients of one sharing mode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerMode {
+    /// `timeslice`, `mps` or `mig-emulated` (the calibration store's mode names).
+    pub mode: String,
+    /// Board power with nothing running (the fit's intercept), W.
+    pub idle_w: f64,
+    /// Watts per unit of activity (see [`PowerForm`]).
+    pub slope: f64,
+    /// Saturation power, W ([`PowerForm::AloneSaturating`]; else unused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_w: Option<f64>,
+    /// Measured sets the fit saw.
+    pub sets: usize,
+    /// Mean absolute percentage error of the set's power on sets held out one at a time.
+    pub held_out_mape_pct: f64,
+}
+
+/// One model point's board power alone on the whole GPU (measured: median of its alone runs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlonePower {
+    /// The point, `MODEL:BATCH:IMAGE`.
+    pub point: String,
+    /// Board power, W.
+    pub power_w: f64,
+    /// NVML utilisation alone, as a fraction.
+    pub util: f64,
+}
+
+/// The board-power model of this GPU: one form, coefficients per sharing mode, and each model's
+/// measured power alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerParams {
+    /// The form kept (least held-out error over the modes).
+    pub form: PowerForm,
+    /// Where the coefficients came from (`fitted`).
+    pub origin: Origin,
+    /// Coefficients per mode.
+    pub modes: Vec<PowerMode>,
+    /// Measured power alone per point.
+    pub alone: Vec<AlonePower>,
+}
+
+impl PowerParams {
+    /// The point's measured power alone.
+    pub fn alone(&self, key: &ModelKey) -> Option<&AlonePower> {
+        let point = key.to_string();
+        self.alone.iter().find(|a| a.point == point)
+    }
+
+    /// The predicted board power, W, of `jobs` (each with its fraction of alone speed)
+    /// sharing in `mode` (a store mode name; `exclusive` is one job alone: its measured power),
+    /// and the coefficients used (none alone); `None` when the mode or a point is unknown.
+    pub fn predict(
+        &self,
+        mode: &str,
+        jobs: &[(ModelKey, f64)],
+    ) -> Option<(f64, Option<&PowerMode>)> {
+        let members: Vec<PowerMember> = jobs
+            .iter()
+            .map(|(key, fraction)| {
+                self.alone(key).map(|a| PowerMember {
+                    alone_w: a.power_w,
+                    util: a.util,
+                    fraction: *fraction,
+                })
+            })
+            .collect::<Option<_>>()?;
+        if mode == "exclusive" {
+            return match members.as_slice() {
+                [one] => Some((one.alone_w, None)),
+                _ => None,
+            };
+        }
+        let m = self.modes.iter().find(|m| m.mode == mode)?;
+        let p = self.form.power(
+            m.idle_w,
+            m.slope,
+            m.max_w.unwrap_or(f64::INFINITY),
+            &members,
+        );
+        Some((p, Some(m)))
+    }
 }
 
 /// The kernel-level model on this GPU: where its traces are and its few global parameters

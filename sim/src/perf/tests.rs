@@ -55,6 +55,7 @@ pub(crate) fn test_profile() -> Profile {
         ],
         kernel: None,
         held_out_error: Vec::new(),
+        power: None,
     }
 }
 
@@ -326,4 +327,46 @@ mod properties {
             }
         }
     }
+}
+
+/// A profile written before the power model (no `power` section) reads unchanged, and one with
+/// the section survives writing and reading back; its prediction follows its form.
+#[test]
+fn the_power_section_is_optional_and_round_trips() {
+    let path = std::path::Path::new("test.ron");
+    let old =
+        ron::ser::to_string_pretty(&test_profile(), ron::ser::PrettyConfig::new()).expect("encode");
+    assert!(!old.contains("power"), "no section written when absent");
+    let read = Profile::parse(&old, path).expect("an old profile reads");
+    assert!(read.power.is_none());
+    let mut profile = test_profile();
+    profile.power = Some(PowerParams {
+        form: PowerForm::Alone,
+        origin: Origin::Fitted,
+        modes: vec![PowerMode {
+            mode: "mps".into(),
+            idle_w: 100.0,
+            slope: 0.5,
+            max_w: None,
+            sets: 12,
+            held_out_mape_pct: 3.5,
+        }],
+        alone: vec![AlonePower {
+            point: "resnet50:64:224".into(),
+            power_w: 500.0,
+            util: 0.99,
+        }],
+    });
+    let text = ron::ser::to_string_pretty(&profile, ron::ser::PrettyConfig::new()).expect("encode");
+    assert_eq!(Profile::parse(&text, path).expect("reads back"), profile);
+    let power = profile.power.as_ref().expect("power");
+    let key = crate::workload::ModelKey::new("resnet50", 64, 224);
+    // 100 + 0.5 * (500 - 100) * 0.6 = 220 W.
+    let (watts, fit) = power.predict("mps", &[(key.clone(), 0.6)]).expect("known");
+    assert!((watts - 220.0).abs() < 1e-9 && fit.is_some());
+    assert_eq!(
+        power.predict("exclusive", &[(key.clone(), 1.0)]),
+        Some((500.0, None))
+    );
+    assert!(power.predict("timeslice", &[(key, 0.5)]).is_none());
 }

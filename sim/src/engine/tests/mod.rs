@@ -72,6 +72,7 @@ pub(super) fn profiles() -> Arc<ProfileSet> {
             ],
             kernel: None,
             held_out_error: Vec::new(),
+            power: None,
         };
         set.insert(profile, PathBuf::from(format!("{}.ron", gpu.name)));
     }
