@@ -117,8 +117,8 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         Arc<dyn PerfModel>,
         ProfileName,
         String,
-    ) = match gavel {
-        Some(name) => gavel_model(&name)?,
+    ) = match &gavel {
+        Some(name) => gavel_model(name)?,
         None => {
             let gpu = hardware::gpu(&args.gpu)?;
             let profiles = Arc::new(crate::profiles::load(&args.profile)?);
@@ -218,7 +218,11 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
                 .cloned()
         })
         .collect();
-    let power = set_power(power.as_ref(), store_mode, &prediction);
+    let power = if gavel.is_some() {
+        SetPower::Unknown("Gavel's table holds throughputs only, no power measurements".into())
+    } else {
+        set_power(power.as_ref(), store_mode, &prediction)
+    };
     let report = Report {
         power: &power,
         model_error: &model_error,

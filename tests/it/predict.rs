@@ -204,6 +204,11 @@ fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
         run.stdout
     );
     assert!(run.stdout.contains("memory: unknown"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("no power measurements") && !run.stdout.contains("power section"),
+        "{}",
+        run.stdout
+    );
     let run = colo(&["predict", "--profile", "gavel:v100", "resnet50:64:224"]);
     assert_eq!(run.code, 1);
     assert!(
