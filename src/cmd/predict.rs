@@ -9,7 +9,7 @@ use colo_calibrate::fit::gavel;
 use colo_calibrate::fit::gavel_model::{GavelModel, gavel_gpu_spec};
 use colo_calibrate::fit::text_maybe_gzipped;
 use colo_sim::hardware::{self, GpuSpec};
-use colo_sim::perf::profile::{HeldOutError, Origin, PowerMode, PowerParams};
+use colo_sim::perf::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use colo_sim::perf::query::{SetPrediction, SetQuery, predict_set};
 use colo_sim::perf::{
     EqualShare, Exclusive, FixedSlowdown, KernelModel, Parametric, PerfModel, ShareMode,
@@ -212,10 +212,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
                     model.class(gpu, key).ok()?.time_demand < 0.6,
                 ),
             };
-            errors
-                .iter()
-                .find(|e| e.mode == mode && e.launch_bound == launch_bound)
-                .cloned()
+            find_held_out(errors, mode, launch_bound).cloned()
         })
         .collect();
     let power = if gavel.is_some() {

@@ -191,7 +191,8 @@ impl Profile {
     }
 }
 
-fn find_held_out<'a>(
+/// The entry of `errors` for `mode` (a calibration-store mode name) and job class.
+pub fn find_held_out<'a>(
     errors: &'a [HeldOutError],
     mode: &str,
     launch_bound: bool,
