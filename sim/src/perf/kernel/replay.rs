@@ -87,11 +87,11 @@ impl AloneTimeline {
 
 /// Slowdown of kernel `k` of `job` (its time relative to alone on the whole GPU) when it holds
 /// `share` of the GPU's SMs where alone it would fill `fill`.
-fn stretch(job: &ReplayJob<'_>, k: usize, share: f64, fill: f64, p: &ReplayParams) -> f64 {
+fn stretch(memory_bound: bool, share: f64, fill: f64, p: &ReplayParams) -> f64 {
     if share >= fill {
         return 1.0;
     }
-    if job.trace.memory_bound[k] != 0 {
+    if memory_bound {
         // Bandwidth-bound: slower only below the SMs that saturate the memory system.
         (fill / share)
             .min(p.bandwidth_share.min(fill) / share)
@@ -128,7 +128,11 @@ fn kernel_at(job: &ReplayJob<'_>, k: usize, p: &ReplayParams) -> (f64, f64) {
     let waves_full = (blocks / (sms * resident)).ceil();
     let waves_cap = (blocks / (cap_sms * resident)).ceil();
     let effective_share = fill * waves_full / waves_cap;
-    (dur * stretch(job, k, effective_share, fill, p), job.cap)
+    let memory_bound = t.memory_bound[k] != 0;
+    (
+        dur * stretch(memory_bound, effective_share, fill, p),
+        job.cap,
+    )
 }
 
 /// SM share (fraction of the whole GPU) kernel `k` holds on average in its last wave, and the
@@ -251,6 +255,43 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
     (0.5 * (lo + hi), 1.0)
 }
 
+/// Kernel k of one job as the replay needs it, computed once per replay (a job's kernels
+/// start many times: every cycle it runs).
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// Duration at its full share, s.
+    dur: f64,
+    /// SM share it holds before its last wave.
+    demand: f64,
+    /// Work left when its last wave starts (negative: no last-wave share), and the share then.
+    tail_left: f64,
+    tail_demand: f64,
+    /// Host time before its launch, s.
+    host_s: f64,
+    memory_bound: bool,
+}
+
+/// Every kernel of `job` as a [`Step`], with `launch_extra_s` added to each launch's host time.
+fn steps(job: &ReplayJob<'_>, p: &ReplayParams, launch_extra_s: f64) -> Vec<Step> {
+    (0..job.trace.len())
+        .map(|k| {
+            let (dur, demand) = kernel_at(job, k, p);
+            let (tail_left, tail_demand) = match last_wave(job, k, demand, p) {
+                Some((share, part)) if share < demand => (dur * part, share),
+                _ => (-1.0, demand),
+            };
+            Step {
+                dur,
+                demand,
+                tail_left,
+                tail_demand,
+                host_s: host_at(job, k, p.host_factor, launch_extra_s),
+                memory_bound: job.trace.memory_bound[k] != 0,
+            }
+        })
+        .collect()
+}
+
 /// Where one job stands in a replay.
 #[derive(Clone, Copy, Debug, Default)]
 struct JobState {
@@ -261,6 +302,7 @@ struct JobState {
     left: f64,
     full: f64,
     demand: f64,
+    memory_bound: bool,
     /// Time, kernel and cycle of the job's first kernel end after the warm-up; and the time of
     /// the last end of that same kernel since, with the whole cycles between.
     first_end: Option<(f64, usize, u64)>,
@@ -273,13 +315,11 @@ struct JobState {
 
 impl JobState {
     /// Starts kernel `k`.
-    fn start(&mut self, job: &ReplayJob<'_>, k: usize, p: &ReplayParams) {
-        let (dur, demand) = kernel_at(job, k, p);
-        (self.left, self.full, self.demand) = (dur, dur, demand);
-        (self.tail_left, self.tail_demand) = match last_wave(job, k, demand, p) {
-            Some((share, part)) if share < demand => (dur * part, share),
-            _ => (-1.0, demand),
-        };
+    fn start(&mut self, step: &Step, k: usize) {
+        self.k = k;
+        (self.left, self.full, self.demand) = (step.dur, step.dur, step.demand);
+        (self.tail_left, self.tail_demand) = (step.tail_left, step.tail_demand);
+        self.memory_bound = step.memory_bound;
     }
 
     /// SM share the kernel holds now.
@@ -362,11 +402,12 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     // by its position at the end.
     let cap_t = warm_t + horizon.window_cycles.max(horizon.max_cycles) * longest;
     let launch_extra = if n > 1 { p.launch_cost_s } else { 0.0 };
+    let steps: Vec<Vec<Step>> = jobs.iter().map(|j| steps(j, p, launch_extra)).collect();
     let mut states = vec![JobState::default(); n];
-    for (s, job) in states.iter_mut().zip(jobs) {
-        s.host_t = host_at(job, 0, p.host_factor, launch_extra);
+    for (s, steps) in states.iter_mut().zip(&steps) {
+        s.host_t = steps[0].host_s;
         s.ready_t = s.host_t;
-        s.start(job, 0, p);
+        s.start(&steps[0], 0);
     }
     let mut at_warm: Option<Vec<f64>> = (warm_t <= 0.0).then(|| vec![0.0; n]);
     // Every job by (readiness, index); the ready ones are a prefix. A job re-enters it only
@@ -377,14 +418,18 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     let mut timed_left = n;
     let mut ended: Vec<usize> = Vec::with_capacity(n);
     while now < cap_t && (now < end_t || timed_left > 0) {
-        let ready = order.partition_point(|&j| states[j].ready_t <= now);
+        // Sets are small: a linear scan beats a binary search here.
+        let ready = order
+            .iter()
+            .position(|&j| states[j].ready_t > now)
+            .unwrap_or(n);
         let mut left = p.capacity;
         let mut total = 0.0;
         for &j in &order[..ready] {
             let s = &mut states[j];
             let a = s.holds().min(left).max(0.0);
             left -= a;
-            if jobs[j].trace.memory_bound[s.k] != 0 {
+            if s.memory_bound {
                 total += a;
             }
             s.speed = a;
@@ -402,8 +447,8 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             if a <= 0.0 {
                 continue;
             }
-            let slow = stretch(&jobs[j], s.k, a, s.holds(), p);
-            let contention = if jobs[j].trace.memory_bound[s.k] != 0 {
+            let slow = stretch(s.memory_bound, a, s.holds(), p);
+            let contention = if s.memory_bound {
                 p.overlap * (total - a)
             } else {
                 0.0
@@ -417,7 +462,6 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
         now += dt;
         ended.clear();
         for &j in &order[..ready] {
-            let job = &jobs[j];
             let s = &mut states[j];
             if s.speed <= 0.0 {
                 continue;
@@ -439,21 +483,25 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                     Some(_) => {}
                 }
             }
-            s.k += 1;
-            if s.k == job.trace.len() {
-                s.k = 0;
+            let job_steps = &steps[j];
+            let mut k = s.k + 1;
+            if k == job_steps.len() {
+                k = 0;
                 s.cycles += 1;
             }
-            s.host_t += host_at(job, s.k, p.host_factor, launch_extra);
+            s.host_t += job_steps[k].host_s;
             s.ready_t = s.host_t.max(now);
-            s.start(job, s.k, p);
+            s.start(&job_steps[k], k);
             ended.push(j);
         }
         if !ended.is_empty() {
             // Out first (their positions are stale), then each in at its place.
             order.retain(|o| !ended.contains(o));
             for &j in &ended {
-                let to = order.partition_point(|&o| ready_order(&states, o, j).is_lt());
+                let to = order
+                    .iter()
+                    .position(|&o| !ready_order(&states, o, j).is_lt())
+                    .unwrap_or(order.len());
                 order.insert(to, j);
             }
         }
