@@ -9,7 +9,7 @@
 //! row says so: the peak is then unknown, or the process's peak so far. The reset brings the
 //! mark down to the memory resident at that moment, which includes heap the allocator kept
 //! from earlier cases: run a case alone (`colo bench --case large`) for its own peak.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -40,16 +40,24 @@ pub enum BenchCase {
     /// The kernel model: replay time per distinct set of 2, 4 and 7 traced jobs (target:
     /// <= 20 ms for 7), and a synthetic MPS replay that asks it (memo hit rate).
     Kernel,
+    /// The Alibaba PAI-2020 simulator's own inputs as colo scenarios (`scenarios/bench`), each
+    /// run whole (load, simulate, write) beside the anchor's recorded figures.
+    Anchors,
+    /// How cost grows with jobs: `synthgen_1m.ron` at 10k, 100k and 1M jobs (and on, by
+    /// factors of 10, to [`BenchPlan::scale_to`]).
+    Scale,
 }
 
 impl BenchCase {
     /// Every case, in the order they run.
-    pub const ALL: [BenchCase; 5] = [
+    pub const ALL: [BenchCase; 7] = [
         Self::Small,
         Self::Large,
         Self::Philly,
         Self::Sweep,
         Self::Kernel,
+        Self::Anchors,
+        Self::Scale,
     ];
 
     /// Default (jobs, GPUs) of a synthetic case; for `Sweep`, of each variant.
@@ -57,7 +65,7 @@ impl BenchCase {
         match self {
             Self::Small => (100_000, 1_000),
             Self::Large => (1_000_000, 10_000),
-            Self::Philly => (0, 0),
+            Self::Philly | Self::Anchors | Self::Scale => (0, 0),
             Self::Sweep => (10_000, 100),
             Self::Kernel => (20_000, 200),
         }
@@ -85,6 +93,12 @@ pub struct BenchPlan {
     pub profiles: Arc<ProfileSet>,
     /// The kernel model over `profiles` (its tables loaded), for the kernel case.
     pub kernel: Option<Arc<KernelModel>>,
+    /// Folder of the anchor scenarios and their `anchors.csv` (`scenarios/bench`).
+    pub anchor_dir: PathBuf,
+    /// Anchor scenarios to run by name; empty: every row not marked heavy.
+    pub anchors: Vec<String>,
+    /// Largest job count of the scale case (10k, 100k, 1M, ... up to this).
+    pub scale_to: u64,
 }
 
 /// One measured line of the benchmark table.
@@ -134,6 +148,14 @@ pub enum BenchError {
         /// What went wrong.
         why: String,
     },
+    /// `anchors.csv` could not be read, or names a scenario it does not hold.
+    #[error("{path}: {why}")]
+    Anchors {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong, and how to fix it.
+        why: String,
+    },
     /// The thread pool could not be built.
     #[error("cannot start {threads} worker threads: {why}; try a smaller --threads")]
     Threads {
@@ -152,6 +174,8 @@ pub fn run(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), Be
             BenchCase::Philly => philly_case(plan, on_row)?,
             BenchCase::Sweep => sweep_case(plan, on_row)?,
             BenchCase::Kernel => kernel_case(plan, on_row)?,
+            BenchCase::Anchors => anchors_case(plan, on_row)?,
+            BenchCase::Scale => scale_case(plan, on_row)?,
         }
     }
     Ok(())
@@ -568,6 +592,285 @@ fn sweep_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
     Ok(())
 }
 
+/// One row of `anchors.csv`: a scenario and the figures recorded when it was prepared
+/// (measured outside this bench; see `scenarios/bench/README.md`).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Anchor {
+    /// Scenario file name without `.ron`.
+    pub scenario: String,
+    /// Jobs it replays.
+    pub jobs: u64,
+    /// GPUs of its cluster.
+    pub gpus: u32,
+    /// The PAI simulator's fastest recorded wall, s.
+    pub anchor_wall_low_s: Option<f64>,
+    /// Its median wall, s (where given).
+    pub anchor_wall_median_s: Option<f64>,
+    /// Its slowest recorded wall, s.
+    pub anchor_wall_high_s: Option<f64>,
+    /// The PAI simulator's peak RSS, MiB.
+    pub anchor_peak_mib: Option<f64>,
+    /// colo's wall when the inputs were prepared, s.
+    pub colo_before_wall_s: Option<f64>,
+    /// colo's peak RSS then, MiB.
+    pub colo_before_peak_mib: Option<f64>,
+    /// The scale issue's wall target, s (none where empty).
+    pub target_wall_s: Option<f64>,
+    /// Its peak-memory target, MiB.
+    pub target_peak_mib: Option<f64>,
+    /// `yes`: runs only when named (or with `all`).
+    pub heavy: String,
+}
+
+impl Anchor {
+    /// The anchor's wall a ratio is taken against: its median, else its fastest run.
+    fn reference_wall_s(&self) -> Option<f64> {
+        self.anchor_wall_median_s.or(self.anchor_wall_low_s)
+    }
+}
+
+/// Reads `anchors.csv` in `dir`.
+pub fn read_anchors(dir: &Path) -> Result<Vec<Anchor>, BenchError> {
+    let path = dir.join("anchors.csv");
+    let err = |why: String| BenchError::Anchors {
+        path: path.clone(),
+        why,
+    };
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| {
+        err(format!(
+            "{e}; pass the folder of the anchor scenarios with --anchor-dir (scenarios/bench)"
+        ))
+    })?;
+    let mut rows = Vec::new();
+    for (idx, row) in reader.deserialize::<Anchor>().enumerate() {
+        // Line 1 is the header.
+        let row = row.map_err(|e| err(format!("line {}: {e}", idx + 2)))?;
+        if row.heavy != "yes" && row.heavy != "no" {
+            return Err(err(format!(
+                "line {}: field `heavy` is `{}`; write yes or no",
+                idx + 2,
+                row.heavy
+            )));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The anchors `plan` asks for: by name, `all`, or every row not marked heavy.
+fn chosen_anchors(plan: &BenchPlan) -> Result<Vec<Anchor>, BenchError> {
+    let rows = read_anchors(&plan.anchor_dir)?;
+    if plan.anchors.is_empty() {
+        return Ok(rows.into_iter().filter(|a| a.heavy == "no").collect());
+    }
+    if plan.anchors.iter().any(|n| n == "all") {
+        return Ok(rows);
+    }
+    plan.anchors
+        .iter()
+        .map(|name| {
+            rows.iter()
+                .find(|a| &a.scenario == name)
+                .cloned()
+                .ok_or_else(|| BenchError::Anchors {
+                    path: plan.anchor_dir.join("anchors.csv"),
+                    why: format!(
+                        "no scenario `{name}`; it holds {}",
+                        rows.iter()
+                            .map(|a| a.scenario.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+        })
+        .collect()
+}
+
+/// What a whole scenario run measured.
+struct WholeRun {
+    measured: Measured,
+    wall_s: f64,
+    peak: (Option<f64>, &'static str),
+}
+
+/// Loads, runs and writes `path` (into a scratch folder, removed after), as `colo simulate`
+/// does; with at most `trace_limit` trace jobs and, when given, `jobs` synthetic ones.
+fn run_whole(
+    path: &Path,
+    trace_limit: Option<usize>,
+    jobs: Option<u32>,
+) -> Result<WholeRun, BenchError> {
+    let out = std::env::temp_dir().join(format!(
+        "colo-bench-{}-{}",
+        std::process::id(),
+        path.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    let peak = PeakMemory::reset();
+    let start = Instant::now();
+    let mut scenario = Scenario::load(path)?;
+    if let Some(limit) = trace_limit {
+        limit_traces(&mut scenario, limit);
+    }
+    if let Some(jobs) = jobs {
+        set_synthetic_jobs(&mut scenario, jobs);
+    }
+    let options = RunOptions {
+        out: Some(out.clone()),
+        ..RunOptions::default()
+    };
+    let runs = scenario.run(&options, &|_, _, _| {});
+    let wall_s = start.elapsed().as_secs_f64();
+    let peak = peak.read();
+    // Best effort: a scratch folder left behind is harmless.
+    let _ = std::fs::remove_dir_all(&out);
+    let mut measured = Measured::default();
+    for run in runs? {
+        measured.jobs += run.summary.jobs;
+        measured.events += run.summary.events;
+    }
+    measured.engine_s = wall_s;
+    Ok(WholeRun {
+        measured,
+        wall_s,
+        peak,
+    })
+}
+
+/// Sets the job count of every synthetic workload of the scenario.
+fn set_synthetic_jobs(scenario: &mut Scenario, jobs: u32) {
+    use crate::scenario::schema::WorkloadSpec;
+    let set = |w: &mut WorkloadSpec| {
+        if let WorkloadSpec::Synthetic(spec) = w {
+            spec.jobs = jobs;
+        }
+    };
+    set(&mut scenario.file.workload);
+    for variant in &mut scenario.file.sweep {
+        if let Some(w) = variant.workload.as_mut() {
+            set(w);
+        }
+    }
+}
+
+fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
+    for anchor in chosen_anchors(plan)? {
+        let path = plan.anchor_dir.join(format!("{}.ron", anchor.scenario));
+        let run = run_whole(&path, plan.trace_limit, plan.jobs)?;
+        let mut r = row(
+            format!("anchor {}", anchor.scenario),
+            run.measured,
+            anchor.gpus,
+            1,
+            run.wall_s,
+            run.peak,
+        );
+        r.events_per_s = run.measured.events as f64 / run.wall_s.max(1e-9);
+        r.note = anchor_note(
+            &anchor,
+            &run,
+            plan.trace_limit.is_some() || plan.jobs.is_some(),
+        );
+        on_row(&r);
+    }
+    Ok(())
+}
+
+/// The measured figures beside the recorded ones.
+fn anchor_note(anchor: &Anchor, run: &WholeRun, resized: bool) -> String {
+    let mut parts = Vec::new();
+    if resized {
+        parts.push("resized by --trace-limit/--jobs: not comparable with the anchor".to_owned());
+    } else if let Some(pai) = anchor.reference_wall_s() {
+        parts.push(format!(
+            "{:.0}x the PAI simulator ({pai} s recorded)",
+            pai / run.wall_s.max(1e-9)
+        ));
+    }
+    if let Some(before) = anchor.colo_before_wall_s {
+        parts.push(format!("colo before: {before} s"));
+    }
+    if let (Some(target), false) = (anchor.target_wall_s, resized) {
+        let met = if run.wall_s <= target {
+            "met"
+        } else {
+            "not met"
+        };
+        parts.push(format!("target <= {target} s: {met}"));
+    }
+    if let (Some(target), Some(peak), false) = (anchor.target_peak_mib, run.peak.0, resized) {
+        let met = if peak <= target { "met" } else { "not met" };
+        parts.push(format!("target <= {target} MiB: {met}"));
+    }
+    if let Some(peak) = run.peak.0 {
+        parts.push(format!(
+            "{:.0} bytes/job at peak",
+            peak * 1048576.0 / run.measured.jobs.max(1) as f64
+        ));
+    }
+    parts.push("wall: load, simulate, write".to_owned());
+    if !run.peak.1.is_empty() {
+        parts.push(run.peak.1.to_owned());
+    }
+    parts.join("; ")
+}
+
+/// 10k, 100k, 1M ... jobs, up to `scale_to` (at least one step).
+fn scale_steps(scale_to: u64) -> Vec<u32> {
+    let mut steps = vec![10_000u32];
+    while let Some(next) = steps.last().and_then(|s| s.checked_mul(10)) {
+        if u64::from(next) > scale_to {
+            break;
+        }
+        steps.push(next);
+    }
+    steps
+}
+
+fn scale_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
+    let path = plan.anchor_dir.join("synthgen_1m.ron");
+    let mut before: Option<(u32, f64)> = None;
+    let steps = match plan.jobs {
+        Some(jobs) => vec![jobs],
+        None => scale_steps(plan.scale_to),
+    };
+    for jobs in steps {
+        let run = run_whole(&path, None, Some(jobs))?;
+        let mut r = row(
+            format!("scale: synthgen {jobs} jobs"),
+            run.measured,
+            6500,
+            1,
+            run.wall_s,
+            run.peak,
+        );
+        r.events_per_s = run.measured.events as f64 / run.wall_s.max(1e-9);
+        let mut note = vec![format!(
+            "{:.0} ns/job",
+            run.wall_s * 1e9 / f64::from(jobs.max(1))
+        )];
+        if let Some(peak) = run.peak.0 {
+            note.push(format!(
+                "{:.0} bytes/job at peak",
+                peak * 1048576.0 / f64::from(jobs.max(1))
+            ));
+        }
+        if let Some((jobs0, wall0)) = before {
+            // Cost ~ jobs^k between consecutive steps.
+            let k = (run.wall_s / wall0).ln() / (f64::from(jobs) / f64::from(jobs0)).ln();
+            note.push(format!("wall grows as jobs^{k:.2} from the step before"));
+        }
+        note.push("wall: load, simulate, write".to_owned());
+        if !run.peak.1.is_empty() {
+            note.push(run.peak.1.to_owned());
+        }
+        r.note = note.join("; ");
+        before = Some((jobs, run.wall_s));
+        on_row(&r);
+    }
+    Ok(())
+}
+
 /// The process's peak resident memory, reset at the start of a case when Linux allows it.
 struct PeakMemory {
     was_reset: bool,
@@ -606,6 +909,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scale_steps_go_by_tens_up_to_the_limit() {
+        assert_eq!(scale_steps(1_000_000), vec![10_000, 100_000, 1_000_000]);
+        assert_eq!(scale_steps(5_000_000), vec![10_000, 100_000, 1_000_000]);
+        assert_eq!(scale_steps(1), vec![10_000]);
+        assert_eq!(scale_steps(u64::MAX).last(), Some(&1_000_000_000));
+    }
+
+    #[test]
+    fn the_shipped_anchors_table_reads_and_names_its_scenarios() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/bench");
+        let rows = read_anchors(&dir).unwrap();
+        assert!(rows.len() >= 8, "{rows:?}");
+        for a in &rows {
+            assert!(dir.join(format!("{}.ron", a.scenario)).is_file(), "{a:?}");
+        }
+        let s20k = rows.iter().find(|a| a.scenario == "s20k_fifo").unwrap();
+        assert_eq!(s20k.reference_wall_s(), Some(35.6));
+        let sjf = rows.iter().find(|a| a.scenario == "s20k_sjf").unwrap();
+        assert_eq!(
+            sjf.reference_wall_s(),
+            Some(33.0),
+            "no median: the fastest run"
+        );
+    }
+
+    #[test]
+    fn a_bad_anchors_table_names_its_line_and_field() {
+        let dir = std::env::temp_dir().join(format!("colo-anchors-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "scenario,jobs,gpus,anchor_wall_low_s,anchor_wall_median_s,anchor_wall_high_s,anchor_peak_mib,colo_before_wall_s,colo_before_peak_mib,target_wall_s,target_peak_mib,heavy";
+        std::fs::write(
+            dir.join("anchors.csv"),
+            format!("{header}\na,1,1,,,,,,,,,no\nb,1,1,,,,,,,,,maybe\n"),
+        )
+        .unwrap();
+        let err = read_anchors(&dir).unwrap_err().to_string();
+        assert!(err.contains("line 3") && err.contains("heavy"), "{err}");
+        std::fs::write(
+            dir.join("anchors.csv"),
+            format!("{header}\na,x,1,,,,,,,,,no\n"),
+        )
+        .unwrap();
+        let err = read_anchors(&dir).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn vm_hwm_is_read_in_mib() {
         let status = "Name:\tcolo\nVmPeak:\t  20000 kB\nVmHWM:\t    2048 kB\nVmRSS:\t 1024 kB\n";
         assert_eq!(parse_vm_hwm(status), Some(2.0));
@@ -624,6 +975,9 @@ mod tests {
             trace_limit: None,
             profiles: Arc::new(ProfileSet::default()),
             kernel: None,
+            anchor_dir: PathBuf::new(),
+            anchors: Vec::new(),
+            scale_to: 1_000_000,
         };
         let runs = sweep_runs(&plan);
         assert_eq!(runs.len(), 6);

@@ -8,7 +8,8 @@ use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 /// Arguments of `colo bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Cases to run, in order, comma-separated (default: all: small,large,philly,sweep,kernel).
+    /// Cases to run, in order, comma-separated (default: all:
+    /// small,large,philly,sweep,kernel,anchors,scale).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub case: Vec<CaseArg>,
     /// Jobs of the synthetic cases and of each sweep variant (default: small 100000, large
@@ -29,9 +30,21 @@ pub struct BenchArgs {
     /// in the source tree.
     #[arg(long, default_value = "scenarios/traces/philly.ron")]
     pub philly: PathBuf,
-    /// Read at most this many trace jobs in the philly case (default: all).
+    /// Read at most this many trace jobs in the philly and anchors cases (default: all).
     #[arg(long)]
     pub trace_limit: Option<usize>,
+    /// Folder of the anchor scenarios and their anchors.csv; a relative path not found from
+    /// here is looked up in the source tree.
+    #[arg(long, default_value = "scenarios/bench")]
+    pub anchor_dir: PathBuf,
+    /// Anchor scenarios to run, comma-separated, or `all` (default: every one not marked heavy
+    /// in anchors.csv, i.e. all but synthgen_10m).
+    #[arg(long, value_delimiter = ',')]
+    pub anchors: Vec<String>,
+    /// Largest job count of the scale case: 10k, 100k, 1M, ... up to this (10000000 adds the
+    /// 10M step: about 1.5 minutes and 7 GiB today).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub scale_to: u64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -66,6 +79,11 @@ pub enum CaseArg {
     /// The kernel model: replay time per distinct set of 2, 4, 7 jobs, and a 20,000-job
     /// synthetic MPS replay with it beside the parametric model (memo hit rate).
     Kernel,
+    /// The Alibaba PAI-2020 simulator's inputs (scenarios/bench), each beside the anchor's
+    /// recorded wall time and the scale targets.
+    Anchors,
+    /// How cost grows with jobs: synthgen at 10k, 100k, 1M (up to --scale-to) jobs.
+    Scale,
 }
 
 /// Output format.
@@ -95,6 +113,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         trace_limit: args.trace_limit,
         profiles: profiles.clone(),
         kernel: Some(Arc::new(crate::profiles::kernel_model(profiles, &[])?)),
+        anchor_dir: find_scenario(&args.anchor_dir),
+        anchors: args.anchors,
+        scale_to: args.scale_to,
     };
     super::print(&format!("{}\n", header(args.format)))?;
     // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.
@@ -128,6 +149,8 @@ fn cases(chosen: &[CaseArg]) -> Vec<BenchCase> {
             CaseArg::Philly => BenchCase::Philly,
             CaseArg::Sweep => BenchCase::Sweep,
             CaseArg::Kernel => BenchCase::Kernel,
+            CaseArg::Anchors => BenchCase::Anchors,
+            CaseArg::Scale => BenchCase::Scale,
         })
         .collect()
 }
@@ -136,14 +159,14 @@ fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// The scenario as given, or else relative to the source tree the binary was built from (so
-/// the default works from any folder of a clone).
+/// The scenario (or folder) as given, or else relative to the source tree the binary was
+/// built from (so the default works from any folder of a clone).
 fn find_scenario(given: &Path) -> PathBuf {
-    if given.is_file() || given.is_absolute() {
+    if given.exists() || given.is_absolute() {
         return given.to_owned();
     }
     let in_tree = Path::new(env!("CARGO_MANIFEST_DIR")).join(given);
-    if in_tree.is_file() {
+    if in_tree.exists() {
         in_tree
     } else {
         given.to_owned()

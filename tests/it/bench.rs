@@ -115,3 +115,44 @@ fn zero_gpus_variants_or_threads_are_refused_with_the_range() {
         );
     }
 }
+
+#[test]
+fn anchors_and_scale_cases_run_the_shipped_bench_scenarios() {
+    let text = bench(&[
+        "--case",
+        "anchors,scale",
+        "--anchors",
+        "s20k_fifo,philly800_sjf",
+        "--trace-limit",
+        "300",
+        "--jobs",
+        "300",
+        "--format",
+        "csv",
+    ]);
+    let rows = csv_rows(&text);
+    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(rows[0][0], "anchor s20k_fifo");
+    assert_eq!(rows[1][0], "anchor philly800_sjf");
+    assert_eq!(
+        rows[0][1], "300",
+        "--trace-limit caps the trace: {:?}",
+        rows[0]
+    );
+    assert!(rows[0][9].contains("not comparable"), "{:?}", rows[0]);
+    assert_eq!(rows[2][0], "scale: synthgen 300 jobs");
+    assert_eq!(rows[2][1], "300");
+    let events: u64 = rows[2][6].parse().unwrap();
+    assert!(events >= 600, "every job arrives and ends: {:?}", rows[2]);
+}
+
+#[test]
+fn an_unknown_anchor_is_named_with_the_ones_there_are() {
+    let out = crate::common::colo(&["bench", "--case", "anchors", "--anchors", "nope"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("no scenario `nope`") && out.stderr.contains("s20k_fifo"),
+        "{}",
+        out.stderr
+    );
+}
