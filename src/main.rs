@@ -22,7 +22,15 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario (all its sweep variants in parallel) and write results.
+    #[command(
+        after_help = "Examples:\n  colo simulate scenarios/default.ron\n  colo simulate scenarios/planning/mps-vs-exclusive.ron --out /tmp/r\n  colo simulate SWEEP.ron --shard 0/4 --out /tmp/s0   (then `colo merge`)"
+    )]
     Simulate(cmd::simulate::SimulateArgs),
+    /// Join the result folders of a sweep's shards (`simulate --shard K/N`) into one.
+    #[command(
+        after_help = "Example:\n  for k in 0 1 2 3; do colo simulate SWEEP.ron --shard $k/4 --out /tmp/s$k; done\n  colo merge --out results/SWEEP /tmp/s0 /tmp/s1 /tmp/s2 /tmp/s3\nThe merged folder equals the unsharded run's. A Slurm template: docs/slurm/colo-sweep.sbatch."
+    )]
+    Merge(cmd::merge::MergeArgs),
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
     #[command(
         after_help = "Exit status: 0 when the set fits in memory (speeds printed); 3 when it does \
@@ -42,7 +50,11 @@ enum Command {
     Plot(cmd::plot::PlotArgs),
     /// Write generated reports: `colo report paper` reproduces the collocation study.
     Report(cmd::report::ReportArgs),
-    /// Time the engine (build with --release): synthetic, trace and sweep cases.
+    /// Time the engine (build with --release): synthetic, trace, sweep, kernel-model, anchor
+    /// (the PAI simulator's inputs) and scaling cases.
+    #[command(
+        after_help = "Examples:\n  colo bench --case anchors          the PAI-2020 simulator's inputs beside its recorded times\n  colo bench --case scale --scale-to 10000000\n  colo bench --case kernel --format csv"
+    )]
     Bench(cmd::bench::BenchArgs),
 }
 
@@ -50,6 +62,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Merge(args) => cmd::merge::run(args),
         Command::Predict(args) => cmd::predict::run(args),
         Command::Pack(args) => cmd::pack::run(args),
         Command::Plan(args) => cmd::plan::run(args),

@@ -3,6 +3,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod fit;
 pub mod hardware;
+pub mod merge;
 pub mod pack;
 pub mod plan;
 pub mod plot;

@@ -23,6 +23,11 @@ pub struct SimulateArgs {
     /// line, instead of being skipped and counted (default: the scenario's `strict`, false).
     #[arg(long)]
     pub strict: bool,
+    /// Run only shard K of N of the sweep: every N-th variant starting at K (0-based), into
+    /// its own folder with a shard.json; join the shards with `colo merge` (e.g. one Slurm
+    /// array task each: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<colo_sim::scenario::shard::Shard>,
 }
 
 /// Runs `colo simulate`.
@@ -33,6 +38,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         out: args.out,
         seed: args.seed,
         strict: args.strict,
+        shard: args.shard,
     };
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(

@@ -291,3 +291,92 @@ fn a_missing_file_is_reported_once_per_sentence() {
         run.stderr
     );
 }
+
+#[test]
+fn shards_of_a_sweep_merge_into_the_unsharded_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole");
+    let run = colo(&[
+        "simulate",
+        "scenarios/default.ron",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Three shards of four variants: 0 and 3, 1, 2.
+    let mut shards = Vec::new();
+    for k in 0..3 {
+        let dir = tmp.path().join(format!("s{k}"));
+        let shard = format!("{k}/3");
+        let run = colo(&[
+            "simulate",
+            "scenarios/default.ron",
+            "--shard",
+            &shard,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(dir.join("shard.json").is_file());
+        shards.push(dir.to_str().unwrap().to_owned());
+    }
+    assert!(tmp.path().join("s0/mig").is_dir() && !tmp.path().join("s0/timeslice").is_dir());
+    let merged = tmp.path().join("merged");
+    let mut args = vec!["merge", "--out", merged.to_str().unwrap()];
+    // Any order.
+    args.extend(shards.iter().rev().map(String::as_str));
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("3 shards, 4 variants"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(read_all(&merged), read_all(&whole));
+
+    // A missing shard, a shard twice: named errors, nothing written.
+    let partial = tmp.path().join("partial");
+    let run = colo(&[
+        "merge",
+        "--out",
+        partial.to_str().unwrap(),
+        &shards[0],
+        &shards[2],
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("1/3 missing"), "{}", run.stderr);
+    let run = colo(&[
+        "merge",
+        "--out",
+        partial.to_str().unwrap(),
+        &shards[0],
+        &shards[0],
+        &shards[1],
+    ]);
+    assert!(run.stderr.contains("given twice"), "{}", run.stderr);
+    assert!(!partial.exists());
+}
+
+#[test]
+fn a_shard_of_a_scenario_without_a_sweep_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = scenario(
+        r#"(gpu: "h200", count: 1, mode: Exclusive)"#,
+        r#"(model: "resnet18:128:32", samples: 10.0)"#,
+    );
+    let path = write(tmp.path(), "one.ron", &text);
+    let out = tmp.path().join("r");
+    let run = colo(&[
+        "simulate",
+        &path,
+        "--shard",
+        "0/2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("no sweep"), "{}", run.stderr);
+    assert!(!out.exists());
+    let run = colo(&["simulate", &path, "--shard", "2/2"]);
+    assert_eq!(run.code, 2, "bad K/N is a usage error: {}", run.stderr);
+}

@@ -2,6 +2,7 @@
 //! sweep of variants that run side by side (rayon, one simulation per thread).
 mod build;
 pub mod schema;
+pub mod shard;
 mod trace_workload;
 
 use std::path::{Path, PathBuf};
@@ -107,6 +108,8 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Reads traces in strict mode: a defective row is an error naming its line.
     pub strict: bool,
+    /// Runs only this shard's variants of the sweep (see [`shard`]).
+    pub shard: Option<shard::Shard>,
 }
 
 /// One variant's run: its jobs, what happened, and the summary.
@@ -202,15 +205,19 @@ impl Scenario {
         }
     }
 
-    /// Folder the results go to.
+    /// Folder the results go to: `--out`, else the scenario's `output`, else `results/NAME`;
+    /// a shard's default has `-shard-K-of-N` appended.
     pub fn output_dir(&self, options: &RunOptions) -> PathBuf {
         options.out.clone().unwrap_or_else(|| {
-            PathBuf::from(
-                self.file
-                    .output
-                    .clone()
-                    .unwrap_or_else(|| format!("results/{}", self.file.name)),
-            )
+            let base = self
+                .file
+                .output
+                .clone()
+                .unwrap_or_else(|| format!("results/{}", self.file.name));
+            match options.shard {
+                Some(s) => PathBuf::from(format!("{base}-shard-{}-of-{}", s.index, s.count)),
+                None => PathBuf::from(base),
+            }
         })
     }
 
@@ -236,12 +243,24 @@ impl Scenario {
             dir: out.clone(),
             source,
         };
+        if options.shard.is_some() && self.file.sweep.is_empty() {
+            return Err(ScenarioError::Field {
+                path: self.path.clone(),
+                field: "sweep".into(),
+                message: "--shard splits a sweep's variants and this scenario has no sweep; run it without --shard".into(),
+            });
+        }
         fsutil::check_outside(&out, &[&self.path]).map_err(write_err)?;
         let whole = fsutil::WholeDir::begin(&out).map_err(write_err)?;
-        let runs: Vec<Result<VariantRun, ScenarioError>> = variants
-            .par_iter()
+        // A shard runs every N-th variant; progress keeps each variant's position.
+        let chosen: Vec<(usize, &VariantSpec)> = variants
+            .iter()
             .enumerate()
-            .map(|(idx, variant)| {
+            .filter(|(idx, _)| options.shard.is_none_or(|s| s.takes(*idx)))
+            .collect();
+        let runs: Vec<Result<VariantRun, ScenarioError>> = chosen
+            .par_iter()
+            .map(|&(idx, variant)| {
                 let dir = if self.file.sweep.is_empty() {
                     whole.path().to_path_buf()
                 } else {
@@ -257,6 +276,27 @@ impl Scenario {
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
             std::fs::write(whole.path().join("sweep.csv"), sweep_csv(&runs)).map_err(write_err)?;
+        }
+        if let Some(shard) = options.shard {
+            let manifest = shard::ShardManifest {
+                format: shard::MANIFEST_FORMAT,
+                scenario: self.file.name.clone(),
+                scenario_fingerprint: shard::fingerprint(format!("{:?}", self.file).as_bytes()),
+                seed: options.seed,
+                strict: options.strict,
+                index: shard.index,
+                count: shard.count,
+                total_variants: variants.len(),
+                variants: chosen
+                    .iter()
+                    .map(|&(index, v)| shard::ShardVariant {
+                        index,
+                        name: v.name.clone(),
+                    })
+                    .collect(),
+            };
+            let json = serde_json::to_vec_pretty(&manifest).map_err(|e| write_err(e.into()))?;
+            std::fs::write(whole.path().join(shard::MANIFEST), json).map_err(write_err)?;
         }
         whole.commit().map_err(write_err)?;
         Ok(runs)
