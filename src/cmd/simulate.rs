@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context;
-use colo_sim::scenario::{RunOptions, Scenario, VariantRun};
+use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `colo simulate`.
@@ -28,6 +28,21 @@ pub struct SimulateArgs {
     /// array task each: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<colo_sim::scenario::shard::Shard>,
+    /// Result files per variant: `all` (jobs, placements, timeline, summary), `jobs` (jobs.csv
+    /// and summary.json) or `summary` (summary.json only, for large replays).
+    #[arg(long, value_enum, default_value_t = OutputsArg::All)]
+    pub outputs: OutputsArg,
+}
+
+/// `--outputs` on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputsArg {
+    /// summary.json only.
+    Summary,
+    /// jobs.csv and summary.json.
+    Jobs,
+    /// Every result file.
+    All,
 }
 
 /// Runs `colo simulate`.
@@ -39,6 +54,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         strict: args.strict,
         shard: args.shard,
+        outputs: match args.outputs {
+            OutputsArg::Summary => Outputs::Summary,
+            OutputsArg::Jobs => Outputs::Jobs,
+            OutputsArg::All => Outputs::All,
+        },
     };
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(

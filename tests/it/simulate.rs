@@ -380,3 +380,44 @@ fn a_shard_of_a_scenario_without_a_sweep_is_refused() {
     let run = colo(&["simulate", &path, "--shard", "2/2"]);
     assert_eq!(run.code, 2, "bad K/N is a usage error: {}", run.stderr);
 }
+
+#[test]
+fn outputs_chooses_the_result_files_and_keeps_the_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = scenario(
+        r#"(gpu: "h200", count: 1, mode: Mps)"#,
+        r#"(model: "resnet18:128:32", samples: 10.0)"#,
+    );
+    let path = write(tmp.path(), "one.ron", &text);
+    let mut summaries = Vec::new();
+    for (outputs, files) in [
+        ("summary", vec!["summary.json"]),
+        ("jobs", vec!["jobs.csv", "summary.json"]),
+        (
+            "all",
+            vec!["jobs.csv", "placements.csv", "summary.json", "timeline.csv"],
+        ),
+    ] {
+        let out = tmp.path().join(outputs);
+        let run = colo(&[
+            "simulate",
+            &path,
+            "--outputs",
+            outputs,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, files, "--outputs {outputs}");
+        summaries.push(std::fs::read(out.join("summary.json")).unwrap());
+    }
+    assert!(
+        summaries.windows(2).all(|w| w[0] == w[1]),
+        "the summary does not depend on --outputs"
+    );
+}

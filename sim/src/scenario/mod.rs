@@ -110,6 +110,20 @@ pub struct RunOptions {
     pub strict: bool,
     /// Runs only this shard's variants of the sweep (see [`shard`]).
     pub shard: Option<shard::Shard>,
+    /// Which result files each variant writes.
+    pub outputs: Outputs,
+}
+
+/// Which result files a variant's folder gets (`colo simulate --outputs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Outputs {
+    /// `summary.json` only: for large replays where per-job rows are not wanted.
+    Summary,
+    /// `jobs.csv` and `summary.json`.
+    Jobs,
+    /// `jobs.csv`, `placements.csv`, `timeline.csv` and `summary.json`.
+    #[default]
+    All,
 }
 
 /// One variant's run: its jobs, what happened, and the summary.
@@ -310,17 +324,19 @@ impl Scenario {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<VariantRun, ScenarioError> {
         let (config, labels) = build_variant_with(self, variant, options)?;
-        let summary = simulate_into(&config, labels, &dir, progress).map_err(|err| match err {
-            SimulateError::Engine(source) => ScenarioError::Engine {
-                path: self.path.clone(),
-                variant: variant.name.clone(),
-                source: Box::new(source),
+        let summary = simulate_into(&config, labels, &dir, options.outputs, progress).map_err(
+            |err| match err {
+                SimulateError::Engine(source) => ScenarioError::Engine {
+                    path: self.path.clone(),
+                    variant: variant.name.clone(),
+                    source: Box::new(source),
+                },
+                SimulateError::Write(source) => ScenarioError::Write {
+                    dir: dir.clone(),
+                    source,
+                },
             },
-            SimulateError::Write(source) => ScenarioError::Write {
-                dir: dir.clone(),
-                source,
-            },
-        })?;
+        )?;
         Ok(VariantRun {
             name: variant.name.clone(),
             dir,
@@ -340,23 +356,27 @@ enum SimulateError {
     Write(std::io::Error),
 }
 
-/// Runs one configuration and writes its four result files into `dir`.
+/// Runs one configuration and writes its result files (those `outputs` asks for) into `dir`.
 fn simulate_into(
     config: &SimConfig,
     labels: RunLabels,
     dir: &Path,
+    outputs: Outputs,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, SimulateError> {
     let run = Simulation::run(config, Some(progress)).map_err(SimulateError::Engine)?;
     let summary = metrics::summarize(&config.jobs, &run, labels);
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
-    let files = [
-        ("jobs.csv", metrics::jobs_csv(&config.jobs, &run)),
-        ("placements.csv", metrics::placements_csv(&run)),
-        ("timeline.csv", metrics::timeline_csv(&run)),
-        ("summary.json", summary_json),
-    ];
+    let mut files = Vec::with_capacity(4);
+    if outputs != Outputs::Summary {
+        files.push(("jobs.csv", metrics::jobs_csv(&config.jobs, &run)));
+    }
+    if outputs == Outputs::All {
+        files.push(("placements.csv", metrics::placements_csv(&run)));
+        files.push(("timeline.csv", metrics::timeline_csv(&run)));
+    }
+    files.push(("summary.json", summary_json));
     metrics::write_result_dir(dir, &files).map_err(SimulateError::Write)?;
     Ok(summary)
 }
