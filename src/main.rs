@@ -4,7 +4,6 @@
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 mod cmd;
 mod profiles;
-mod report;
 
 use std::process::ExitCode;
 

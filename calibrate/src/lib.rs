@@ -7,7 +7,9 @@
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
 //! - [`tracing`]: takes those traces through a runner, and indexes them for the store;
-//! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG).
+//! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG);
+//! - [`report`]: the collocation study's page (`colo report paper`), with the study's sets
+//!   found in the store measured beside the predictions.
 //!
 //! ```
 //! use colo_calibrate::{execute, plan::Plan, runner::FakeRunner};
@@ -26,6 +28,7 @@ mod fuzzing;
 pub mod gpu;
 pub mod mig;
 pub mod plan;
+pub mod report;
 pub mod runner;
 pub mod store;
 pub mod summary;
