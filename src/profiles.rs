@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use std::sync::Arc;
 
+use colo_sim::perf::answer::ProfileName;
 use colo_sim::perf::kernel::KernelTables;
 use colo_sim::perf::{KernelModel, Profile, ProfileSet};
 use colo_sim::ronfile::parse_ron;
@@ -62,32 +63,6 @@ pub fn name(paths: &[PathBuf], path: &Path, gpu: &str) -> ProfileName {
         ProfileName::BuiltIn(format!("built-in {gpu} profile"))
     } else {
         ProfileName::Named(path.display().to_string())
-    }
-}
-
-/// Where the profile a command used came from, for its output.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProfileName {
-    /// Compiled into the binary: `built-in h200 profile`.
-    BuiltIn(String),
-    /// Named by the user: a file read from disk (or `predict`'s `gavel:NAME` table).
-    Named(String),
-}
-
-impl ProfileName {
-    /// The name alone (JSON's `profile`): the path, or `built-in h200 profile`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ProfileName::BuiltIn(s) | ProfileName::Named(s) => s,
-        }
-    }
-
-    /// As a table header says it: `profile PATH`, or `built-in h200 profile`.
-    pub fn phrase(&self) -> String {
-        match self {
-            ProfileName::BuiltIn(s) => s.clone(),
-            ProfileName::Named(s) => format!("profile {s}"),
-        }
     }
 }
 
