@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::plan::{Group, Mode, Plan, ProcSettings};
+use crate::plan::{self, Group, Mode, Plan, PlanError, ProcSettings, SettingLists};
 use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
@@ -303,6 +303,34 @@ pub struct CommandPlan {
     pub warmup_s: f64,
     /// A command still running after this many seconds is killed (status timeout).
     pub timeout_s: f64,
+}
+
+impl CommandPlan {
+    /// Checks a plan given on the command line (`colo calibrate profile`): one command in mode
+    /// Exclusive, at least [`MIN_REPEATS`](crate::plan::MIN_REPEATS) repeats, and per-command
+    /// settings from `lists` (checked as a plan group's, named by their flags), which replace
+    /// `procs`.
+    ///
+    /// # Errors
+    /// [`PlanError`] naming the flag at fault.
+    pub fn with_flags(self, lists: &SettingLists<'_>) -> Result<CommandPlan, PlanError> {
+        let (mode, n_procs) = (self.mode, self.commands.len());
+        if mode == Mode::Exclusive && n_procs != 1 {
+            return Err(PlanError::Flag(format!(
+                "--mode exclusive runs one command; use timeslice or mps for {n_procs}"
+            )));
+        }
+        if self.repeats < plan::MIN_REPEATS {
+            let min = plan::MIN_REPEATS;
+            return Err(PlanError::Flag(format!(
+                "--repeats {}: at least {min} (noise must be measured)",
+                self.repeats
+            )));
+        }
+        let flag = |field: &str| format!("--{}", field.replace('_', "-"));
+        let procs = plan::settings(mode, n_procs, lists, &flag, Path::new("command line"))?;
+        Ok(CommandPlan { procs, ..self })
+    }
 }
 
 /// Profiles the commands `repeats` times, skipping repeats the store already holds.

@@ -6,6 +6,7 @@
 //! `index.jsonl`: one JSON line ([`IndexEntry`]) per point the tracer was run on, appended and
 //! flushed as each point finishes, never rewritten. A store record is linked to its trace by
 //! its point and GPU UUID ([`trace_for`]). Points whose file exists are skipped and add no line.
+use std::fmt::Write as _;
 use std::fs::OpenOptions;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -293,6 +294,34 @@ pub fn trace_for<'a>(
     };
     ok().find(|e| e.gpu_uuid == gpu_uuid)
         .or_else(|| ok().next())
+}
+
+/// The table `colo calibrate trace` prints: point, status, kernels, unprofiled samples/s,
+/// seconds ("-" where the tracer said nothing).
+pub fn outcome_table(reports: &[TraceReport], source: &str) -> String {
+    let width = reports
+        .iter()
+        .map(|r| r.point.to_string().len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = format!(
+        "{source}: kernel traces alone (unprofiled samples/s over the tracer's window)\n{:<width$} {:<8} {:>8} {:>12} {:>8}\n",
+        "point", "status", "kernels", "samples/s", "seconds"
+    );
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "{:<width$} {:<8} {:>8} {:>12} {:>8}",
+            r.point.to_string(),
+            r.status.label(),
+            or_dash(r.n_kernels.map(|n| n.to_string())),
+            or_dash(r.unprofiled_samples_per_s.map(|v| format!("{v:.1}"))),
+            or_dash(r.trace_s.map(|v| format!("{v:.1}"))),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
