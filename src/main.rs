@@ -3,7 +3,6 @@
 // rustdoc markup.
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 mod cmd;
-mod profiles;
 
 use std::process::ExitCode;
 

@@ -3,6 +3,7 @@
 //! - [`plan`]: RON calibration plans (groups of co-run sets under one mode);
 //! - [`runner`]: starts workers under a mode (the only code that touches a GPU), or fakes it;
 //! - [`gpu`]: read-only GPU identity and sampling (NVML at run time, or nvidia-smi);
+//! - [`shipped`]: the profiles and kernel tables of `calibrate/profiles/`, compiled in;
 //! - [`store`]: append-only JSON lines, resumable; [`summary`]: tables of the store;
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
@@ -30,6 +31,7 @@ pub mod mig;
 pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod shipped;
 pub mod store;
 pub mod summary;
 pub mod trace;

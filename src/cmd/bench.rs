@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use colo_calibrate::shipped;
 use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 
 /// Arguments of `colo bench`.
@@ -84,7 +85,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "warning: this is a debug build; its timings say little. Use `cargo run --release -- bench`."
         );
     }
-    let profiles = Arc::new(crate::profiles::load(&[])?);
+    let profiles = Arc::new(shipped::load(&[])?);
     let plan = BenchPlan {
         cases: cases(&args.case),
         jobs: args.jobs,
@@ -94,7 +95,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         philly_scenario: find_scenario(&args.philly),
         trace_limit: args.trace_limit,
         profiles: profiles.clone(),
-        kernel: Some(Arc::new(crate::profiles::kernel_model(profiles, &[])?)),
+        kernel: Some(Arc::new(shipped::kernel_model(profiles, &[])?)),
     };
     super::print(&format!("{}\n", header(args.format)))?;
     // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::pack::{PackJob, PackProgress, PackRequest, output, pack_with_progress};
 use colo_sim::perf::Parametric;
@@ -40,8 +41,8 @@ pub struct PackArgs {
 /// Runs `colo pack`.
 pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
-    let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-    let profile_name = crate::profiles::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
+    let profiles = Arc::new(shipped::load(&args.profile)?);
+    let profile_name = shipped::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
     let model = Parametric::new(profiles.clone());
     let jobs = args
         .jobs

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use colo_calibrate::fit::gavel_model::{gavel_gpu_spec, shipped_predictor};
+use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY, Predictor};
 use colo_sim::perf::query::SetQuery;
@@ -154,15 +155,12 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
 /// The `--model` asked for over the profiles given (or shipped) for `--gpu`.
 fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
     let gpu = hardware::gpu(&args.gpu)?;
-    let profiles = Arc::new(crate::profiles::load(&args.profile)?);
-    let name = crate::profiles::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
+    let profiles = Arc::new(shipped::load(&args.profile)?);
+    let name = shipped::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match args.model {
         ModelArg::Kernel => {
-            let k = Arc::new(crate::profiles::kernel_model(
-                profiles.clone(),
-                &args.profile,
-            )?);
+            let k = Arc::new(shipped::kernel_model(profiles.clone(), &args.profile)?);
             kernel = Some(k.clone());
             k
         }
