@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use colo_calibrate::fit::pipeline::{self, FitProgress, FitRequest, beside, today};
-use colo_calibrate::fit::{gavel, measured, miso, power, report, validate};
+use colo_calibrate::fit::pipeline::{self, FitProgress, FitRequest, today};
+use colo_calibrate::fit::{gavel, measured, power, report, validate};
 use colo_sim::fsutil::{self, WholeDir, write_atomic};
 use colo_sim::hardware;
 use colo_sim::perf::Profile;
@@ -238,22 +238,8 @@ pub fn gavel(args: GavelArgs) -> anyhow::Result<ExitCode> {
 pub fn miso(args: MisoArgs) -> anyhow::Result<ExitCode> {
     let source = Profile::load(&args.transfer_from)?;
     let name = args.transfer_from.display().to_string();
-    let (profile, quality) =
-        miso::a100_profile(&args.data, &source, &name, &args.date.unwrap_or_else(today))?;
-    let command = format!(
-        "colo calibrate miso --data {} --transfer-from {} --out {}",
-        args.data.display(),
-        name,
-        args.out.display()
-    );
-    let text = report::profile_file(&profile, &command).context("serialising the profile")?;
-    write_atomic(&args.out, text.as_bytes())
-        .with_context(|| format!("writing {}", args.out.display()))?;
-    let table = report::miso_table(&quality);
-    write_atomic(
-        &beside(&args.out, "-fit-report.txt"),
-        format!("{command}\n{table}").as_bytes(),
-    )?;
-    super::print(&format!("wrote {}\n{table}", args.out.display()))?;
+    let date = args.date.unwrap_or_else(today);
+    let text = pipeline::miso_profile(&args.data, &source, &name, &args.out, &date)?;
+    super::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }

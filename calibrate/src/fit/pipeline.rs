@@ -1,6 +1,6 @@
-//! The fit commands end to end (`colo calibrate fit | validate | plot`): a [`Dataset`] in; the
-//! profile, its kernel tables, the validation report and the predictions CSV out, or the
-//! figures of the validation. The command line only loads the data and prints.
+//! The fit commands end to end (`colo calibrate fit | validate | plot | miso`): a [`Dataset`]
+//! in; the profile, its kernel tables, the validation report and the predictions CSV out, or
+//! the figures of the validation. The command line only loads the data and prints.
 use std::path::{Path, PathBuf};
 
 use colo_plots::{
@@ -8,7 +8,7 @@ use colo_plots::{
     plot_measured_vs_predicted,
 };
 use colo_sim::fsutil::write_atomic;
-use colo_sim::perf::Origin;
+use colo_sim::perf::{Origin, Profile};
 use thiserror::Error;
 
 use super::measured::Dataset;
@@ -44,6 +44,9 @@ pub enum PipelineError {
     /// The profile could not be serialised.
     #[error("serialising the profile: {0}")]
     Profile(#[source] ron::Error),
+    /// An external table could not be read (`calibrate miso`).
+    #[error(transparent)]
+    Table(#[from] super::TableError),
     /// A file could not be written.
     #[error("writing {}: {source}", path.display())]
     Write {
@@ -163,6 +166,35 @@ pub fn fit_profile(
         report_path.display(),
         csv_path.display()
     ))
+}
+
+/// `colo calibrate miso`: the A100-40GB profile from MISO's slice runs in `data`, with
+/// time-slicing, MPS and memory-context parameters carried over from `source` (named
+/// `source_name`), written to `out` with its report beside it; returns what the command prints.
+///
+/// # Errors
+/// [`PipelineError`]: unreadable tables, or a file that cannot be serialised or written.
+pub fn miso_profile(
+    data: &Path,
+    source: &Profile,
+    source_name: &str,
+    out: &Path,
+    date: &str,
+) -> Result<String, PipelineError> {
+    let (profile, quality) = super::miso::a100_profile(data, source, source_name, date)?;
+    let command = format!(
+        "colo calibrate miso --data {} --transfer-from {source_name} --out {}",
+        data.display(),
+        out.display()
+    );
+    let text = report::profile_file(&profile, &command).map_err(PipelineError::Profile)?;
+    write(out, text.as_bytes())?;
+    let table = report::miso_table(&quality);
+    write(
+        &beside(out, "-fit-report.txt"),
+        format!("{command}\n{table}").as_bytes(),
+    )?;
+    Ok(format!("wrote {}\n{table}", out.display()))
 }
 
 /// The fitted sharing parameters, each group labelled by where it came from: `fitted` (or
