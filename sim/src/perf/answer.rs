@@ -480,3 +480,99 @@ impl Answer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::hardware;
+    use crate::perf::{Parametric, Profile};
+
+    const PROFILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../calibrate/profiles/h200-provisional.ron"
+    );
+
+    fn predictor(parametric_held_out: Vec<HeldOutError>) -> Predictor {
+        let mut set = ProfileSet::default();
+        set.insert(
+            Profile::load(Path::new(PROFILE)).unwrap(),
+            PathBuf::from(PROFILE),
+        );
+        let set = Arc::new(set);
+        let gpu = hardware::gpu("h200").unwrap();
+        let model = Arc::new(Parametric::new(set.clone()));
+        let name = ProfileName::Named("p.ron".into());
+        let mut p = Predictor::from_profiles(&set, gpu, model, None, name).unwrap();
+        p.parametric = true;
+        p.parametric_held_out = parametric_held_out;
+        p
+    }
+
+    fn query(jobs: &[&str]) -> SetQuery {
+        SetQuery {
+            gpu: hardware::gpu("h200").unwrap(),
+            mode: ShareMode::Mps,
+            jobs: jobs.iter().map(|j| j.parse().unwrap()).collect(),
+            sm_budgets: Vec::new(),
+            layout: None,
+        }
+    }
+
+    fn held_out(launch_bound: bool, mape_pct: f64) -> HeldOutError {
+        HeldOutError {
+            mode: "mps".into(),
+            launch_bound,
+            mape_pct,
+            jobs: 7,
+        }
+    }
+
+    #[test]
+    fn the_band_holds_the_held_out_error_of_the_jobs_class() {
+        let p = predictor(vec![held_out(false, 12.0), held_out(true, 30.0)]);
+        let a = answer(&p, query(&["resnet50:64:224", "vit_b_16:32:224"])).unwrap();
+        assert_eq!(a.band_model, BandModel::Parametric);
+        assert_eq!(a.model, "parametric");
+        // Both are GPU-bound (time demand 0.97) and have no measured spread.
+        assert_eq!(a.band_pct(0), Some(12.0));
+        assert!(a.band_note().contains("GPU-bound 12.0% over 7 jobs"));
+        let table = a.table();
+        assert!(table.starts_with("h200 x 2 job(s), mode mps, model parametric, profile p.ron"));
+        assert!(table.contains("predicted GPU power: unknown (the profile has no power section"));
+        let json = a.json();
+        assert_eq!(json["profile"], "p.ron");
+        assert_eq!(json["jobs"][0]["model_error_pct"], 12.0);
+        assert_eq!(json["power_w"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn alone_there_is_no_model_error() {
+        let p = predictor(vec![held_out(false, 12.0)]);
+        let mut q = query(&["resnet50:64:224"]);
+        q.mode = ShareMode::Exclusive;
+        let a = answer(&p, q).unwrap();
+        assert_eq!(a.model_error, vec![None]);
+        assert!(a.band_note().starts_with("± band: half the spread"));
+    }
+
+    #[test]
+    fn a_set_that_does_not_fit_has_no_speeds() {
+        let p = predictor(Vec::new());
+        let jobs = ["vit_b_16:32:224"; 13];
+        let a = answer(&p, query(&jobs)).unwrap();
+        assert!(!a.prediction.fits_memory);
+        assert!(
+            a.table()
+                .contains(&format!("(exit status {EXIT_OUT_OF_MEMORY})"))
+        );
+        assert_eq!(a.json()["total_fraction"], serde_json::Value::Null);
+        assert_eq!(
+            a.power,
+            SetPower::Unknown(
+                "the profile has no power section: written before the power model, or from data without NVML power; `colo calibrate fit` on measured data adds it".into()
+            )
+        );
+    }
+}
