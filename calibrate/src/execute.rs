@@ -440,6 +440,46 @@ mod tests {
         Plan::parse(PLAN, Path::new("t.ron")).expect("test plan")
     }
 
+    fn command_plan(mode: Mode, commands: usize, repeats: u32) -> CommandPlan {
+        CommandPlan {
+            name: "profile".into(),
+            mode,
+            procs: Vec::new(),
+            commands: vec!["true".into(); commands],
+            repeats,
+            warmup_s: 1.0,
+            timeout_s: 10.0,
+        }
+    }
+
+    #[test]
+    fn command_plans_are_checked_as_their_flags() {
+        let budgets = [45, 48];
+        let lists = SettingLists {
+            sm_percent: &budgets,
+            ..SettingLists::default()
+        };
+        let ok = command_plan(Mode::Mps, 2, 3)
+            .with_flags(&lists)
+            .expect("valid");
+        assert_eq!(ok.procs.len(), 2);
+        assert_eq!(ok.procs[1].sm_percent, Some(48));
+        let err = |plan: CommandPlan, lists: &SettingLists<'_>| {
+            plan.with_flags(lists).expect_err("refused").to_string()
+        };
+        let none = SettingLists::default();
+        assert_eq!(
+            err(command_plan(Mode::Exclusive, 2, 3), &none),
+            "--mode exclusive runs one command; use timeslice or mps for 2"
+        );
+        assert_eq!(
+            err(command_plan(Mode::Timeslice, 2, 2), &none),
+            "--repeats 2: at least 3 (noise must be measured)"
+        );
+        let e = err(command_plan(Mode::Timeslice, 2, 3), &lists);
+        assert!(e.starts_with("command line: --sm-percent: "), "{e}");
+    }
+
     fn run(plan: &Plan, dir: &Path) -> RunOutcome {
         run_plan(
             plan,

@@ -352,6 +352,33 @@ mod tests {
     }
 
     #[test]
+    fn outcomes_read_as_one_line_each_and_a_table() {
+        let point = &points(&["resnet18:128:32"])[0];
+        let failed = TraceReport::failure(point, TraceStatus::Oom, "CUDA out of memory");
+        assert_eq!(failed.line(), "resnet18:128:32 oom: CUDA out of memory");
+        let traced = TraceReport {
+            status: TraceStatus::Ok,
+            error: None,
+            n_kernels: Some(1200),
+            unprofiled_samples_per_s: Some(5000.04),
+            trace_s: Some(12.34),
+            ..failed.clone()
+        };
+        assert_eq!(
+            traced.line(),
+            "resnet18:128:32 ok, 1200 kernels, 5000.0 samples/s unprofiled, 12.3 s"
+        );
+        let table = outcome_table(&[traced, failed], "fake");
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("fake: kernel traces alone"));
+        assert_eq!(lines.len(), 4);
+        assert!(
+            lines[3].ends_with("oom             -            -        -"),
+            "{table}"
+        );
+    }
+
+    #[test]
     fn fake_traces_are_written_indexed_and_read_back() {
         let dir = tempfile::tempdir().expect("temp dir");
         let traced = trace(
