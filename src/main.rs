@@ -3,8 +3,6 @@
 // rustdoc markup.
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 mod cmd;
-mod profiles;
-mod report;
 
 use std::process::ExitCode;
 

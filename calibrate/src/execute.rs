@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::plan::{Group, Mode, Plan, ProcSettings};
+use crate::plan::{self, Group, Mode, Plan, PlanError, ProcSettings, SettingLists};
 use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
@@ -305,6 +305,34 @@ pub struct CommandPlan {
     pub timeout_s: f64,
 }
 
+impl CommandPlan {
+    /// Checks a plan given on the command line (`colo calibrate profile`): one command in mode
+    /// Exclusive, at least [`MIN_REPEATS`](crate::plan::MIN_REPEATS) repeats, and per-command
+    /// settings from `lists` (checked as a plan group's, named by their flags), which replace
+    /// `procs`.
+    ///
+    /// # Errors
+    /// [`PlanError`] naming the flag at fault.
+    pub fn with_flags(self, lists: &SettingLists<'_>) -> Result<CommandPlan, PlanError> {
+        let (mode, n_procs) = (self.mode, self.commands.len());
+        if mode == Mode::Exclusive && n_procs != 1 {
+            return Err(PlanError::Flag(format!(
+                "--mode exclusive runs one command; use timeslice or mps for {n_procs}"
+            )));
+        }
+        if self.repeats < plan::MIN_REPEATS {
+            let min = plan::MIN_REPEATS;
+            return Err(PlanError::Flag(format!(
+                "--repeats {}: at least {min} (noise must be measured)",
+                self.repeats
+            )));
+        }
+        let flag = |field: &str| format!("--{}", field.replace('_', "-"));
+        let procs = plan::settings(mode, n_procs, lists, &flag, Path::new("command line"))?;
+        Ok(CommandPlan { procs, ..self })
+    }
+}
+
 /// Profiles the commands `repeats` times, skipping repeats the store already holds.
 pub fn profile_commands(
     plan: &CommandPlan,
@@ -410,6 +438,46 @@ mod tests {
 
     fn plan() -> Plan {
         Plan::parse(PLAN, Path::new("t.ron")).expect("test plan")
+    }
+
+    fn command_plan(mode: Mode, commands: usize, repeats: u32) -> CommandPlan {
+        CommandPlan {
+            name: "profile".into(),
+            mode,
+            procs: Vec::new(),
+            commands: vec!["true".into(); commands],
+            repeats,
+            warmup_s: 1.0,
+            timeout_s: 10.0,
+        }
+    }
+
+    #[test]
+    fn command_plans_are_checked_as_their_flags() {
+        let budgets = [45, 48];
+        let lists = SettingLists {
+            sm_percent: &budgets,
+            ..SettingLists::default()
+        };
+        let ok = command_plan(Mode::Mps, 2, 3)
+            .with_flags(&lists)
+            .expect("valid");
+        assert_eq!(ok.procs.len(), 2);
+        assert_eq!(ok.procs[1].sm_percent, Some(48));
+        let err = |plan: CommandPlan, lists: &SettingLists<'_>| {
+            plan.with_flags(lists).expect_err("refused").to_string()
+        };
+        let none = SettingLists::default();
+        assert_eq!(
+            err(command_plan(Mode::Exclusive, 2, 3), &none),
+            "--mode exclusive runs one command; use timeslice or mps for 2"
+        );
+        assert_eq!(
+            err(command_plan(Mode::Timeslice, 2, 2), &none),
+            "--repeats 2: at least 3 (noise must be measured)"
+        );
+        let e = err(command_plan(Mode::Timeslice, 2, 3), &lists);
+        assert!(e.starts_with("command line: --sm-percent: "), "{e}");
     }
 
     fn run(plan: &Plan, dir: &Path) -> RunOutcome {

@@ -3,11 +3,14 @@
 //! - [`plan`]: RON calibration plans (groups of co-run sets under one mode);
 //! - [`runner`]: starts workers under a mode (the only code that touches a GPU), or fakes it;
 //! - [`gpu`]: read-only GPU identity and sampling (NVML at run time, or nvidia-smi);
+//! - [`shipped`]: the profiles and kernel tables of `calibrate/profiles/`, compiled in;
 //! - [`store`]: append-only JSON lines, resumable; [`summary`]: tables of the store;
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
 //! - [`tracing`]: takes those traces through a runner, and indexes them for the store;
-//! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG).
+//! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG);
+//! - [`report`]: the collocation study's page (`colo report paper`), with the study's sets
+//!   found in the store measured beside the predictions.
 //!
 //! ```
 //! use colo_calibrate::{execute, plan::Plan, runner::FakeRunner};
@@ -26,7 +29,9 @@ mod fuzzing;
 pub mod gpu;
 pub mod mig;
 pub mod plan;
+pub mod report;
 pub mod runner;
+pub mod shipped;
 pub mod store;
 pub mod summary;
 pub mod trace;

@@ -50,6 +50,9 @@ pub enum PlanError {
         /// What the parser said.
         message: String,
     },
+    /// A command-line setting is out of range or inconsistent (`colo calibrate profile`).
+    #[error("{0}")]
+    Flag(String),
     /// A value is out of range or inconsistent.
     #[error("{path}: {field}: {message}")]
     Invalid {
@@ -287,6 +290,51 @@ impl Plan {
         validate(file, path)
     }
 
+    /// What `colo calibrate run --dry-run` prints: per group its mode, processes, settings and
+    /// sets, then the process-points and the estimated GPU time.
+    pub fn describe(&self) -> String {
+        let plan = self;
+        let mut out = format!(
+            "plan {}: {} repeats, warm-up {} s, window {} s\n",
+            plan.name, plan.repeats, plan.warmup_s, plan.window_s
+        );
+        for group in &plan.groups {
+            let settings: Vec<String> = group
+                .procs
+                .iter()
+                .map(|p| describe_proc(group.mode, p))
+                .collect();
+            let traced = if group.trace {
+                format!(", then {} points traced", group.distinct_points().len())
+            } else {
+                String::new()
+            };
+            out += &format!(
+                "  {} [{}] {} processes, {} sets{traced}, per process: {}\n",
+                group.id,
+                group.mode.label(),
+                group.n_procs(),
+                group.sets.len(),
+                settings.join(" / ")
+            );
+            for set in &group.sets {
+                let points: Vec<String> = set.iter().map(ToString::to_string).collect();
+                out += &format!("    {}\n", points.join(" + "));
+            }
+        }
+        out += &format!(
+            "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group{})\n",
+            plan.n_process_points(),
+            plan.estimated_gpu_s(),
+            if plan.groups.iter().any(|g| g.trace) {
+                "; per traced point warm-up + window + ~10 s, ~15 s start-up per traced group"
+            } else {
+                ""
+            }
+        );
+        out
+    }
+
     /// Process-points the plan measures in all (sets x processes x repeats).
     pub fn n_process_points(&self) -> usize {
         let per_repeat: usize = self.groups.iter().map(|g| g.sets.len() * g.n_procs()).sum();
@@ -310,6 +358,26 @@ impl Plan {
             .map(|g| 15.0 + g.distinct_points().len() as f64 * per_trace)
             .sum();
         measured + traced
+    }
+}
+
+/// One process's settings for `--dry-run`.
+fn describe_proc(mode: Mode, proc: &ProcSettings) -> String {
+    if mode == Mode::Mig {
+        return match (&proc.mig_uuid, &proc.mig_profile) {
+            (Some(uuid), _) => format!("instance {uuid}"),
+            (None, Some(profile)) => {
+                format!("new {profile} instance (created with --allow-mig-reconfigure)")
+            }
+            (None, None) => "-".into(),
+        };
+    }
+    match (&proc.mig_profile, proc.sm_percent, proc.mem_limit_mib) {
+        (Some(profile), Some(pct), Some(mib)) => format!("{profile} ({pct}% SMs, {mib} MiB)"),
+        (_, Some(pct), None) => format!("{pct}% SMs"),
+        (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
+        (_, None, Some(mib)) => format!("{mib} MiB"),
+        _ => "-".into(),
     }
 }
 

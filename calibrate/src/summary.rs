@@ -286,6 +286,28 @@ pub fn render_csv(rows: &[Row]) -> String {
     out
 }
 
+/// What `colo calibrate profile` prints: one line per repeat and rank of the user commands'
+/// records, with samples/s from their progress lines and their lifetime.
+pub fn render_commands(records: &[Record]) -> String {
+    let mut out = String::from(
+        "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
+    );
+    for rec in records.iter().filter(|r| r.command.is_some()) {
+        let rate = rec
+            .samples_per_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let lifetime = rec
+            .lifetime_s
+            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            out,
+            "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}",
+            rec.repeat, rec.rank, rec.status, rec.point
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

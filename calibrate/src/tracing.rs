@@ -6,6 +6,7 @@
 //! `index.jsonl`: one JSON line ([`IndexEntry`]) per point the tracer was run on, appended and
 //! flushed as each point finishes, never rewritten. A store record is linked to its trace by
 //! its point and GPU UUID ([`trace_for`]). Points whose file exists are skipped and add no line.
+use std::fmt::Write as _;
 use std::fs::OpenOptions;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -295,6 +296,34 @@ pub fn trace_for<'a>(
         .or_else(|| ok().next())
 }
 
+/// The table `colo calibrate trace` prints: point, status, kernels, unprofiled samples/s,
+/// seconds ("-" where the tracer said nothing).
+pub fn outcome_table(reports: &[TraceReport], source: &str) -> String {
+    let width = reports
+        .iter()
+        .map(|r| r.point.to_string().len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = format!(
+        "{source}: kernel traces alone (unprofiled samples/s over the tracer's window)\n{:<width$} {:<8} {:>8} {:>12} {:>8}\n",
+        "point", "status", "kernels", "samples/s", "seconds"
+    );
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "{:<width$} {:<8} {:>8} {:>12} {:>8}",
+            r.point.to_string(),
+            r.status.label(),
+            or_dash(r.n_kernels.map(|n| n.to_string())),
+            or_dash(r.unprofiled_samples_per_s.map(|v| format!("{v:.1}"))),
+            or_dash(r.trace_s.map(|v| format!("{v:.1}"))),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +349,33 @@ mod tests {
             group: "alone",
         };
         trace_points(&mut FakeRunner::new(), &job, Some(origin), &mut |_| {}).expect("fake traces")
+    }
+
+    #[test]
+    fn outcomes_read_as_one_line_each_and_a_table() {
+        let point = &points(&["resnet18:128:32"])[0];
+        let failed = TraceReport::failure(point, TraceStatus::Oom, "CUDA out of memory");
+        assert_eq!(failed.line(), "resnet18:128:32 oom: CUDA out of memory");
+        let traced = TraceReport {
+            status: TraceStatus::Ok,
+            error: None,
+            n_kernels: Some(1200),
+            unprofiled_samples_per_s: Some(5000.04),
+            trace_s: Some(12.34),
+            ..failed.clone()
+        };
+        assert_eq!(
+            traced.line(),
+            "resnet18:128:32 ok, 1200 kernels, 5000.0 samples/s unprofiled, 12.3 s"
+        );
+        let table = outcome_table(&[traced, failed], "fake");
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("fake: kernel traces alone"));
+        assert_eq!(lines.len(), 4);
+        assert!(
+            lines[3].ends_with("oom             -            -        -"),
+            "{table}"
+        );
     }
 
     #[test]

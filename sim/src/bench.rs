@@ -126,6 +126,57 @@ pub struct BenchRow {
     pub note: String,
 }
 
+/// The header of [`BenchRow::table_row`]'s columns.
+pub fn table_header() -> String {
+    format!(
+        "{:<58} {:>9} {:>6} {:>3} {:>8} {:>8} {:>10} {:>11} {:>8}  note",
+        "case", "jobs", "GPUs", "thr", "wall s", "engine s", "events", "events/s", "peak MiB"
+    )
+}
+
+/// The header of [`BenchRow::csv_row`]'s columns.
+pub const CSV_HEADER: &str =
+    "case,jobs,gpus,threads,wall_s,engine_s,events,events_per_s,peak_mib,note";
+
+impl BenchRow {
+    /// The row as aligned columns (`colo bench`).
+    pub fn table_row(&self) -> String {
+        let peak = self
+            .peak_mib
+            .map_or("n/a".to_owned(), |p| format!("{p:.0}"));
+        format!(
+            "{:<58} {:>9} {:>6} {:>3} {:>8.3} {:>8.3} {:>10} {:>11.0} {:>8}  {}",
+            self.case,
+            self.jobs,
+            self.gpus,
+            self.threads,
+            self.wall_s,
+            self.engine_s,
+            self.events,
+            self.events_per_s,
+            peak,
+            self.note
+        )
+    }
+
+    /// The row as CSV (`colo bench --format csv`).
+    pub fn csv_row(&self) -> String {
+        format!(
+            "\"{}\",{},{},{},{:.4},{:.4},{},{:.0},{},\"{}\"",
+            self.case,
+            self.jobs,
+            self.gpus,
+            self.threads,
+            self.wall_s,
+            self.engine_s,
+            self.events,
+            self.events_per_s,
+            self.peak_mib.map_or(String::new(), |p| format!("{p:.1}")),
+            self.note.replace('"', "\"\"")
+        )
+    }
+}
+
 /// A benchmark could not run. Fatal.
 #[derive(Debug, Error)]
 pub enum BenchError {
@@ -954,6 +1005,35 @@ mod tests {
         let err = read_anchors(&dir).unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn rows_align_under_their_header_and_quote_csv() {
+        let row = BenchRow {
+            case: "small".into(),
+            jobs: 1000,
+            gpus: 100,
+            threads: 1,
+            wall_s: 1.5,
+            engine_s: 1.25,
+            events: 4000,
+            events_per_s: 3200.0,
+            peak_mib: None,
+            note: "a \"note\"".into(),
+        };
+        assert_eq!(
+            row.table_row().find("1000"),
+            table_header().find(" jobs").map(|i| i + 1)
+        );
+        assert!(row.table_row().ends_with("  n/a  a \"note\""));
+        assert_eq!(
+            row.csv_row(),
+            "\"small\",1000,100,1,1.5000,1.2500,4000,3200,,\"a \"\"note\"\"\""
+        );
+        assert_eq!(
+            CSV_HEADER.split(',').count(),
+            row.csv_row().split(',').count()
+        );
     }
 
     #[test]

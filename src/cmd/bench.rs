@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use colo_calibrate::shipped;
 use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 
 /// Arguments of `colo bench`.
@@ -102,7 +103,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             "warning: this is a debug build; its timings say little. Use `cargo run --release -- bench`."
         );
     }
-    let profiles = Arc::new(crate::profiles::load(&[])?);
+    let profiles = Arc::new(shipped::load(&[])?);
     let plan = BenchPlan {
         cases: cases(&args.case),
         jobs: args.jobs,
@@ -112,17 +113,25 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         philly_scenario: find_scenario(&args.philly),
         trace_limit: args.trace_limit,
         profiles: profiles.clone(),
-        kernel: Some(Arc::new(crate::profiles::kernel_model(profiles, &[])?)),
+        kernel: Some(Arc::new(shipped::kernel_model(profiles, &[])?)),
         anchor_dir: find_scenario(&args.anchor_dir),
         anchors: args.anchors,
         scale_to: args.scale_to,
     };
-    super::print(&format!("{}\n", header(args.format)))?;
+    let header = match args.format {
+        FormatArg::Table => bench::table_header(),
+        FormatArg::Csv => bench::CSV_HEADER.to_owned(),
+    };
+    super::print(&format!("{header}\n"))?;
     // Rows are printed as they are measured; the first failed write (a closed pipe) ends it.
     let mut write_error = None;
     let mut print = |row: &BenchRow| {
         if write_error.is_none() {
-            write_error = super::print(&format!("{}\n", render(row, args.format))).err();
+            let line = match args.format {
+                FormatArg::Table => row.table_row(),
+                FormatArg::Csv => row.csv_row(),
+            };
+            write_error = super::print(&format!("{line}\n")).err();
         }
     };
     bench::run(&plan, &mut print)?;
@@ -170,49 +179,5 @@ fn find_scenario(given: &Path) -> PathBuf {
         in_tree
     } else {
         given.to_owned()
-    }
-}
-
-fn header(format: FormatArg) -> String {
-    match format {
-        FormatArg::Table => format!(
-            "{:<58} {:>9} {:>6} {:>3} {:>8} {:>8} {:>10} {:>11} {:>8}  note",
-            "case", "jobs", "GPUs", "thr", "wall s", "engine s", "events", "events/s", "peak MiB"
-        ),
-        FormatArg::Csv => {
-            "case,jobs,gpus,threads,wall_s,engine_s,events,events_per_s,peak_mib,note".into()
-        }
-    }
-}
-
-fn render(row: &BenchRow, format: FormatArg) -> String {
-    let peak = row.peak_mib.map_or("n/a".to_owned(), |p| format!("{p:.0}"));
-    match format {
-        FormatArg::Table => format!(
-            "{:<58} {:>9} {:>6} {:>3} {:>8.3} {:>8.3} {:>10} {:>11.0} {:>8}  {}",
-            row.case,
-            row.jobs,
-            row.gpus,
-            row.threads,
-            row.wall_s,
-            row.engine_s,
-            row.events,
-            row.events_per_s,
-            peak,
-            row.note
-        ),
-        FormatArg::Csv => format!(
-            "\"{}\",{},{},{},{:.4},{:.4},{},{:.0},{},\"{}\"",
-            row.case,
-            row.jobs,
-            row.gpus,
-            row.threads,
-            row.wall_s,
-            row.engine_s,
-            row.events,
-            row.events_per_s,
-            row.peak_mib.map_or(String::new(), |p| format!("{p:.1}")),
-            row.note.replace('"', "\"\"")
-        ),
     }
 }

@@ -1,13 +1,12 @@
 //! `colo calibrate`: run calibration plans or user commands on a GPU, trace points' kernels,
 //! summarise the measurements.
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use colo_calibrate::execute::{self, CommandPlan, RunOptions};
-use colo_calibrate::plan::{self, Mode, Plan, Point, SettingLists};
+use colo_calibrate::plan::{Mode, Plan, Point, SettingLists};
 use colo_calibrate::runner::{
     self, DEFAULT_TRACER, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner, TraceJob,
     TraceReport, TraceSettings,
@@ -263,7 +262,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
 fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     let plan = Plan::load(&args.plan)?;
     if args.dry_run {
-        super::print(&describe_plan(&plan))?;
+        super::print(&plan.describe())?;
         return Ok(ExitCode::SUCCESS);
     }
     let opts = RunOptions {
@@ -343,37 +342,33 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The real runner's settings for tracing on GPU `index` (no MPS, no sampling).
-fn runner_config_for(index: u32) -> ProcessRunnerConfig {
-    ProcessRunnerConfig {
-        worker: Vec::new(),
-        tracer: DEFAULT_TRACER
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
-        mps_control: PathBuf::from("nvidia-cuda-mps-control"),
-        nvidia_smi: PathBuf::from("nvidia-smi"),
-        gpu_index: index,
-        tmp_root: PathBuf::from("/tmp"),
-        sample_interval: Duration::from_millis(200),
-        barrier_timeout_s: 300.0,
-        step_grace_s: 60.0,
-        launch_grace_s: 120.0,
-    }
-}
-
 fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
     ProcessRunnerConfig {
         worker: worker.split_whitespace().map(str::to_string).collect(),
         mps_control: gpu.mps_control.clone(),
         tmp_root: gpu.tmp.clone(),
         sample_interval: Duration::from_millis(gpu.sample_ms.max(10)),
-        ..runner_config_for(gpu.gpu)
+        ..ProcessRunnerConfig::for_gpu(gpu.gpu)
     }
 }
 
 fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
-    let cmd_plan = command_plan(&args)?;
+    let lists = SettingLists {
+        sm_percent: &args.sm_percent,
+        mem_limit_mib: &[],
+        mig_profiles: &args.mig_profile,
+        mig_uuids: &args.mig_uuid,
+    };
+    let cmd_plan = CommandPlan {
+        name: args.name.clone(),
+        mode: args.mode.mode(),
+        procs: Vec::new(),
+        commands: args.commands.clone(),
+        repeats: args.repeats,
+        warmup_s: args.warmup_s,
+        timeout_s: args.timeout_s,
+    }
+    .with_flags(&lists)?;
     let mut runner = if args.gpu.fake_gpu {
         let gpu = FakeRunner::new().gpu().clone();
         ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)
@@ -398,22 +393,7 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         outcome.already_done
     );
     let loaded = store::load(&outcome.store)?;
-    let mut out = String::from(
-        "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
-    );
-    for rec in loaded.records.iter().filter(|r| r.command.is_some()) {
-        let rate = rec
-            .samples_per_s
-            .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
-        let lifetime = rec
-            .lifetime_s
-            .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-        out.push_str(&format!(
-            "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}\n",
-            rec.repeat, rec.rank, rec.status, rec.point
-        ));
-    }
-    super::print(&out)?;
+    super::print(&summary::render_commands(&loaded.records))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -440,7 +420,7 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
         let cfg = ProcessRunnerConfig {
             tracer: args.worker.split_whitespace().map(str::to_string).collect(),
             tmp_root: args.tmp.clone(),
-            ..runner_config_for(args.gpu)
+            ..ProcessRunnerConfig::for_gpu(args.gpu)
         };
         match ProcessRunner::open(cfg) {
             Ok(runner) => Box::new(runner),
@@ -480,7 +460,7 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
         if let Some(next) = distinct.get(done) {
             bar.set_message(next.to_string());
         }
-        bar.suspend(|| eprintln!("{}", trace_line(report)));
+        bar.suspend(|| eprintln!("{}", report.line()));
     };
     let traced = tracing::trace_points(runner.as_mut(), &job, None, &mut on_report);
     bar.finish_and_clear();
@@ -497,157 +477,16 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
         },
         traced.index.display()
     );
-    super::print(&trace_table(&traced.reports, runner.source_label()))?;
+    super::print(&tracing::outcome_table(
+        &traced.reports,
+        runner.source_label(),
+    ))?;
     let all_failed = traced.reports.iter().all(|r| r.status.failed());
     Ok(if all_failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// One stderr line per traced point.
-fn trace_line(report: &TraceReport) -> String {
-    let mut line = format!("{} {}", report.point, report.status.label());
-    if report.status == runner::TraceStatus::Skipped {
-        line.push_str(" (trace file exists)");
-    }
-    if let Some(n) = report.n_kernels {
-        let _ = write!(line, ", {n} kernels");
-    }
-    if let Some(rate) = report.unprofiled_samples_per_s {
-        let _ = write!(line, ", {rate:.1} samples/s unprofiled");
-    }
-    if let Some(s) = report.trace_s {
-        let _ = write!(line, ", {s:.1} s");
-    }
-    if let Some(error) = &report.error {
-        let _ = write!(line, ": {error}");
-    }
-    line
-}
-
-/// The table `colo calibrate trace` prints: point, status, kernels, unprofiled samples/s,
-/// seconds ("-" where the tracer said nothing).
-fn trace_table(reports: &[TraceReport], source: &str) -> String {
-    let width = reports
-        .iter()
-        .map(|r| r.point.to_string().len())
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    let mut out = format!(
-        "{source}: kernel traces alone (unprofiled samples/s over the tracer's window)\n{:<width$} {:<8} {:>8} {:>12} {:>8}\n",
-        "point", "status", "kernels", "samples/s", "seconds"
-    );
-    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    for r in reports {
-        let _ = writeln!(
-            out,
-            "{:<width$} {:<8} {:>8} {:>12} {:>8}",
-            r.point.to_string(),
-            r.status.label(),
-            or_dash(r.n_kernels.map(|n| n.to_string())),
-            or_dash(r.unprofiled_samples_per_s.map(|v| format!("{v:.1}"))),
-            or_dash(r.trace_s.map(|v| format!("{v:.1}"))),
-        );
-    }
-    out
-}
-
-/// Validates `profile`'s flags into a command plan.
-fn command_plan(args: &ProfileArgs) -> anyhow::Result<CommandPlan> {
-    let mode = args.mode.mode();
-    let n_procs = args.commands.len();
-    if mode == Mode::Exclusive && n_procs != 1 {
-        anyhow::bail!("--mode exclusive runs one command; use timeslice or mps for {n_procs}");
-    }
-    if args.repeats < plan::MIN_REPEATS {
-        let min = plan::MIN_REPEATS;
-        anyhow::bail!(
-            "--repeats {}: at least {min} (noise must be measured)",
-            args.repeats
-        );
-    }
-    let lists = SettingLists {
-        sm_percent: &args.sm_percent,
-        mem_limit_mib: &[],
-        mig_profiles: &args.mig_profile,
-        mig_uuids: &args.mig_uuid,
-    };
-    let flag = |field: &str| format!("--{}", field.replace('_', "-"));
-    let procs = plan::settings(mode, n_procs, &lists, &flag, Path::new("command line"))?;
-    Ok(CommandPlan {
-        name: args.name.clone(),
-        mode,
-        procs,
-        commands: args.commands.clone(),
-        repeats: args.repeats,
-        warmup_s: args.warmup_s,
-        timeout_s: args.timeout_s,
-    })
-}
-
-fn describe_plan(plan: &Plan) -> String {
-    let mut out = format!(
-        "plan {}: {} repeats, warm-up {} s, window {} s\n",
-        plan.name, plan.repeats, plan.warmup_s, plan.window_s
-    );
-    for group in &plan.groups {
-        let settings: Vec<String> = group
-            .procs
-            .iter()
-            .map(|p| describe_proc(group.mode, p))
-            .collect();
-        let traced = if group.trace {
-            format!(", then {} points traced", group.distinct_points().len())
-        } else {
-            String::new()
-        };
-        out += &format!(
-            "  {} [{}] {} processes, {} sets{traced}, per process: {}\n",
-            group.id,
-            group.mode.label(),
-            group.n_procs(),
-            group.sets.len(),
-            settings.join(" / ")
-        );
-        for set in &group.sets {
-            let points: Vec<String> = set.iter().map(ToString::to_string).collect();
-            out += &format!("    {}\n", points.join(" + "));
-        }
-    }
-    out += &format!(
-        "{} process-points; estimated GPU time {:.0} s (provisional: warm-up + window + ~4 s per set, ~15 s start-up per group{})\n",
-        plan.n_process_points(),
-        plan.estimated_gpu_s(),
-        if plan.groups.iter().any(|g| g.trace) {
-            "; per traced point warm-up + window + ~10 s, ~15 s start-up per traced group"
-        } else {
-            ""
-        }
-    );
-    out
-}
-
-/// One process's settings for `--dry-run`.
-fn describe_proc(mode: Mode, proc: &plan::ProcSettings) -> String {
-    if mode == Mode::Mig {
-        return match (&proc.mig_uuid, &proc.mig_profile) {
-            (Some(uuid), _) => format!("instance {uuid}"),
-            (None, Some(profile)) => {
-                format!("new {profile} instance (created with --allow-mig-reconfigure)")
-            }
-            (None, None) => "-".into(),
-        };
-    }
-    match (&proc.mig_profile, proc.sm_percent, proc.mem_limit_mib) {
-        (Some(profile), Some(pct), Some(mib)) => format!("{profile} ({pct}% SMs, {mib} MiB)"),
-        (_, Some(pct), None) => format!("{pct}% SMs"),
-        (_, Some(pct), Some(mib)) => format!("{pct}% SMs, {mib} MiB"),
-        (_, None, Some(mib)) => format!("{mib} MiB"),
-        _ => "-".into(),
-    }
 }
 
 fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {

@@ -96,8 +96,9 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
     colo_sim::fsutil::check_outside(&args.out, &inputs)
         .with_context(|| format!("writing {}", args.out.display()))?;
     super::interrupt_removes_outputs()?;
-    let written = crate::report::write_paper_report(&rep, data.as_deref(), &args.out, format)
-        .with_context(|| format!("writing the report into {}", args.out.display()))?;
+    let written =
+        colo_calibrate::report::write_paper_report(&rep, data.as_deref(), &args.out, format)
+            .with_context(|| format!("writing the report into {}", args.out.display()))?;
     let profile = match &rep.profile {
         Some((path, origin)) => format!("profile {} ({origin})", path.display()),
         None => format!(

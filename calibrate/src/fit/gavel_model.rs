@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use colo_sim::hardware::GpuSpec;
+use colo_sim::perf::answer::{Predictor, ProfileName};
 use colo_sim::perf::profile::{
     MemoryParams, MigParams, MpsParams, PROFILE_VERSION, Profile, Provenance, TimeSliceParams,
 };
@@ -15,7 +16,8 @@ use colo_sim::perf::{
 };
 use colo_sim::workload::ModelKey;
 
-use super::gavel::{GavelTable, model_key, pair_problem};
+use super::TableError;
+use super::gavel::{GavelTable, model_key, pair_problem, parse_table};
 use super::lm::LmConfig;
 use super::parametric::{fit, profile_of};
 
@@ -64,6 +66,44 @@ const fn gavel_gpu(
         mig_compute_slices: 0,
         source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
     }
+}
+
+/// Gavel's table shipped inside the crate (stanford-futuredata/gavel, MIT).
+const SHIPPED_TABLE: &[u8] =
+    include_bytes!("../../data/external/gavel/simulation_throughputs.json.gz");
+
+/// Where the shipped table lives in the repository.
+pub const SHIPPED_TABLE_PATH: &str = "calibrate/data/external/gavel/simulation_throughputs.json.gz";
+
+/// `colo predict --profile gavel:NAME`: Gavel's measured pairs on `gpu` (one of
+/// [`GAVEL_GPUS`]) from the shipped table, and a parametric fit to them for other sets. No
+/// held-out errors, no power.
+///
+/// # Errors
+/// [`TableError`] if the shipped table cannot be read for `gpu`.
+pub fn shipped_predictor(gpu: &'static GpuSpec) -> Result<Predictor, TableError> {
+    let path = std::path::Path::new(SHIPPED_TABLE_PATH);
+    let text =
+        super::text_maybe_gzipped(SHIPPED_TABLE.to_vec()).map_err(|source| TableError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+    let table = parse_table(&text, path, gpu.name)?;
+    let label = format!(
+        "gavel:{} (measured pairs; other sets from a parametric fit to them)",
+        gpu.name
+    );
+    Ok(Predictor {
+        gpu,
+        model: Arc::new(GavelModel::new(table)),
+        kernel: None,
+        parametric: false,
+        profile: ProfileName::Named(label),
+        origin: "measured".into(),
+        kernel_held_out: Vec::new(),
+        parametric_held_out: Vec::new(),
+        power: Err("Gavel's table holds throughputs only, no power measurements".into()),
+    })
 }
 
 /// The GPU spec of a Gavel table name.

@@ -7,6 +7,7 @@ pub mod lm;
 pub mod measured;
 pub mod miso;
 pub mod parametric;
+pub mod pipeline;
 pub mod power;
 pub mod report;
 pub mod validate;

@@ -234,3 +234,31 @@ fn trace_must_be_a_bool() {
     );
     assert!(err.starts_with("p.ron:1:"), "{err}");
 }
+
+#[test]
+fn dry_run_describes_each_group_and_the_estimate() {
+    let plan = parse(
+        r#"(name: "d", groups: [
+            (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"]]),
+            (id: "budgets", mode: Mps, sm_percent: [45, 48], sets: [["resnet18:128:32", "resnet50:64:224"]]),
+        ])"#,
+    )
+    .expect("plan");
+    let text = plan.describe();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("plan d: 3 repeats"), "{text}");
+    assert!(
+        lines[1].starts_with("  alone [exclusive] 1 processes, 1 sets"),
+        "{text}"
+    );
+    assert_eq!(lines[2], "    resnet18:128:32");
+    assert!(
+        lines[3].ends_with("per process: 45% SMs / 48% SMs"),
+        "{text}"
+    );
+    assert_eq!(lines[4], "    resnet18:128:32 + resnet50:64:224");
+    assert!(
+        lines[5].starts_with("9 process-points; estimated GPU time"),
+        "{text}"
+    );
+}

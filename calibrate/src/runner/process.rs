@@ -47,6 +47,29 @@ pub struct ProcessRunnerConfig {
     pub launch_grace_s: f64,
 }
 
+impl ProcessRunnerConfig {
+    /// The default settings on GPU `index`: no worker, the default tracer
+    /// ([`DEFAULT_TRACER`](super::DEFAULT_TRACER)), MPS and nvidia-smi from the `PATH`, launch
+    /// folders under `/tmp`, sampling every 200 ms.
+    pub fn for_gpu(index: u32) -> Self {
+        ProcessRunnerConfig {
+            worker: Vec::new(),
+            tracer: super::DEFAULT_TRACER
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            mps_control: PathBuf::from("nvidia-cuda-mps-control"),
+            nvidia_smi: PathBuf::from("nvidia-smi"),
+            gpu_index: index,
+            tmp_root: PathBuf::from("/tmp"),
+            sample_interval: Duration::from_millis(200),
+            barrier_timeout_s: 300.0,
+            step_grace_s: 60.0,
+            launch_grace_s: 120.0,
+        }
+    }
+}
+
 /// The real runner.
 pub struct ProcessRunner {
     pub(super) cfg: ProcessRunnerConfig,

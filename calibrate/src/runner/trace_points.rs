@@ -9,6 +9,7 @@
 //! "error", "trace_s", "unprofiled": {"samples_per_s", ..}, "profiled": {"samples_per_s", ..},
 //! "n_kernels", "file"}`; other lines are ignored. Points it never reports are recorded as
 //! `crash` when it exits, or `timeout` when no point was reported for a point's time limit.
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -118,6 +119,28 @@ pub struct TraceReport {
 }
 
 impl TraceReport {
+    /// The line `colo calibrate trace` prints on stderr as the point finishes.
+    pub fn line(&self) -> String {
+        let report = self;
+        let mut line = format!("{} {}", report.point, report.status.label());
+        if report.status == TraceStatus::Skipped {
+            line.push_str(" (trace file exists)");
+        }
+        if let Some(n) = report.n_kernels {
+            let _ = write!(line, ", {n} kernels");
+        }
+        if let Some(rate) = report.unprofiled_samples_per_s {
+            let _ = write!(line, ", {rate:.1} samples/s unprofiled");
+        }
+        if let Some(s) = report.trace_s {
+            let _ = write!(line, ", {s:.1} s");
+        }
+        if let Some(error) = &report.error {
+            let _ = write!(line, ": {error}");
+        }
+        line
+    }
+
     /// A report for a point that has no trace file.
     pub fn failure(point: &Point, status: TraceStatus, why: &str) -> TraceReport {
         TraceReport {

@@ -6,6 +6,7 @@ mod error;
 mod mig;
 #[cfg(test)]
 mod tests;
+pub mod text;
 
 pub use error::{HardwareError, MigConflict};
 pub use mig::{MigLayout, MigSlice};

@@ -352,6 +352,23 @@ fn gpu_and_profile_picks() -> impl Strategy<Value = (usize, Vec<usize>, Vec<usiz
     )
 }
 
+#[test]
+fn the_text_lists_every_gpu_and_every_layout() {
+    let table = super::text::catalog_table();
+    assert_eq!(table.lines().count(), catalog().len() + 1);
+    assert!(table.lines().any(|l| l.starts_with("h200 ")));
+    let text = super::text::describe(h200());
+    let layouts = h200().enumerate_mig_layouts().len();
+    assert!(
+        text.contains(&format!("\n{layouts} valid MIG layouts")),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("  ")).count(),
+        layouts
+    );
+}
+
 proptest! {
     #[test]
     fn validation_is_total_and_order_independent((gpu_idx, picks, shuffled) in gpu_and_profile_picks()) {

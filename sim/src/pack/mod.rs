@@ -31,6 +31,7 @@
 //! occupancy) instead of every set partition. The beam's result is not guaranteed optimal. The
 //! report says which search was used and why.
 mod configs;
+pub mod output;
 mod search;
 #[cfg(test)]
 mod tests;
@@ -329,6 +330,25 @@ pub struct PackProgress {
     pub configs_scored: u64,
     /// GPU configurations the search will score, when known up front (exhaustive search).
     pub configs_total: Option<u64>,
+}
+
+/// `pack (exhaustive): 10 of 88 GPU configurations scored`, or `pack (beam search): 10 GPU
+/// configurations scored`.
+impl fmt::Display for PackProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.configs_total {
+            Some(total) => write!(
+                f,
+                "pack (exhaustive): {} of {total} GPU configurations scored",
+                self.configs_scored
+            ),
+            None => write!(
+                f,
+                "pack (beam search): {} GPU configurations scored",
+                self.configs_scored
+            ),
+        }
+    }
 }
 
 impl fmt::Display for SearchMethod {

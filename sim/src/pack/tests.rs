@@ -450,3 +450,54 @@ fn too_few_gpus_for_the_jobs_per_gpu_names_max_per_gpu() {
         "no job has a minimum: {text}"
     );
 }
+
+#[test]
+fn the_table_and_json_say_what_the_search_found() {
+    let req = request(&["resnet50:64:224@0.5", "vit_b_16:32:224"], None);
+    let report = pack(&model(), &req).unwrap();
+    let table = output::table(&req, &report, "profile p.ron", 0.5);
+    let first = table.lines().next().unwrap();
+    assert_eq!(
+        first,
+        format!(
+            "2 job(s) on h200, perf model parametric, profile p.ron ({0}); every rate is predicted from {0} numbers",
+            report.origin
+        )
+    );
+    assert!(
+        table.contains("scored in 0.50 s (wall time, measured)"),
+        "{table}"
+    );
+    assert!(table.contains("\n 1. total "), "{table}");
+    assert!(
+        table.contains("exclusive placement (one job per GPU): total 2.000"),
+        "{table}"
+    );
+    let json = output::to_json(&req, &report, "p.ron", 0.5);
+    assert_eq!(json["profile"], "p.ron");
+    assert_eq!(json["gpus"], report.gpus);
+    assert_eq!(json["best"].as_array().unwrap().len(), report.best.len());
+    assert_eq!(json["exclusive"]["gpus_used"], 2);
+    let single = json["single_mode"].as_object().unwrap();
+    assert_eq!(single.len(), SINGLE_MODES.len());
+}
+
+#[test]
+fn progress_reads_as_the_search_it_is() {
+    let exhaustive = PackProgress {
+        configs_scored: 10,
+        configs_total: Some(88),
+    };
+    assert_eq!(
+        exhaustive.to_string(),
+        "pack (exhaustive): 10 of 88 GPU configurations scored"
+    );
+    let beam = PackProgress {
+        configs_scored: 10,
+        configs_total: None,
+    };
+    assert_eq!(
+        beam.to_string(),
+        "pack (beam search): 10 GPU configurations scored"
+    );
+}

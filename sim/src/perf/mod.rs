@@ -5,6 +5,7 @@
 //! a [`ProfileSet`] (one [`Profile`] per GPU type); the fitted parameters change, the trait does
 //! not.
 #![doc = include_str!("README.md")]
+pub mod answer;
 mod baselines;
 pub mod kernel;
 mod parametric;

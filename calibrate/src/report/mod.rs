@@ -1,13 +1,45 @@
-//! Generated reports: the collocation study reproduced, as one Markdown page with figures.
+//! Generated reports: the collocation study reproduced, as one Markdown page with figures
+//! (`colo report paper`), the study's sets found in the calibration store measured beside it.
 mod figures;
 mod markdown;
 mod measured;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use colo_sim::study::{Outcome, Reproduction, SetMode, SetReport, SetResult};
 use colo_sim::workload::ModelKey;
+use thiserror::Error;
+
+use crate::store::StoreError;
+
+/// Why the report could not be written. Fatal: the folder is left as it was.
+#[derive(Debug, Error)]
+pub enum ReportError {
+    /// The folder or a file in it could not be written.
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        /// The report folder.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A figure could not be drawn.
+    #[error("drawing {stem}: {source}")]
+    Draw {
+        /// The figure's file stem.
+        stem: String,
+        /// What the plotting library said.
+        source: colo_plots::PlotError,
+    },
+    /// The calibration store could not be read.
+    #[error("reading the measurements in {}: {source}", dir.display())]
+    Measurements {
+        /// The store folder.
+        dir: PathBuf,
+        /// What the store said.
+        source: StoreError,
+    },
+}
 
 /// What `write_paper_report` wrote.
 pub struct Written {
@@ -30,9 +62,12 @@ pub fn write_paper_report(
     data: Option<&Path>,
     out: &Path,
     format: colo_plots::Format,
-) -> anyhow::Result<Written> {
-    let writing = || format!("writing {}", out.display());
-    let whole = colo_sim::fsutil::WholeDir::begin(out).with_context(writing)?;
+) -> Result<Written, ReportError> {
+    let writing = |source| ReportError::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let whole = colo_sim::fsutil::WholeDir::begin(out).map_err(writing)?;
     let series = series(rep);
     let mut figures = figures::draw(rep, &series, &whole.path().join("figures"), format)?;
     for f in &mut figures {
@@ -47,8 +82,8 @@ pub fn write_paper_report(
         None => (Vec::new(), None),
     };
     let text = markdown::render(rep, &series, &figures, &measured, source.as_ref(), out);
-    std::fs::write(whole.path().join("report.md"), text).with_context(writing)?;
-    whole.commit().with_context(writing)?;
+    std::fs::write(whole.path().join("report.md"), text).map_err(writing)?;
+    whole.commit().map_err(writing)?;
     let report = out.join("report.md");
     let predicted = rep
         .sets

@@ -1,36 +1,64 @@
-//! Profiles shipped inside the binary, so `colo predict` works from any folder on a fresh clone.
-//! A fitted profile is preferred to a provisional one for the same GPU.
+//! Profiles shipped inside the binary (`calibrate/profiles/`, compiled in), so `colo predict`
+//! works from any folder on a fresh clone. A fitted profile is preferred to a provisional one
+//! for the same GPU.
 use std::path::{Path, PathBuf};
-
-use anyhow::Context;
 use std::sync::Arc;
 
-use colo_sim::perf::kernel::KernelTables;
-use colo_sim::perf::{KernelModel, Profile, ProfileSet};
-use colo_sim::ronfile::parse_ron;
+use colo_sim::perf::answer::ProfileName;
+use colo_sim::perf::kernel::{KernelTables, TablesError};
+use colo_sim::perf::{KernelModel, Profile, ProfileError, ProfileSet};
+use colo_sim::ronfile::{RonFileError, parse_ron};
+use thiserror::Error;
+
+/// The profiles or their kernel tables could not be loaded.
+#[derive(Debug, Error)]
+pub enum ShippedError {
+    /// A profile file given could not be loaded, or a shipped one is invalid.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// A shipped profile does not parse.
+    #[error("shipped profile {name}: {source}")]
+    Parse {
+        /// Its file name under `calibrate/profiles/`.
+        name: &'static str,
+        /// What the parser said.
+        source: RonFileError,
+    },
+    /// A shipped profile names kernel tables that are not shipped.
+    #[error("the shipped {gpu} profile names kernel tables {tables} that this build does not ship")]
+    NoTables {
+        /// The profile's GPU.
+        gpu: String,
+        /// The tables file it names.
+        tables: String,
+    },
+    /// Kernel tables could not be read.
+    #[error(transparent)]
+    Tables(#[from] TablesError),
+}
 
 /// (file name under calibrate/profiles/, contents), best first for each GPU.
 const SHIPPED: &[(&str, &str)] = &[
-    ("h200.ron", include_str!("../calibrate/profiles/h200.ron")),
-    (
-        "a100-40gb.ron",
-        include_str!("../calibrate/profiles/a100-40gb.ron"),
-    ),
+    ("h200.ron", include_str!("../profiles/h200.ron")),
+    ("a100-40gb.ron", include_str!("../profiles/a100-40gb.ron")),
     (
         "h200-provisional.ron",
-        include_str!("../calibrate/profiles/h200-provisional.ron"),
+        include_str!("../profiles/h200-provisional.ron"),
     ),
 ];
 
 /// Kernel tables shipped beside the profiles (file name under calibrate/profiles/, bytes).
 const SHIPPED_TABLES: &[(&str, &[u8])] = &[(
     "h200-kernels.json.gz",
-    include_bytes!("../calibrate/profiles/h200-kernels.json.gz"),
+    include_bytes!("../profiles/h200-kernels.json.gz"),
 )];
 
 /// The kernel model over `profiles`: kernel tables read from disk beside profile files the
 /// user named, or the shipped tables when `paths` is empty (the built-in profiles).
-pub fn kernel_model(profiles: Arc<ProfileSet>, paths: &[PathBuf]) -> anyhow::Result<KernelModel> {
+pub fn kernel_model(
+    profiles: Arc<ProfileSet>,
+    paths: &[PathBuf],
+) -> Result<KernelModel, ShippedError> {
     if !paths.is_empty() {
         return Ok(KernelModel::load(profiles)?);
     }
@@ -42,11 +70,9 @@ pub fn kernel_model(profiles: Arc<ProfileSet>, paths: &[PathBuf]) -> anyhow::Res
         let (name, bytes) = SHIPPED_TABLES
             .iter()
             .find(|(name, _)| *name == kernel.tables)
-            .with_context(|| {
-                format!(
-                    "the shipped {} profile names kernel tables {} that this build does not ship",
-                    profile.gpu, kernel.tables
-                )
+            .ok_or_else(|| ShippedError::NoTables {
+                gpu: profile.gpu.clone(),
+                tables: kernel.tables.clone(),
             })?;
         let path = Path::new("calibrate/profiles").join(name);
         tables.push(KernelTables::from_bytes(bytes, &path)?);
@@ -65,34 +91,8 @@ pub fn name(paths: &[PathBuf], path: &Path, gpu: &str) -> ProfileName {
     }
 }
 
-/// Where the profile a command used came from, for its output.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ProfileName {
-    /// Compiled into the binary: `built-in h200 profile`.
-    BuiltIn(String),
-    /// Named by the user: a file read from disk (or `predict`'s `gavel:NAME` table).
-    Named(String),
-}
-
-impl ProfileName {
-    /// The name alone (JSON's `profile`): the path, or `built-in h200 profile`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            ProfileName::BuiltIn(s) | ProfileName::Named(s) => s,
-        }
-    }
-
-    /// As a table header says it: `profile PATH`, or `built-in h200 profile`.
-    pub fn phrase(&self) -> String {
-        match self {
-            ProfileName::BuiltIn(s) => s.clone(),
-            ProfileName::Named(s) => format!("profile {s}"),
-        }
-    }
-}
-
 /// The profiles to use: the given files, or else every shipped one (best per GPU).
-pub fn load(paths: &[PathBuf]) -> anyhow::Result<ProfileSet> {
+pub fn load(paths: &[PathBuf]) -> Result<ProfileSet, ShippedError> {
     if !paths.is_empty() {
         return Ok(ProfileSet::load(paths)?);
     }
@@ -100,7 +100,7 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<ProfileSet> {
     for (name, text) in SHIPPED.iter().rev() {
         let path = Path::new("calibrate/profiles").join(name);
         let profile: Profile =
-            parse_ron(text, &path).with_context(|| format!("shipped profile {name}"))?;
+            parse_ron(text, &path).map_err(|source| ShippedError::Parse { name, source })?;
         profile.validate(&path)?;
         set.insert(profile, path);
     }

@@ -2,11 +2,10 @@
 //! copies (one curve per mode), and each set's memory against its GPU's or slice's memory.
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use colo_plots::{BarGroup, ChartText, Curve, FigureOut, Format, plot_bars, plot_curves};
 use colo_sim::study::{Reproduction, SetMode, SetResult};
 
-use super::{Series, origin_label};
+use super::{ReportError, Series, origin_label};
 
 /// The figures of one series, for the page to link.
 pub struct SeriesFigures {
@@ -55,7 +54,7 @@ pub fn draw(
     series: &[Series<'_>],
     dir: &Path,
     format: Format,
-) -> anyhow::Result<Vec<SeriesFigures>> {
+) -> Result<Vec<SeriesFigures>, ReportError> {
     let mut all = Vec::new();
     for s in series.iter().filter(|s| s.covered()) {
         let mut figures = SeriesFigures {
@@ -69,8 +68,10 @@ pub fn draw(
                 stem: format!("{}_{}", s.stem(), kind.suffix()),
                 format,
             };
-            let files =
-                draw_one(rep, s, kind, &out).with_context(|| format!("drawing {}", out.stem))?;
+            let files = draw_one(rep, s, kind, &out).map_err(|source| ReportError::Draw {
+                stem: out.stem.clone(),
+                source,
+            })?;
             let link_ext = if format == Format::Svg { "svg" } else { "png" };
             figures
                 .links

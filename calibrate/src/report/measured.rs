@@ -3,10 +3,11 @@
 //! beside the predicted one.
 use std::path::Path;
 
-use anyhow::Context;
-use colo_calibrate::store::{self, Record, Status};
-use colo_calibrate::summary::{AloneBaseline, median};
 use colo_sim::study::{Outcome, Reproduction, SetMode};
+
+use super::ReportError;
+use crate::store::{self, Record, Status};
+use crate::summary::{AloneBaseline, median};
 
 /// Where the measured numbers come from.
 pub(crate) struct Source<'a> {
@@ -49,9 +50,14 @@ pub(crate) struct MeasuredSet {
 /// Reads the training records measured on `gpu_name` from every store in `dir` (fake-runner
 /// records and other GPUs' are left out, and counted); unreadable lines are skipped (the
 /// calibrator reports them).
-pub(crate) fn load_records(dir: &Path, gpu_name: &str) -> anyhow::Result<(Vec<Record>, usize)> {
-    let stores = store::load_dir(dir)
-        .with_context(|| format!("reading the measurements in {}", dir.display()))?;
+pub(crate) fn load_records(
+    dir: &Path,
+    gpu_name: &str,
+) -> Result<(Vec<Record>, usize), ReportError> {
+    let stores = store::load_dir(dir).map_err(|source| ReportError::Measurements {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let all: Vec<Record> = stores
         .into_iter()
         .flat_map(|(_, loaded)| loaded.records)

@@ -1,0 +1,68 @@
+//! `colo hardware`'s text: the catalog in one table, and one GPU with its MIG profiles and
+//! every valid MIG layout.
+use std::fmt::Write as _;
+
+use super::{GpuSpec, catalog};
+
+/// One line per GPU of the catalog: name, SMs, memory, bandwidth and MIG profiles.
+pub fn catalog_table() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:<26} {:>5} {:>9} {:>10}  MIG profiles",
+        "gpu", "name", "SMs", "mem GiB", "GB/s"
+    );
+    for gpu in catalog() {
+        let _ = writeln!(
+            out,
+            "{:<12} {:<26} {:>5} {:>9.1} {:>10.0}  {}",
+            gpu.name,
+            gpu.display_name,
+            gpu.sms,
+            gpu.memory_gib,
+            gpu.memory_bandwidth_gbs,
+            gpu.profile_names().join(" ")
+        );
+    }
+    out
+}
+
+/// `gpu` in detail: its numbers and their source, its MIG profiles, every valid MIG layout.
+pub fn describe(gpu: &GpuSpec) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}): {} SMs, {:.1} GiB, {:.0} GB/s",
+        gpu.name, gpu.display_name, gpu.sms, gpu.memory_gib, gpu.memory_bandwidth_gbs
+    );
+    let _ = writeln!(out, "source: {}", gpu.source);
+    let _ = writeln!(
+        out,
+        "{:<12} {:>8} {:>8} {:>5} {:>8} {:>9}  starts",
+        "profile", "compute", "memory", "SMs", "mem GiB", "instances"
+    );
+    for p in gpu.mig_profiles {
+        let starts: Vec<String> = p.starts.iter().map(u8::to_string).collect();
+        let _ = writeln!(
+            out,
+            "{:<12} {:>8} {:>8} {:>5} {:>8.2} {:>9}  {}",
+            p.name,
+            p.compute_slices,
+            p.memory_slices,
+            p.sms,
+            p.memory_gib,
+            p.max_instances,
+            starts.join(",")
+        );
+    }
+    let layouts = gpu.enumerate_mig_layouts();
+    let _ = writeln!(
+        out,
+        "{} valid MIG layouts (slice@start memory slice):",
+        layouts.len()
+    );
+    for layout in layouts {
+        let _ = writeln!(out, "  {layout}");
+    }
+    out
+}

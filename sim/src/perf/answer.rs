@@ -1,0 +1,578 @@
+//! A one-set query answered as `colo predict` prints it: the prediction, each job's ± band (the
+//! answering model's held-out error for its mode and class, with the noise of its alone
+//! measurements), the set's board power, and the labels saying where every number comes from;
+//! as an aligned table or one JSON object.
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
+use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
+use super::{KernelModel, PerfError, PerfModel, ProfileSet, ShareMode};
+use crate::hardware::GpuSpec;
+use crate::workload::ModelKey;
+
+/// How output names the profile a command used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileName {
+    /// Compiled into the binary: `built-in h200 profile`.
+    BuiltIn(String),
+    /// Named by the user: a file read from disk (or `predict`'s `gavel:NAME` table).
+    Named(String),
+}
+
+impl ProfileName {
+    /// The name alone (JSON's `profile`): the path, or `built-in h200 profile`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            ProfileName::BuiltIn(s) | ProfileName::Named(s) => s,
+        }
+    }
+
+    /// As a table header says it: `profile PATH`, or `built-in h200 profile`.
+    pub fn phrase(&self) -> String {
+        match self {
+            ProfileName::BuiltIn(s) => s.clone(),
+            ProfileName::Named(s) => format!("profile {s}"),
+        }
+    }
+}
+
+/// The model a query is answered with, and what its profile says about its errors and power.
+pub struct Predictor {
+    /// The GPU type.
+    pub gpu: &'static GpuSpec,
+    /// The performance model.
+    pub model: Arc<dyn PerfModel>,
+    /// The kernel model, when it is `model`: it answers for sets whose jobs all have a trace
+    /// and falls back to the parametric model for the others.
+    pub kernel: Option<Arc<KernelModel>>,
+    /// Whether `model` is the parametric model (asked for by name).
+    pub parametric: bool,
+    /// The profile, as output names it.
+    pub profile: ProfileName,
+    /// Origin of the profile's numbers (`fitted`, `provisional`, `measured`, ...).
+    pub origin: String,
+    /// The kernel model's held-out errors per mode and class (the profile's kernel section).
+    pub kernel_held_out: Vec<HeldOutError>,
+    /// The parametric model's held-out errors per mode and class.
+    pub parametric_held_out: Vec<HeldOutError>,
+    /// The fitted power model, or why there is none.
+    pub power: Result<PowerParams, String>,
+}
+
+impl Predictor {
+    /// A predictor answering with `model` (and `kernel`, when it is the kernel model) from
+    /// `gpu`'s profile in `profiles`, whose held-out errors and power model it carries.
+    ///
+    /// # Errors
+    /// [`PerfError`] if `profiles` has no profile for `gpu`.
+    pub fn from_profiles(
+        profiles: &ProfileSet,
+        gpu: &'static GpuSpec,
+        model: Arc<dyn PerfModel>,
+        kernel: Option<Arc<KernelModel>>,
+        profile: ProfileName,
+    ) -> Result<Self, PerfError> {
+        let (p, _) = profiles.get(gpu)?;
+        Ok(Predictor {
+            gpu,
+            model,
+            kernel,
+            parametric: false,
+            profile,
+            origin: profiles.origin(gpu).to_string(),
+            kernel_held_out: p
+                .kernel
+                .as_ref()
+                .map(|k| k.held_out_error.clone())
+                .unwrap_or_default(),
+            parametric_held_out: p.held_out_error.clone(),
+            power: p.power.clone().ok_or_else(|| {
+                "the profile has no power section: written before the power model, or from data without NVML power; `colo calibrate fit` on measured data adds it".to_owned()
+            }),
+        })
+    }
+}
+
+/// Answers `query` with `predictor`: the prediction, each job's band and the set's power.
+///
+/// # Errors
+/// [`QueryError`]: no jobs, options that do not suit the mode, or a job the model cannot
+/// describe.
+pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryError> {
+    let (gpu, model) = (predictor.gpu, predictor.model.as_ref());
+    let prediction = predict_set(model, &query)?;
+    let model_label = match &predictor.kernel {
+        Some(k) => kernel_label(k, gpu, &query.jobs),
+        None => model.name().to_owned(),
+    };
+    // The answering model's validated error for each job's mode and class: the kernel model's
+    // where every job has a trace, else the parametric model's when it answered (asked for,
+    // or the kernel model's fallback); none for the baselines, or alone, where the rate is the
+    // measured one.
+    let store_mode = match query.mode {
+        ShareMode::Mps => Some("mps"),
+        ShareMode::Timeslice => Some("timeslice"),
+        ShareMode::Mig => Some("mig-emulated"),
+        ShareMode::Exclusive => None,
+    }
+    .filter(|_| query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some());
+    let kernel_answers = predictor
+        .kernel
+        .as_ref()
+        .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)));
+    let answering = match (kernel_answers, &predictor.kernel, predictor.parametric) {
+        (Some(_), _, _) => Some(BandModel::Kernel),
+        (None, Some(_), _) | (None, None, true) => Some(BandModel::Parametric),
+        _ => None,
+    };
+    let model_error: Vec<Option<HeldOutError>> = query
+        .jobs
+        .iter()
+        .map(|key| {
+            let mode = store_mode?;
+            let (errors, launch_bound) = match answering? {
+                BandModel::Kernel => (
+                    &predictor.kernel_held_out,
+                    kernel_answers?.alone_busy_fraction(gpu, key)? < 0.6,
+                ),
+                BandModel::Parametric => (
+                    &predictor.parametric_held_out,
+                    model.class(gpu, key).ok()?.time_demand < 0.6,
+                ),
+            };
+            find_held_out(errors, mode, launch_bound).cloned()
+        })
+        .collect();
+    let power = match &predictor.power {
+        Ok(params) => set_power(params, store_mode, &prediction),
+        Err(why) => SetPower::Unknown(why.clone()),
+    };
+    Ok(Answer {
+        power,
+        model_error,
+        band_model: answering.unwrap_or(BandModel::Parametric),
+        sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
+        query,
+        model: model_label,
+        profile: predictor.profile.clone(),
+        origin: predictor.origin.clone(),
+        prediction,
+    })
+}
+
+/// The set's predicted board power, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetPower {
+    /// Predicted by the fitted model of the mode, or measured (one job alone).
+    Known {
+        /// Watts.
+        watts: f64,
+        /// The mode's coefficients (`None`: one job alone, measured).
+        fit: Option<PowerMode>,
+        /// The form of the model.
+        form: String,
+        /// Origin of the numbers (fitted, measured, fake).
+        origin: String,
+    },
+    /// No power: why.
+    Unknown(String),
+}
+
+/// The power model's answer for the predicted set.
+fn set_power(params: &PowerParams, mode: Option<&str>, p: &SetPrediction) -> SetPower {
+    if !p.fits_memory {
+        return SetPower::Unknown("the set does not fit in memory".into());
+    }
+    let mode = mode.unwrap_or("exclusive");
+    let jobs: Vec<(ModelKey, f64)> = p
+        .jobs
+        .iter()
+        .map(|j| (j.key.clone(), j.fraction_of_exclusive))
+        .collect();
+    match params.predict(mode, &jobs) {
+        Some((watts, fit)) => SetPower::Known {
+            watts,
+            origin: if fit.is_none() && params.origin == Origin::Fitted {
+                "measured".into()
+            } else {
+                params.origin.to_string()
+            },
+            fit: fit.cloned(),
+            form: params.form.to_string(),
+        },
+        None => {
+            let missing: Vec<String> = jobs
+                .iter()
+                .filter(|(k, _)| params.alone(k).is_none())
+                .map(|(k, _)| k.to_string())
+                .collect();
+            SetPower::Unknown(if missing.is_empty() {
+                format!("the power model has no coefficients for mode {mode}")
+            } else {
+                format!("no measured power alone for {}", missing.join(", "))
+            })
+        }
+    }
+}
+
+impl SetPower {
+    /// The power line of the table (and JSON's `power_note`).
+    pub fn line(&self) -> String {
+        match self {
+            SetPower::Known {
+                watts,
+                fit: Some(m),
+                form,
+                origin,
+            } => format!(
+                "predicted GPU power: {watts:.0} W ({origin} power model, form {form}, held-out error {:.1}% over {} measured {} sets; rates predicted as above)",
+                m.held_out_mape_pct, m.sets, m.mode
+            ),
+            SetPower::Known {
+                watts,
+                fit: None,
+                origin,
+                ..
+            } => format!(
+                "predicted GPU power: {watts:.0} W ({origin}: the job's median board power alone)"
+            ),
+            SetPower::Unknown(why) => format!("predicted GPU power: unknown ({why})"),
+        }
+    }
+}
+
+/// Exit status of a set that does not fit in the GPU's memory (documented in `--help`): its
+/// processes would fail to allocate, so no speed is printed.
+pub const EXIT_OUT_OF_MEMORY: u8 = 3;
+
+/// `kernel` when every job has a trace, else which jobs sent the set to the fallback.
+fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
+    let untraced: Vec<String> = jobs
+        .iter()
+        .filter(|j| !k.is_traced(gpu, j))
+        .map(ToString::to_string)
+        .collect();
+    if untraced.is_empty() {
+        "kernel".into()
+    } else {
+        format!(
+            "parametric (kernel model fallback: no trace for {})",
+            untraced.join(", ")
+        )
+    }
+}
+
+/// Which model's held-out error the band holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BandModel {
+    /// The kernel model's.
+    Kernel,
+    /// The parametric model's.
+    Parametric,
+}
+
+impl BandModel {
+    fn phrase(self) -> &'static str {
+        match self {
+            BandModel::Kernel => "the kernel model's",
+            BandModel::Parametric => "the parametric model's",
+        }
+    }
+}
+
+/// One prediction with its labels, ready to print.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// The set's board power.
+    pub power: SetPower,
+    /// Per job, the model's held-out error in this mode for its class, if known.
+    pub model_error: Vec<Option<HeldOutError>>,
+    /// The model those errors are of.
+    pub band_model: BandModel,
+    /// The set asked about.
+    pub query: SetQuery,
+    /// The model that answered (`kernel`, or which jobs sent it to its fallback).
+    pub model: String,
+    /// The profile.
+    pub profile: ProfileName,
+    /// Origin of the profile's numbers.
+    pub origin: String,
+    /// Origin of the sharing parameters of the query's mode.
+    pub sharing_origin: String,
+    /// The prediction.
+    pub prediction: SetPrediction,
+}
+
+impl Answer {
+    /// Job `i`'s band, percent: its model error and half its alone spread, in quadrature.
+    pub fn band_pct(&self, i: usize) -> Option<f64> {
+        let noise = self.prediction.jobs[i].spread.map(|s| s * 50.0);
+        match (self.model_error[i].as_ref(), noise) {
+            (Some(e), n) => Some(e.mape_pct.hypot(n.unwrap_or(0.0))),
+            (None, n) => n,
+        }
+    }
+
+    /// The footnote saying what the band holds.
+    pub fn band_note(&self) -> String {
+        let known: Vec<&HeldOutError> = self.model_error.iter().flatten().collect();
+        if known.is_empty() {
+            return "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers".into();
+        }
+        let mut classes: Vec<String> = known
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {:.1}% over {} jobs",
+                    if e.launch_bound {
+                        "launch-bound"
+                    } else {
+                        "GPU-bound"
+                    },
+                    e.mape_pct,
+                    e.jobs
+                )
+            })
+            .collect();
+        classes.sort();
+        classes.dedup();
+        format!(
+            "± band: {} held-out error in {} for the job's class (MAPE of samples/s on measured sets its fit never saw: {}; `colo calibrate validate`), combined in quadrature with half the spread of the job's repeated alone measurements",
+            self.band_model.phrase(),
+            known[0].mode,
+            classes.join(", ")
+        )
+    }
+
+    /// The aligned table (`--format table`).
+    pub fn table(&self) -> String {
+        let (q, p, model) = (&self.query, &self.prediction, &self.model);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} x {} job(s), mode {}, model {model}, {} ({}); {} sharing parameters: {}",
+            q.gpu.name,
+            p.jobs.len(),
+            q.mode,
+            self.profile.phrase(),
+            self.origin,
+            q.mode,
+            self.sharing_origin
+        );
+        let _ = writeln!(
+            out,
+            "{:<28} {:>12} {:>7} {:>12} {:>9} {:>9} {:>12}  {:<12}",
+            "job", "samples/s", "± band", "alone", "fraction", "mem GiB", "place", "origin"
+        );
+        // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
+        let dash = |text: String| if p.fits_memory { text } else { "-".into() };
+        for (i, j) in p.jobs.iter().enumerate() {
+            let place = match (&j.slice, j.sm_budget) {
+                (Some(slice), _) => slice.clone(),
+                (None, Some(b)) => format!("{:.0}% SMs", b * 100.0),
+                (None, None) => "whole GPU".into(),
+            };
+            let _ = writeln!(
+                out,
+                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9.2} {:>12}  {:<12}",
+                j.key.to_string(),
+                dash(format!("{:.1}", j.samples_per_s)),
+                dash(
+                    self.band_pct(i)
+                        .map_or("-".to_owned(), |b| format!("{b:.0}%"))
+                ),
+                j.exclusive_samples_per_s,
+                dash(format!("{:.3}", j.fraction_of_exclusive)),
+                j.memory_gib,
+                place,
+                j.origin.to_string()
+            );
+        }
+        if p.fits_memory {
+            let _ = writeln!(
+                out,
+                "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
+                p.total_fraction, self.origin, self.sharing_origin
+            );
+            let _ = writeln!(out, "{}", self.band_note());
+        } else {
+            let _ = writeln!(
+                out,
+                "no speeds: the set does not fit in memory, so its processes would fail with out of memory rather than run (exit status {EXIT_OUT_OF_MEMORY})"
+            );
+        }
+        let verdict = if p.fits_memory {
+            "fits".to_owned()
+        } else {
+            format!(
+                "does NOT fit ({})",
+                p.memory_note.clone().unwrap_or_default()
+            )
+        };
+        if p.memory_gib > 0.0 {
+            let _ = writeln!(
+                out,
+                "memory: {:.1} GiB of {:.1} GiB: {verdict}",
+                p.memory_gib, p.capacity_gib
+            );
+        } else {
+            let _ = writeln!(out, "memory: unknown (the profile holds no memory sizes)");
+        }
+        let _ = writeln!(out, "{}", self.power.line());
+        out
+    }
+
+    /// The JSON object (`--format json`).
+    pub fn json(&self) -> serde_json::Value {
+        let (q, p) = (&self.query, &self.prediction);
+        // Out of memory: no speeds (null), only the verdict.
+        let speed = |x: f64| p.fits_memory.then_some(x);
+        let jobs: Vec<serde_json::Value> = p
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                json!({
+                    "model": j.key.model,
+                    "batch": j.key.batch,
+                    "image": j.key.image,
+                    "samples_per_s": speed(j.samples_per_s),
+                    "exclusive_samples_per_s": j.exclusive_samples_per_s,
+                    "fraction_of_exclusive": speed(j.fraction_of_exclusive),
+                    "memory_gib": j.memory_gib,
+                    "slice": j.slice,
+                    "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
+                    "origin": j.origin.to_string(),
+                    "uncertainty_pct": self.band_pct(i).and_then(speed),
+                    "model_error_pct": self.model_error[i].as_ref().map(|e| e.mape_pct).and_then(speed),
+                    "noise_pct": j.spread.map(|s| s * 50.0).and_then(speed),
+                })
+            })
+            .collect();
+        json!({
+            "gpu": q.gpu.name,
+            "mode": q.mode.to_string(),
+            "perf_model": self.model,
+            "profile": self.profile.as_str(),
+            "profile_origin": self.origin,
+            "sharing_parameters_origin": self.sharing_origin,
+            "jobs": jobs,
+            "total_fraction": speed(p.total_fraction),
+            "memory_gib": p.memory_gib,
+            "capacity_gib": p.capacity_gib,
+            "fits_memory": p.fits_memory,
+            "power_w": match &self.power {
+                SetPower::Known { watts, .. } => Some(*watts),
+                SetPower::Unknown(_) => None,
+            },
+            "power_error_pct": match &self.power {
+                SetPower::Known { fit, .. } => fit.as_ref().map(|m| m.held_out_mape_pct),
+                SetPower::Unknown(_) => None,
+            },
+            "power_origin": match &self.power {
+                SetPower::Known { origin, .. } => Some(origin.clone()),
+                SetPower::Unknown(_) => None,
+            },
+            "power_note": self.power.line(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::hardware;
+    use crate::perf::{Parametric, Profile};
+
+    const PROFILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../calibrate/profiles/h200-provisional.ron"
+    );
+
+    fn predictor(parametric_held_out: Vec<HeldOutError>) -> Predictor {
+        let mut set = ProfileSet::default();
+        set.insert(
+            Profile::load(Path::new(PROFILE)).unwrap(),
+            PathBuf::from(PROFILE),
+        );
+        let set = Arc::new(set);
+        let gpu = hardware::gpu("h200").unwrap();
+        let model = Arc::new(Parametric::new(set.clone()));
+        let name = ProfileName::Named("p.ron".into());
+        let mut p = Predictor::from_profiles(&set, gpu, model, None, name).unwrap();
+        p.parametric = true;
+        p.parametric_held_out = parametric_held_out;
+        p
+    }
+
+    fn query(jobs: &[&str]) -> SetQuery {
+        SetQuery {
+            gpu: hardware::gpu("h200").unwrap(),
+            mode: ShareMode::Mps,
+            jobs: jobs.iter().map(|j| j.parse().unwrap()).collect(),
+            sm_budgets: Vec::new(),
+            layout: None,
+        }
+    }
+
+    fn held_out(launch_bound: bool, mape_pct: f64) -> HeldOutError {
+        HeldOutError {
+            mode: "mps".into(),
+            launch_bound,
+            mape_pct,
+            jobs: 7,
+        }
+    }
+
+    #[test]
+    fn the_band_holds_the_held_out_error_of_the_jobs_class() {
+        let p = predictor(vec![held_out(false, 12.0), held_out(true, 30.0)]);
+        let a = answer(&p, query(&["resnet50:64:224", "vit_b_16:32:224"])).unwrap();
+        assert_eq!(a.band_model, BandModel::Parametric);
+        assert_eq!(a.model, "parametric");
+        // Both are GPU-bound (time demand 0.97) and have no measured spread.
+        assert_eq!(a.band_pct(0), Some(12.0));
+        assert!(a.band_note().contains("GPU-bound 12.0% over 7 jobs"));
+        let table = a.table();
+        assert!(table.starts_with("h200 x 2 job(s), mode mps, model parametric, profile p.ron"));
+        assert!(table.contains("predicted GPU power: unknown (the profile has no power section"));
+        let json = a.json();
+        assert_eq!(json["profile"], "p.ron");
+        assert_eq!(json["jobs"][0]["model_error_pct"], 12.0);
+        assert_eq!(json["power_w"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn alone_there_is_no_model_error() {
+        let p = predictor(vec![held_out(false, 12.0)]);
+        let mut q = query(&["resnet50:64:224"]);
+        q.mode = ShareMode::Exclusive;
+        let a = answer(&p, q).unwrap();
+        assert_eq!(a.model_error, vec![None]);
+        assert!(a.band_note().starts_with("± band: half the spread"));
+    }
+
+    #[test]
+    fn a_set_that_does_not_fit_has_no_speeds() {
+        let p = predictor(Vec::new());
+        let jobs = ["vit_b_16:32:224"; 13];
+        let a = answer(&p, query(&jobs)).unwrap();
+        assert!(!a.prediction.fits_memory);
+        assert!(
+            a.table()
+                .contains(&format!("(exit status {EXIT_OUT_OF_MEMORY})"))
+        );
+        assert_eq!(a.json()["total_fraction"], serde_json::Value::Null);
+        assert_eq!(
+            a.power,
+            SetPower::Unknown(
+                "the profile has no power section: written before the power model, or from data without NVML power; `colo calibrate fit` on measured data adds it".into()
+            )
+        );
+    }
+}
