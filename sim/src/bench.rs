@@ -261,6 +261,7 @@ impl SyntheticRun {
                 model,
                 weight,
                 solo_rate: class.solo_rate,
+                min_speed: None,
             });
         }
         let synthetic_plan = SyntheticPlan {

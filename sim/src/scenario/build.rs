@@ -72,6 +72,7 @@ pub fn build_variant_with(
     };
     let (jobs, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
+    check_min_speeds(path, variant, groups, &policy, &jobs)?;
     let on_unplaceable = match variant.on_unplaceable.unwrap_or(file.on_unplaceable) {
         UnplaceableSpec::Error => Unplaceable::Error,
         UnplaceableSpec::Skip => Unplaceable::Skip,
@@ -399,9 +400,72 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
             PlacementSpec::Exclusive => PlacementRule::Exclusive,
             PlacementSpec::FirstFit => PlacementRule::FirstFit,
             PlacementSpec::BestFit => PlacementRule::BestFit,
+            PlacementSpec::Spread => PlacementRule::Spread,
+            PlacementSpec::LeastSlowdown => PlacementRule::LeastSlowdown,
         },
         max_jobs_per_gpu: spec.max_jobs_per_gpu,
     })
+}
+
+/// A `min_speed` field: a fraction of the job's alone speed in (0, 1], or none.
+pub(super) fn min_speed(
+    path: &Path,
+    field: impl Into<String>,
+    value: Option<f64>,
+) -> Result<Option<f64>, ScenarioError> {
+    match value {
+        Some(v) if !(v > 0.0 && v <= 1.0) => Err(ScenarioError::field(
+            path,
+            field,
+            format!(
+                "{v} must be in (0, 1]: the least fraction of its alone speed a job accepts \
+                 (0.5: at most twice as slow); leave it out for none"
+            ),
+        )),
+        v => Ok(v),
+    }
+}
+
+/// Jobs with a minimum speed need the rule that honours it, and static MIG layouts (a dynamic
+/// re-cut chooses slices by memory alone).
+fn check_min_speeds(
+    path: &Path,
+    variant: &VariantSpec,
+    groups: &[GroupSpec],
+    policy: &Policy,
+    jobs: &[Job],
+) -> Result<(), ScenarioError> {
+    let Some(job) = jobs.iter().find(|j| j.min_speed.is_some()) else {
+        return Ok(());
+    };
+    let in_variant = if variant.policy.is_some() || variant.cluster.is_some() {
+        format!(" (sweep variant `{}`)", variant.name)
+    } else {
+        String::new()
+    };
+    if policy.placement != PlacementRule::LeastSlowdown {
+        return Err(ScenarioError::field(
+            path,
+            "policy.placement",
+            format!(
+                "is {}{in_variant}, but job `{}` has a min_speed, which only LeastSlowdown \
+                 honours; set placement: LeastSlowdown or remove the workload's min_speed",
+                policy.placement, job.name
+            ),
+        ));
+    }
+    if let Some(idx) = groups.iter().position(|g| !g.dynamic_layouts.is_empty()) {
+        return Err(ScenarioError::field(
+            path,
+            format!("cluster[{idx}].dynamic_layouts"),
+            format!(
+                "dynamic MIG{in_variant} re-cuts by memory alone and cannot honour job `{}`'s \
+                 min_speed; use a static mig_layout or remove the workload's min_speed",
+                job.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What turning a workload into jobs needs besides the workload.
@@ -501,12 +565,14 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
             "must be at least 1",
         ));
     }
+    let min_speed = min_speed(path, field("min_speed"), spec.min_speed)?;
     Ok(Job {
         name: spec.name.clone().unwrap_or_else(|| format!("j{idx}")),
         model,
         arrival_s: spec.arrival_s,
         samples,
         gpus: spec.gpus,
+        min_speed,
     })
 }
 
@@ -574,10 +640,16 @@ fn synthetic_jobs(
         let class = perf
             .class(reference, &model)
             .map_err(|e| ScenarioError::field(path, &field, e))?;
+        let min_speed = min_speed(
+            path,
+            format!("workload.Synthetic.mix[{idx}].min_speed"),
+            entry.min_speed,
+        )?;
         mix.push(MixEntry {
             model,
             weight: entry.weight,
             solo_rate: class.solo_rate,
+            min_speed,
         });
     }
     let plan = SyntheticPlan {

@@ -121,6 +121,10 @@ pub struct Job {
     pub samples: f64,
     /// Whole GPUs it needs; more than one means it takes whole, unshared GPUs.
     pub gpus: u32,
+    /// Least speed it accepts while sharing, as a fraction of its alone rate, in (0, 1]; `None`:
+    /// any. Only the `LeastSlowdown` placement rule reads it (a scenario refuses it under any
+    /// other rule); a job spanning several GPUs runs alone and is never slowed by sharing.
+    pub min_speed: Option<f64>,
 }
 
 #[cfg(test)]

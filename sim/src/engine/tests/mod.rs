@@ -86,6 +86,7 @@ pub(super) fn job(name: &str, model: &str, arrival_s: f64, samples: f64, gpus: u
         arrival_s,
         samples,
         gpus,
+        min_speed: None,
     }
 }
 
