@@ -770,4 +770,104 @@ mod tests {
         assert!(err.contains("workload.Synthetic:"), "{err}");
         assert!(err.contains("above the limit of 1e10 s"), "{err}");
     }
+
+    fn build_with(cluster: &str, policy: &str, workload: &str) -> Result<SimConfig, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        std::fs::write(
+            dir.path().join("t.csv"),
+            "name,arrival_s,duration_s,gpus\na,0,60,1\nb,3600,60,1\n",
+        )
+        .unwrap();
+        let text = format!(
+            "(name: \"t\", profiles: [{:?}], cluster: [{cluster}], policy: {policy}, \
+             workload: {workload})",
+            profile.display().to_string()
+        );
+        let path = dir.path().join("t.ron");
+        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
+        let scenario = Scenario { path, file };
+        let variant = scenario.variants().remove(0);
+        build_variant(&scenario, &variant, None)
+            .map(|(cfg, _)| cfg)
+            .map_err(|e| e.to_string())
+    }
+
+    const MPS: &str = "(gpu: \"h200\", count: 2, mode: Mps)";
+    const LEAST: &str = "(placement: LeastSlowdown)";
+
+    /// Minimum speeds reach the jobs from a listed job, a synthetic mix entry and a trace rule.
+    #[test]
+    fn min_speeds_reach_the_jobs_from_every_workload() {
+        let listed = build_with(
+            MPS,
+            LEAST,
+            "Jobs([(model: \"resnet18:128:32\", samples: 1e6, min_speed: 0.5), \
+             (model: \"resnet18:128:32\", samples: 1e6)])",
+        )
+        .unwrap();
+        let speeds: Vec<_> = listed.jobs.iter().map(|j| j.min_speed).collect();
+        assert_eq!(speeds, [Some(0.5), None]);
+        let synthetic = build_with(
+            MPS,
+            LEAST,
+            "Synthetic((jobs: 20, arrivals_per_hour: 10.0, median_minutes: 5.0, mix: [\
+             (model: \"resnet18:128:32\", min_speed: 0.7), (model: \"vit_b_16:32:224\")]))",
+        )
+        .unwrap();
+        for job in &synthetic.jobs {
+            let expect = (job.model.model == "resnet18").then_some(0.7);
+            assert_eq!(job.min_speed, expect, "{job:?}");
+        }
+        let trace = build_with(
+            MPS,
+            LEAST,
+            "Trace((format: Colo, path: \"t.csv\", models: Rules([\
+             (max_hours: 0.5, model: \"resnet18:128:32\", min_speed: 0.8)])))",
+        )
+        .unwrap();
+        assert!(trace.jobs.iter().all(|j| j.min_speed == Some(0.8)));
+        assert_eq!(trace.policy.placement, PlacementRule::LeastSlowdown);
+    }
+
+    #[test]
+    fn min_speeds_out_of_range_unhonoured_or_with_dynamic_mig_are_refused() {
+        let err = build_with(
+            MPS,
+            LEAST,
+            "Synthetic((jobs: 2, arrivals_per_hour: 10.0, median_minutes: 5.0, mix: [\
+             (model: \"resnet18:128:32\", min_speed: 0.0)]))",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("t.ron: workload.Synthetic.mix[0].min_speed: 0 must be in (0, 1]"),
+            "{err}"
+        );
+        let err = build_with(
+            MPS,
+            LEAST,
+            "Trace((format: Colo, path: \"t.csv\", models: Mix([\
+             (model: \"resnet18:128:32\", min_speed: 2.0)])))",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("workload.Trace.models.Mix[0].min_speed: 2 must be in (0, 1]"),
+            "{err}"
+        );
+        let job = "Jobs([(name: \"x\", model: \"resnet18:128:32\", samples: 1e6, min_speed: 0.5)])";
+        let err = build_with(MPS, "(placement: Spread)", job).unwrap_err();
+        assert!(
+            err.contains("policy.placement: is spread, but job `x`"),
+            "{err}"
+        );
+        let dynamic = "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"7x1g.18gb\", \
+                       dynamic_layouts: [\"3g.71gb,4g.71gb\"])";
+        let err = build_with(dynamic, LEAST, job).unwrap_err();
+        assert!(
+            err.contains("cluster[0].dynamic_layouts: dynamic MIG"),
+            "{err}"
+        );
+        assert!(build_with(MPS, LEAST, job).is_ok());
+    }
 }

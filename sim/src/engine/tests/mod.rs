@@ -1,6 +1,7 @@
 //! Engine tests: hand-checked cases, a differential test against `NaiveEngine`, and property
 //! tests of the engine's invariants.
 mod alone;
+mod min_speed;
 mod naive;
 mod properties;
 
