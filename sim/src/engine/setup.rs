@@ -9,7 +9,7 @@ use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
 use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode, Tenant};
 use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, SlotRef};
-use crate::workload::Job;
+use crate::workload::{Job, MinSpeed};
 
 /// A set of identical GPUs shared in one mode.
 #[derive(Clone, Debug)]
@@ -289,13 +289,6 @@ fn check_job(job: &Job) -> Result<(), EngineError> {
     if job.gpus == 0 {
         return bad("asks for 0 GPUs; a job needs at least 1".into());
     }
-    if let Some(min) = job.min_speed
-        && !(min > 0.0 && min <= 1.0)
-    {
-        return bad(format!(
-            "min_speed {min} must be in (0, 1] (a fraction of its alone speed)"
-        ));
-    }
     Ok(())
 }
 
@@ -546,6 +539,7 @@ impl FitCheck<'_> {
     fn check(&mut self, idx: usize) -> Result<(), Unfit> {
         let min_speed = self.config.jobs[idx]
             .min_speed
+            .map(MinSpeed::get)
             .filter(|_| self.config.policy.placement == PlacementRule::LeastSlowdown)
             .filter(|_| self.config.jobs[idx].gpus == 1);
         let Some(min_speed) = min_speed else {
@@ -678,8 +672,9 @@ fn fit_check(
                 Some((min, speeds)) if !speeds[g].is_some_and(|s| s >= min) => {
                     remedy("lower its min_speed".to_owned());
                     Some(format!(
-                        "alone it runs at {:.3} of its alone speed at best, below its min_speed {min}",
-                        speeds[g].unwrap_or(0.0)
+                        "alone it runs at {:.3} of its alone speed at best, below its min_speed {}",
+                        speeds[g].unwrap_or(0.0),
+                        min as f32
                     ))
                 }
                 _ => None,

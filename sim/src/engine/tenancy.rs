@@ -4,6 +4,7 @@ use super::Simulation;
 use crate::hardware::GpuSpec;
 use crate::perf::{Partition, ShareMode, Tenant};
 use crate::policy::{Demand, Occupant, Request, SlotRef, Tenancy};
+use crate::workload::MinSpeed;
 
 impl Simulation<'_> {
     /// Job `job` as the performance model sees it in group `group` (it must have a class there).
@@ -25,7 +26,7 @@ impl Simulation<'_> {
                 gpus: j.gpus,
             },
             tenant: self.tenant_in(job, group),
-            min_speed: j.min_speed,
+            min_speed: j.min_speed.map(MinSpeed::get),
         }
     }
 }
@@ -49,7 +50,7 @@ impl Tenancy for Simulation<'_> {
         Occupant {
             job,
             tenant: self.tenant_in(job, slot.group as usize),
-            min_speed: self.jobs[job as usize].min_speed,
+            min_speed: self.jobs[job as usize].min_speed.map(MinSpeed::get),
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::perf::{
 };
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
-use crate::workload::{Job, ModelKey, limits};
+use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 /// The engine configuration and summary labels of one variant. `seed` replaces the variant's.
 pub fn build_variant(
@@ -412,9 +412,11 @@ pub(super) fn min_speed(
     path: &Path,
     field: impl Into<String>,
     value: Option<f64>,
-) -> Result<Option<f64>, ScenarioError> {
-    match value {
-        Some(v) if !(v > 0.0 && v <= 1.0) => Err(ScenarioError::field(
+) -> Result<Option<MinSpeed>, ScenarioError> {
+    match value.map(|v| (v, MinSpeed::new(v))) {
+        None => Ok(None),
+        Some((_, Some(min))) => Ok(Some(min)),
+        Some((v, None)) => Err(ScenarioError::field(
             path,
             field,
             format!(
@@ -422,7 +424,6 @@ pub(super) fn min_speed(
                  (0.5: at most twice as slow); leave it out for none"
             ),
         )),
-        v => Ok(v),
     }
 }
 
@@ -808,7 +809,7 @@ mod tests {
         )
         .unwrap();
         let speeds: Vec<_> = listed.jobs.iter().map(|j| j.min_speed).collect();
-        assert_eq!(speeds, [Some(0.5), None]);
+        assert_eq!(speeds, [MinSpeed::new(0.5), None]);
         let synthetic = build_with(
             MPS,
             LEAST,
@@ -817,7 +818,7 @@ mod tests {
         )
         .unwrap();
         for job in &synthetic.jobs {
-            let expect = (job.model.model == "resnet18").then_some(0.7);
+            let expect = MinSpeed::new(0.7).filter(|_| job.model.model == "resnet18");
             assert_eq!(job.min_speed, expect, "{job:?}");
         }
         let trace = build_with(
@@ -827,7 +828,7 @@ mod tests {
              (max_hours: 0.5, model: \"resnet18:128:32\", min_speed: 0.8)])))",
         )
         .unwrap();
-        assert!(trace.jobs.iter().all(|j| j.min_speed == Some(0.8)));
+        assert!(trace.jobs.iter().all(|j| j.min_speed == MinSpeed::new(0.8)));
         assert_eq!(trace.policy.placement, PlacementRule::LeastSlowdown);
     }
 

@@ -15,7 +15,7 @@ use crate::hardware::{self, GpuSpec};
 use crate::metrics::{GpuSharingSummary, TraceSummary};
 use crate::perf::PerfModel;
 use crate::workload::trace::{self, ReadOptions, Trace, TraceFormat, TraceJob};
-use crate::workload::{Job, ModelKey, limits};
+use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 const FIELD: &str = "workload.Trace";
 
@@ -241,7 +241,7 @@ fn window_s(path: &Path, spec: &TraceSpec) -> Result<(f64, f64), ScenarioError> 
 /// Chooses each job's model: a seeded weighted draw, or the first matching rule.
 struct ModelPicker {
     /// Models with their exclusive rate on the reference GPU and their jobs' minimum speed.
-    models: Vec<(ModelKey, f64, Option<f64>)>,
+    models: Vec<(ModelKey, f64, Option<MinSpeed>)>,
     mix: Option<WeightedIndex<f64>>,
     rules: Vec<RuleSpec>,
 }
@@ -301,7 +301,7 @@ impl ModelPicker {
         path: &Path,
         job: &TraceJob,
         rng: &mut Xoshiro256PlusPlus,
-    ) -> Result<(&ModelKey, f64, Option<f64>), ScenarioError> {
+    ) -> Result<(&ModelKey, f64, Option<MinSpeed>), ScenarioError> {
         let idx = match &self.mix {
             Some(mix) => mix.sample(rng),
             None => self

@@ -8,7 +8,7 @@ use rand_distr::weighted::WeightedIndex;
 use rand_distr::{Distribution, Exp, LogNormal};
 use thiserror::Error;
 
-use super::{Job, ModelKey, limits};
+use super::{Job, MinSpeed, ModelKey, limits};
 
 /// One model of the mix with its weight and its exclusive rate on the reference GPU.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,8 +19,8 @@ pub struct MixEntry {
     pub weight: f64,
     /// Samples/s alone on one reference GPU.
     pub solo_rate: f64,
-    /// Least speed its jobs accept (fraction of alone), if any.
-    pub min_speed: Option<f64>,
+    /// Least speed its jobs accept, if any.
+    pub min_speed: Option<MinSpeed>,
 }
 
 /// Parameters of a synthetic workload.

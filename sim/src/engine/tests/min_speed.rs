@@ -2,10 +2,11 @@
 //! itself) below its minimum, and one no partition can run fast enough even alone is refused
 //! up front, naming it.
 use super::*;
+use crate::workload::MinSpeed;
 
 fn big(name: &str, arrival_s: f64, min_speed: Option<f64>) -> Job {
     Job {
-        min_speed,
+        min_speed: min_speed.and_then(MinSpeed::new),
         ..job(name, "big", arrival_s, 1000.0, 1)
     }
 }
@@ -41,7 +42,7 @@ fn a_minimum_no_partition_meets_alone_is_refused_naming_the_job() {
     let err = run(
         small_slices.clone(),
         vec![Job {
-            min_speed: Some(0.9),
+            min_speed: MinSpeed::new(0.9),
             ..job("tight", "small", 0.0, 100.0, 1)
         }],
     )
@@ -53,7 +54,7 @@ fn a_minimum_no_partition_meets_alone_is_refused_naming_the_job() {
     let ok = run(
         small_slices,
         vec![Job {
-            min_speed: Some(0.1),
+            min_speed: MinSpeed::new(0.1),
             ..job("loose", "small", 0.0, 100.0, 1)
         }],
     );
@@ -61,14 +62,7 @@ fn a_minimum_no_partition_meets_alone_is_refused_naming_the_job() {
 }
 
 #[test]
-fn minimum_speeds_out_of_range_or_with_dynamic_mig_are_errors() {
-    let mps = vec![group("h200", 1, ShareMode::Mps, None)];
-    for bad in [0.0, 1.5, f64::NAN] {
-        let err = run(mps.clone(), vec![big("x", 0.0, Some(bad))])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("job `x`: min_speed"), "{err}");
-    }
+fn minimum_speeds_with_dynamic_mig_are_an_error() {
     let g = dynamic("h200", "7x1g.18gb", &["3g.71gb,4g.71gb"], 30.0);
     let err = run(vec![g], vec![big("x", 0.0, Some(0.5))])
         .unwrap_err()

@@ -226,7 +226,7 @@ fn meets_min_speed_somewhere(
     job: &Job,
     spec: &crate::workload::Job,
 ) -> bool {
-    let Some(min) = spec.min_speed else {
+    let Some(min) = spec.min_speed.map(crate::workload::MinSpeed::get) else {
         return true;
     };
     if config.policy.placement != PlacementRule::LeastSlowdown || spec.gpus > 1 {
@@ -438,7 +438,7 @@ fn set_loss(config: &SimConfig, slots: &[Slot], jobs: &[Job], s: usize, i: usize
     let mut loss = 0.0;
     for ((&k, tenant), rate) in members.iter().zip(&tenants).zip(rates) {
         let speed = rate / (tenant.class.solo_rate * f64::from(tenant.gpus));
-        if let Some(min) = config.jobs[k].min_speed
+        if let Some(min) = config.jobs[k].min_speed.map(crate::workload::MinSpeed::get)
             && (speed < min || speed.is_nan())
         {
             return None;

@@ -97,7 +97,9 @@ fn any_config() -> impl Strategy<Value = SimConfig> {
                     .into_iter()
                     .enumerate()
                     .map(|(i, (m, arrival, samples, gpus, min_speed))| Job {
-                        min_speed: min_speed.filter(|_| min_speeds),
+                        min_speed: min_speed
+                            .filter(|_| min_speeds)
+                            .and_then(crate::workload::MinSpeed::new),
                         ..job(
                             &format!("j{i}"),
                             models[m],
