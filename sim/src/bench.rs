@@ -336,6 +336,7 @@ impl SyntheticRun {
                 model,
                 weight,
                 solo_rate: class.solo_rate,
+                min_speed: None,
             });
         }
         let synthetic_plan = SyntheticPlan {

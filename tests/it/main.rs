@@ -4,6 +4,7 @@ mod calibrate;
 mod common;
 mod fit;
 mod pack;
+mod placement;
 mod plan;
 mod plot;
 mod predict;

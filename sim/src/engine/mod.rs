@@ -2,6 +2,7 @@
 #![doc = include_str!("README.md")]
 mod heap;
 mod setup;
+mod tenancy;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -10,7 +11,7 @@ use std::ops::Bound::{Excluded, Unbounded};
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, TimelineRow};
 use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
-use crate::policy::{self, ClusterView, Demand, Placement, Policy, QueueOrder, SlotRef};
+use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
 use crate::workload::Job;
 use heap::Event;
 pub use setup::{Cluster, DynamicMig, EngineError, GpuGroup, SimConfig, Unplaceable};
@@ -350,20 +351,20 @@ impl<'a> Simulation<'a> {
         Ok(())
     }
 
+    /// The first group (in cluster order) whose placement rule finds the job a place now.
     fn find_placement(&self, job: u32) -> Option<(u32, Placement)> {
         let n_groups = self.groups.len();
-        let gpus = self.jobs[job as usize].gpus;
+        let pool = Pool {
+            view: &self.view,
+            tenancy: self,
+            perf: self.perf,
+        };
         (0..n_groups).find_map(|group| {
-            let idx = job as usize * n_groups + group;
-            if self.job_class[idx] == u32::MAX {
+            if self.job_class[job as usize * n_groups + group] == u32::MAX {
                 return None;
             }
-            let demand = Demand {
-                memory_mib: self.job_memory[idx],
-                gpus,
-            };
-            policy::place(&self.view, group, self.policy.placement, demand)
-                .map(|p| (group as u32, p))
+            let request = self.request(job, group);
+            policy::place(&pool, group, self.policy.placement, &request).map(|p| (group as u32, p))
         })
     }
 

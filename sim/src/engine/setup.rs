@@ -7,9 +7,9 @@ use thiserror::Error;
 
 use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
-use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode};
-use crate::policy::{ClusterView, GroupKind, Policy, SlotRef};
-use crate::workload::Job;
+use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, SlotRef};
+use crate::workload::{Job, MinSpeed};
 
 /// A set of identical GPUs shared in one mode.
 #[derive(Clone, Debug)]
@@ -182,13 +182,22 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     for job in &config.jobs {
         check_job(job)?;
     }
+    check_min_speeds(config)?;
     let groups = group_states(config);
     let (gpus, parts, kinds) = layout(config)?;
     let (classes, job_class, job_memory) = resolve_classes(config)?;
     let n_groups = groups.len();
     let mut state = Vec::with_capacity(config.jobs.len());
+    let mut fit = FitCheck {
+        config,
+        kinds: &kinds,
+        classes: &classes,
+        job_class: &job_class,
+        job_memory: &job_memory,
+        alone_speed: vec![None; classes.len() * n_groups],
+    };
     for (idx, job) in config.jobs.iter().enumerate() {
-        let fits = fit_check(config, &kinds, &job_class, &job_memory, idx);
+        let fits = fit.check(idx);
         let phase = match fits {
             Ok(()) => Phase::Pending,
             Err(_) if config.on_unplaceable == Unplaceable::Skip => Phase::Skipped,
@@ -281,6 +290,32 @@ fn check_job(job: &Job) -> Result<(), EngineError> {
         return bad("asks for 0 GPUs; a job needs at least 1".into());
     }
     Ok(())
+}
+
+/// Under `LeastSlowdown`, minimum speeds need static MIG layouts: a dynamic re-cut chooses its
+/// layout by memory alone and could re-cut for a job no slice of it may hold.
+fn check_min_speeds(config: &SimConfig) -> Result<(), EngineError> {
+    if config.policy.placement != PlacementRule::LeastSlowdown {
+        return Ok(());
+    }
+    let Some(job) = config.jobs.iter().find(|j| j.min_speed.is_some()) else {
+        return Ok(());
+    };
+    match config
+        .cluster
+        .groups
+        .iter()
+        .position(|g| g.mode == ShareMode::Mig && g.dynamic_mig.is_some())
+    {
+        Some(group) => Err(EngineError::BadJob {
+            job: job.name.clone(),
+            why: format!(
+                "has a min_speed, which dynamic MIG (group {group}) cannot honour: a re-cut \
+                 chooses slices by memory alone; use a static layout or no min_speed"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn group_states(config: &SimConfig) -> Vec<GroupState> {
@@ -482,19 +517,110 @@ fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
     Ok((classes, job_class, job_memory))
 }
 
-/// Whether job `idx` can ever run on some group; if not, why (per group).
 /// Why a job fits on no group: the reason per group, and what would lift each limit it hit.
 struct Unfit {
     why: String,
     remedies: Vec<String>,
 }
 
+/// Whether a job can ever run on some group; what it reads, and the best alone speed per
+/// (class, group) found so far (for minimum speeds under `LeastSlowdown`).
+struct FitCheck<'c> {
+    config: &'c SimConfig,
+    kinds: &'c [(GroupKind, u32)],
+    classes: &'c [JobClass],
+    job_class: &'c [u32],
+    job_memory: &'c [u64],
+    alone_speed: Vec<Option<f64>>,
+}
+
+impl FitCheck<'_> {
+    /// Whether job `idx` can ever run on some group; if not, why (per group).
+    fn check(&mut self, idx: usize) -> Result<(), Unfit> {
+        let min_speed = self.config.jobs[idx]
+            .min_speed
+            .map(MinSpeed::get)
+            .filter(|_| self.config.policy.placement == PlacementRule::LeastSlowdown)
+            .filter(|_| self.config.jobs[idx].gpus == 1);
+        let Some(min_speed) = min_speed else {
+            return fit_check(
+                self.config,
+                self.kinds,
+                self.job_class,
+                self.job_memory,
+                idx,
+                None,
+            );
+        };
+        let n_groups = self.kinds.len();
+        let speeds: Vec<Option<f64>> = (0..n_groups).map(|g| self.alone_speed(idx, g)).collect();
+        let speed = Some((min_speed, speeds.as_slice()));
+        fit_check(
+            self.config,
+            self.kinds,
+            self.job_class,
+            self.job_memory,
+            idx,
+            speed,
+        )
+    }
+
+    /// The best speed (fraction of alone) job `idx` has alone on a partition of group `g` that
+    /// holds it; `None` where it has no class or no partition holds it.
+    fn alone_speed(&mut self, idx: usize, g: usize) -> Option<f64> {
+        let n_groups = self.kinds.len();
+        let class = self.job_class[idx * n_groups + g];
+        if class == u32::MAX {
+            return None;
+        }
+        let slot = class as usize * n_groups + g;
+        if let Some(speed) = self.alone_speed[slot] {
+            return Some(speed);
+        }
+        let group = &self.config.cluster.groups[g];
+        let need = self.job_memory[idx * n_groups + g];
+        let partitions: Vec<Partition> = match &group.mig_layout {
+            Some(layout) if group.mode == ShareMode::Mig => layout
+                .slices
+                .iter()
+                .filter(|s| slot_capacity_mib(Some(s)) >= need)
+                .map(|s| slice_part(group.gpu, Some(s)).partition)
+                .collect(),
+            _ => vec![Partition::whole(group.gpu)],
+        };
+        let class = &self.classes[class as usize];
+        let tenant = Tenant {
+            class,
+            sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
+            gpus: 1,
+        };
+        let speed = partitions
+            .iter()
+            .map(|p| {
+                let mut rate = [0.0];
+                self.config
+                    .perf
+                    .rates(group.gpu, group.mode, p, &[tenant], &mut rate);
+                rate[0] / class.solo_rate
+            })
+            .fold(None, |best: Option<f64>, s| {
+                Some(best.map_or(s, |b| b.max(s)))
+            })?;
+        self.alone_speed[slot] = Some(speed);
+        Some(speed)
+    }
+}
+
+/// Whether job `idx` can ever run on some group; if not, why (per group). With `min_speed`
+/// (its minimum and its best alone speed per group), a group where it is slower than that
+/// even alone cannot hold it either.
 fn fit_check(
     config: &SimConfig,
     kinds: &[(GroupKind, u32)],
     job_class: &[u32],
     job_memory: &[u64],
     idx: usize,
+    min_speed: Option<(f64, &[Option<f64>])>,
 ) -> Result<(), Unfit> {
     let job = &config.jobs[idx];
     let n_groups = kinds.len();
@@ -542,7 +668,17 @@ fn fit_check(
                     largest as f64 / MIB_PER_GIB
                 ))
             }
-            _ => None,
+            _ => match min_speed {
+                Some((min, speeds)) if !speeds[g].is_some_and(|s| s >= min) => {
+                    remedy("lower its min_speed".to_owned());
+                    Some(format!(
+                        "alone it runs at {:.3} of its alone speed at best, below its min_speed {}",
+                        speeds[g].unwrap_or(0.0),
+                        min as f32
+                    ))
+                }
+                _ => None,
+            },
         };
         match reason {
             None => return Ok(()),

@@ -1,14 +1,32 @@
 //! Scheduling policies: the order of the queue and where a job goes.
 //!
-//! A policy reads a [`ClusterView`] and returns a [`Placement`]; the engine checks memory and the
-//! MIG layout, then applies it. One placement rule per file.
+//! A placement rule is given the job (a [`Request`]: its memory, its class as the performance
+//! model sees it, its minimum speed) and a read-only [`Pool`]: the indexed [`ClusterView`] (free
+//! memory and job counts per slot), the [`Tenancy`] (which jobs share each partition, the
+//! partition itself, the group's GPU type and mode) and the [`PerfModel`]. It returns a
+//! [`Placement`]; the engine checks memory and room, then applies it. One rule per file.
+//!
+//! | rule | file | cost per decision (G GPUs, S open slots of the group) |
+//! |---|---|---|
+//! | `Exclusive` | `exclusive.rs` | `O(log G)`; MIG `O(S)` |
+//! | `FirstFit` | `first_fit.rs` | `O(log G)`; MIG `O(S)` |
+//! | `BestFit` | `best_fit.rs` | `O(log G)`; MIG `O(S)` |
+//! | `Spread` | `spread.rs` | `O(c log S)`, c the distinct (tenants, GPU tenants) counts present |
+//! | `LeastSlowdown` | `least_slowdown.rs` | one `PerfModel::rates` call per open slot that holds jobs, plus one per distinct empty partition; MIG walks every open slot |
 mod best_fit;
 mod exclusive;
 mod first_fit;
+mod least_slowdown;
+mod spread;
 mod view;
+
+#[cfg(test)]
+mod testkit;
 
 use std::fmt;
 
+use crate::hardware::GpuSpec;
+use crate::perf::{Partition, PerfModel, ShareMode, Tenant};
 pub use view::{ClusterView, GroupKind, SlotRef};
 
 /// In which order waiting jobs are considered.
@@ -29,6 +47,11 @@ pub enum PlacementRule {
     FirstFit,
     /// The GPU (or slice) left with the least free memory after placing, memory-checked.
     BestFit,
+    /// The least-loaded slot that fits: fewest jobs, then most free memory, lowest index.
+    Spread,
+    /// The slot where the performance model predicts the smallest loss of the whole set
+    /// (`sum of 1 - rate / alone rate`), never below a job's minimum speed.
+    LeastSlowdown,
 }
 
 /// A complete scheduling policy.
@@ -67,6 +90,8 @@ impl fmt::Display for PlacementRule {
             PlacementRule::Exclusive => "exclusive",
             PlacementRule::FirstFit => "first-fit",
             PlacementRule::BestFit => "best-fit",
+            PlacementRule::Spread => "spread",
+            PlacementRule::LeastSlowdown => "least-slowdown",
         })
     }
 }
@@ -89,14 +114,65 @@ pub enum Placement {
     Gpus(Vec<u32>),
 }
 
-/// Chooses a placement for `demand` in group `group` of `view` under `rule`, or `None` when
+/// The job a rule places, in one group.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// Memory per process and whole GPUs.
+    pub demand: Demand,
+    /// The job as [`PerfModel::rates`] takes it: its class on the group's GPU type (model key
+    /// and alone numbers), SM budget and GPUs.
+    pub tenant: Tenant<'a>,
+    /// Least speed it accepts, as a fraction of its alone rate (`class.solo_rate` per GPU, the
+    /// rate its slowdown is measured against); `None`: any. Read by `LeastSlowdown` only.
+    pub min_speed: Option<f64>,
+}
+
+/// One job already in a partition, as a rule sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Occupant<'a> {
+    /// Engine job id.
+    pub job: u32,
+    /// The job as [`PerfModel::rates`] takes it.
+    pub tenant: Tenant<'a>,
+    /// Its minimum speed (fraction of alone), if any.
+    pub min_speed: Option<f64>,
+}
+
+/// Who runs where, read-only: what the engine knows of each partition beyond the memory and
+/// counts the [`ClusterView`] indexes. The engine implements it over its own state.
+pub trait Tenancy {
+    /// GPU type and sharing mode of a group.
+    fn sharing(&self, group: usize) -> (&'static GpuSpec, ShareMode);
+    /// The partition (whole GPU or MIG slice) behind a slot, as it is cut now.
+    fn partition(&self, slot: SlotRef) -> Partition;
+    /// How many jobs the slot holds (the view's [`ClusterView::jobs_in`]).
+    fn tenants_in(&self, slot: SlotRef) -> usize;
+    /// The `i`-th job in the slot (`i < tenants_in`), in the order they entered it: the order
+    /// the engine passes them to [`PerfModel::rates`].
+    fn tenant(&self, slot: SlotRef, i: usize) -> Occupant<'_>;
+}
+
+/// Everything a placement rule may read.
+#[derive(Clone, Copy)]
+pub struct Pool<'a> {
+    /// Free memory and job counts per slot, indexed for the rule.
+    pub view: &'a ClusterView,
+    /// Which jobs share each partition.
+    pub tenancy: &'a dyn Tenancy,
+    /// How a would-be set would run.
+    pub perf: &'a dyn PerfModel,
+}
+
+/// Chooses a placement for `request` in group `group` of `pool` under `rule`, or `None` when
 /// nothing has room now.
 pub fn place(
-    view: &ClusterView,
+    pool: &Pool<'_>,
     group: usize,
     rule: PlacementRule,
-    demand: Demand,
+    request: &Request<'_>,
 ) -> Option<Placement> {
+    let view = pool.view;
+    let demand = request.demand;
     if demand.gpus > 1 {
         return exclusive::idle_gpus(view, group, demand.gpus).map(Placement::Gpus);
     }
@@ -104,6 +180,8 @@ pub fn place(
         PlacementRule::Exclusive => exclusive::place(view, group, demand),
         PlacementRule::FirstFit => first_fit::place(view, group, demand),
         PlacementRule::BestFit => best_fit::place(view, group, demand),
+        PlacementRule::Spread => spread::place(view, group, demand),
+        PlacementRule::LeastSlowdown => least_slowdown::place(pool, group, request),
     };
     slot.map(Placement::Slot)
 }

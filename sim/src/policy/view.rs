@@ -1,6 +1,8 @@
 //! What a policy sees of the cluster: free memory and job counts per slot, with indexes that
-//! answer "first / best slot with room for X MiB" in O(log n).
+//! answer "first / best / least-loaded slot with room for X MiB" in O(log n).
+use std::cmp::Reverse;
 use std::collections::BTreeSet;
+use std::ops::Bound::{self, Excluded, Included, Unbounded};
 
 use super::PlacementRule;
 
@@ -53,6 +55,71 @@ pub(super) struct GroupIndex {
     pub(super) open_slices: Vec<BTreeSet<u32>>,
     /// MIG best-fit: slice positions by (memory, SMs, position).
     pub(super) slices_small_first: Vec<usize>,
+    /// Spread and least-slowdown: every slot with room for one more job, by load.
+    by_load: Option<BTreeSet<LoadKey>>,
+}
+
+/// A slot's place in the load order: (jobs in the slot, jobs on its GPU, most free memory
+/// first, GPU, slot). On a whole GPU the two counts are equal.
+type LoadKey = (u32, u32, Reverse<u64>, u32, u32);
+
+/// One slot with room, as the load index holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Load {
+    pub(super) slot: SlotRef,
+    /// Jobs in the slot.
+    pub(super) jobs: u32,
+    /// Jobs on its GPU, every slot together.
+    pub(super) gpu_jobs: u32,
+    /// Free memory of the slot, MiB.
+    pub(super) free_mib: u64,
+}
+
+/// The open slots of a group that hold at least `memory_mib` more, in load order. Within one
+/// load class (the same two job counts) free memory only falls, so the walk leaves a class at
+/// its first slot that is too small: each step is `O(log S)` and a walk that stops early costs
+/// `O(c log S)` for `c` classes passed.
+pub(super) struct LoadWalk<'v> {
+    set: &'v BTreeSet<LoadKey>,
+    group: u32,
+    memory_mib: u64,
+    from: Bound<LoadKey>,
+}
+
+impl LoadWalk<'_> {
+    /// Passes over the rest of the class of `load` (every slot with its two job counts).
+    pub(super) fn skip_class(&mut self, load: &Load) {
+        self.from = Included(class_start(load.jobs, load.gpu_jobs.saturating_add(1)));
+    }
+}
+
+fn class_start(jobs: u32, gpu_jobs: u32) -> LoadKey {
+    (jobs, gpu_jobs, Reverse(u64::MAX), 0, 0)
+}
+
+impl Iterator for LoadWalk<'_> {
+    type Item = Load;
+
+    fn next(&mut self) -> Option<Load> {
+        loop {
+            let &key = self.set.range((self.from, Unbounded)).next()?;
+            let (jobs, gpu_jobs, Reverse(free_mib), gpu, slot) = key;
+            if free_mib >= self.memory_mib {
+                self.from = Excluded(key);
+                return Some(Load {
+                    slot: SlotRef {
+                        group: self.group,
+                        gpu,
+                        slot,
+                    },
+                    jobs,
+                    gpu_jobs,
+                    free_mib,
+                });
+            }
+            self.from = Included(class_start(jobs, gpu_jobs.checked_add(1)?));
+        }
+    }
 }
 
 /// The cluster as policies see it. The engine keeps it current with [`ClusterView::occupy`],
@@ -67,6 +134,8 @@ pub struct ClusterView {
     slot_jobs: Vec<u32>,
     gpu_jobs: Vec<u32>,
     gpu_locked: Vec<bool>,
+    /// The key each slot has in its group's `by_load` (slot ids), so it can be removed.
+    load_key: Vec<Option<LoadKey>>,
 }
 
 impl ClusterView {
@@ -81,6 +150,7 @@ impl ClusterView {
             slot_jobs: Vec::new(),
             gpu_jobs: Vec::new(),
             gpu_locked: Vec::new(),
+            load_key: Vec::new(),
         };
         for (group_idx, (kind, count)) in groups.iter().enumerate() {
             view.add_group(group_idx as u32, kind.clone(), *count, rule);
@@ -97,6 +167,7 @@ impl ClusterView {
             self.slot_capacity.extend_from_slice(&capacities);
             self.slot_free.extend_from_slice(&capacities);
             self.slot_jobs.extend(capacities.iter().map(|_| 0));
+            self.load_key.extend(capacities.iter().map(|_| None));
             self.gpu_jobs.push(0);
             self.gpu_locked.push(false);
         }
@@ -113,6 +184,8 @@ impl ClusterView {
             by_free_key: vec![Some(whole_memory); count as usize],
             open_slices: Vec::new(),
             slices_small_first: Vec::new(),
+            by_load: matches!(rule, PlacementRule::Spread | PlacementRule::LeastSlowdown)
+                .then(BTreeSet::new),
             idle: all.clone(),
             kind,
         };
@@ -128,6 +201,21 @@ impl ClusterView {
             index.slices_small_first = order;
         }
         self.groups.push(index);
+        for gpu in first_gpu..first_gpu + count {
+            self.reindex_load(group_idx, gpu);
+        }
+    }
+
+    /// The group's open slots holding at least `memory_mib` more, in load order (fewest jobs
+    /// in the slot, then on its GPU, then most free memory, then lowest GPU and slot); `None`
+    /// unless the view was built for a rule that keeps the load index (spread, least-slowdown).
+    pub(super) fn load_walk(&self, group: usize, memory_mib: u64) -> Option<LoadWalk<'_>> {
+        Some(LoadWalk {
+            set: self.groups[group].by_load.as_ref()?,
+            group: group as u32,
+            memory_mib,
+            from: Unbounded,
+        })
     }
 
     /// Number of groups.
@@ -279,6 +367,43 @@ impl ClusterView {
             set_member(open, gpu, has_space);
         }
         debug_assert!(free <= capacity);
+        self.reindex_load(slot.group, gpu);
+    }
+
+    /// Brings the load keys of every slot of `gpu` up to date (its job count is in each).
+    fn reindex_load(&mut self, group: u32, gpu: u32) {
+        let max_jobs = self.max_jobs(group as usize);
+        let Some(by_load) = &mut self.groups[group as usize].by_load else {
+            return;
+        };
+        let base = self.slot_base[gpu as usize] as usize;
+        let end = self
+            .slot_base
+            .get(gpu as usize + 1)
+            .map_or(self.slot_capacity.len(), |&b| b as usize);
+        let locked = self.gpu_locked[gpu as usize];
+        let gpu_jobs = self.gpu_jobs[gpu as usize];
+        for id in base..end {
+            let jobs = self.slot_jobs[id];
+            let has_space = !locked && self.slot_capacity[id] > 0 && jobs < max_jobs;
+            let key = has_space.then_some((
+                jobs,
+                gpu_jobs,
+                Reverse(self.slot_free[id]),
+                gpu,
+                (id - base) as u32,
+            ));
+            if self.load_key[id] == key {
+                continue;
+            }
+            if let Some(old) = self.load_key[id].take() {
+                by_load.remove(&old);
+            }
+            if let Some(new) = key {
+                by_load.insert(new);
+            }
+            self.load_key[id] = key;
+        }
     }
 }
 

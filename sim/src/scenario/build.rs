@@ -14,7 +14,7 @@ use crate::perf::{
 };
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
-use crate::workload::{Job, ModelKey, limits};
+use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 /// The engine configuration and summary labels of one variant. `seed` replaces the variant's.
 pub fn build_variant(
@@ -72,6 +72,7 @@ pub fn build_variant_with(
     };
     let (jobs, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
+    check_min_speeds(path, variant, groups, &policy, &jobs)?;
     let on_unplaceable = match variant.on_unplaceable.unwrap_or(file.on_unplaceable) {
         UnplaceableSpec::Error => Unplaceable::Error,
         UnplaceableSpec::Skip => Unplaceable::Skip,
@@ -399,9 +400,73 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
             PlacementSpec::Exclusive => PlacementRule::Exclusive,
             PlacementSpec::FirstFit => PlacementRule::FirstFit,
             PlacementSpec::BestFit => PlacementRule::BestFit,
+            PlacementSpec::Spread => PlacementRule::Spread,
+            PlacementSpec::LeastSlowdown => PlacementRule::LeastSlowdown,
         },
         max_jobs_per_gpu: spec.max_jobs_per_gpu,
     })
+}
+
+/// A `min_speed` field: a fraction of the job's alone speed in (0, 1], or none.
+pub(super) fn min_speed(
+    path: &Path,
+    field: impl Into<String>,
+    value: Option<f64>,
+) -> Result<Option<MinSpeed>, ScenarioError> {
+    match value.map(|v| (v, MinSpeed::new(v))) {
+        None => Ok(None),
+        Some((_, Some(min))) => Ok(Some(min)),
+        Some((v, None)) => Err(ScenarioError::field(
+            path,
+            field,
+            format!(
+                "{v} must be in (0, 1]: the least fraction of its alone speed a job accepts \
+                 (0.5: at most twice as slow); leave it out for none"
+            ),
+        )),
+    }
+}
+
+/// Jobs with a minimum speed need the rule that honours it, and static MIG layouts (a dynamic
+/// re-cut chooses slices by memory alone).
+fn check_min_speeds(
+    path: &Path,
+    variant: &VariantSpec,
+    groups: &[GroupSpec],
+    policy: &Policy,
+    jobs: &[Job],
+) -> Result<(), ScenarioError> {
+    let Some(job) = jobs.iter().find(|j| j.min_speed.is_some()) else {
+        return Ok(());
+    };
+    let in_variant = if variant.policy.is_some() || variant.cluster.is_some() {
+        format!(" (sweep variant `{}`)", variant.name)
+    } else {
+        String::new()
+    };
+    if policy.placement != PlacementRule::LeastSlowdown {
+        return Err(ScenarioError::field(
+            path,
+            "policy.placement",
+            format!(
+                "is {}{in_variant}, but job `{}` has a min_speed, which only LeastSlowdown \
+                 honours; set placement: LeastSlowdown or remove the workload's min_speed",
+                policy.placement, job.name
+            ),
+        ));
+    }
+    if let Some(idx) = groups.iter().position(|g| !g.dynamic_layouts.is_empty()) {
+        return Err(ScenarioError::field(
+            path,
+            format!("cluster[{idx}].dynamic_layouts"),
+            format!(
+                "dynamic MIG{in_variant} re-cuts by memory alone and cannot honour job `{}`'s \
+                 min_speed; use a static mig_layout or remove the workload's min_speed",
+                job.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// What turning a workload into jobs needs besides the workload.
@@ -501,12 +566,14 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
             "must be at least 1",
         ));
     }
+    let min_speed = min_speed(path, field("min_speed"), spec.min_speed)?;
     Ok(Job {
         name: spec.name.clone().unwrap_or_else(|| format!("j{idx}")),
         model,
         arrival_s: spec.arrival_s,
         samples,
         gpus: spec.gpus,
+        min_speed,
     })
 }
 
@@ -574,10 +641,16 @@ fn synthetic_jobs(
         let class = perf
             .class(reference, &model)
             .map_err(|e| ScenarioError::field(path, &field, e))?;
+        let min_speed = min_speed(
+            path,
+            format!("workload.Synthetic.mix[{idx}].min_speed"),
+            entry.min_speed,
+        )?;
         mix.push(MixEntry {
             model,
             weight: entry.weight,
             solo_rate: class.solo_rate,
+            min_speed,
         });
     }
     let plan = SyntheticPlan {
@@ -697,5 +770,105 @@ mod tests {
         );
         assert!(err.contains("workload.Synthetic:"), "{err}");
         assert!(err.contains("above the limit of 1e10 s"), "{err}");
+    }
+
+    fn build_with(cluster: &str, policy: &str, workload: &str) -> Result<SimConfig, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        std::fs::write(
+            dir.path().join("t.csv"),
+            "name,arrival_s,duration_s,gpus\na,0,60,1\nb,3600,60,1\n",
+        )
+        .unwrap();
+        let text = format!(
+            "(name: \"t\", profiles: [{:?}], cluster: [{cluster}], policy: {policy}, \
+             workload: {workload})",
+            profile.display().to_string()
+        );
+        let path = dir.path().join("t.ron");
+        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
+        let scenario = Scenario { path, file };
+        let variant = scenario.variants().remove(0);
+        build_variant(&scenario, &variant, None)
+            .map(|(cfg, _)| cfg)
+            .map_err(|e| e.to_string())
+    }
+
+    const MPS: &str = "(gpu: \"h200\", count: 2, mode: Mps)";
+    const LEAST: &str = "(placement: LeastSlowdown)";
+
+    /// Minimum speeds reach the jobs from a listed job, a synthetic mix entry and a trace rule.
+    #[test]
+    fn min_speeds_reach_the_jobs_from_every_workload() {
+        let listed = build_with(
+            MPS,
+            LEAST,
+            "Jobs([(model: \"resnet18:128:32\", samples: 1e6, min_speed: 0.5), \
+             (model: \"resnet18:128:32\", samples: 1e6)])",
+        )
+        .unwrap();
+        let speeds: Vec<_> = listed.jobs.iter().map(|j| j.min_speed).collect();
+        assert_eq!(speeds, [MinSpeed::new(0.5), None]);
+        let synthetic = build_with(
+            MPS,
+            LEAST,
+            "Synthetic((jobs: 20, arrivals_per_hour: 10.0, median_minutes: 5.0, mix: [\
+             (model: \"resnet18:128:32\", min_speed: 0.7), (model: \"vit_b_16:32:224\")]))",
+        )
+        .unwrap();
+        for job in &synthetic.jobs {
+            let expect = MinSpeed::new(0.7).filter(|_| job.model.model == "resnet18");
+            assert_eq!(job.min_speed, expect, "{job:?}");
+        }
+        let trace = build_with(
+            MPS,
+            LEAST,
+            "Trace((format: Colo, path: \"t.csv\", models: Rules([\
+             (max_hours: 0.5, model: \"resnet18:128:32\", min_speed: 0.8)])))",
+        )
+        .unwrap();
+        assert!(trace.jobs.iter().all(|j| j.min_speed == MinSpeed::new(0.8)));
+        assert_eq!(trace.policy.placement, PlacementRule::LeastSlowdown);
+    }
+
+    #[test]
+    fn min_speeds_out_of_range_unhonoured_or_with_dynamic_mig_are_refused() {
+        let err = build_with(
+            MPS,
+            LEAST,
+            "Synthetic((jobs: 2, arrivals_per_hour: 10.0, median_minutes: 5.0, mix: [\
+             (model: \"resnet18:128:32\", min_speed: 0.0)]))",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("t.ron: workload.Synthetic.mix[0].min_speed: 0 must be in (0, 1]"),
+            "{err}"
+        );
+        let err = build_with(
+            MPS,
+            LEAST,
+            "Trace((format: Colo, path: \"t.csv\", models: Mix([\
+             (model: \"resnet18:128:32\", min_speed: 2.0)])))",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("workload.Trace.models.Mix[0].min_speed: 2 must be in (0, 1]"),
+            "{err}"
+        );
+        let job = "Jobs([(name: \"x\", model: \"resnet18:128:32\", samples: 1e6, min_speed: 0.5)])";
+        let err = build_with(MPS, "(placement: Spread)", job).unwrap_err();
+        assert!(
+            err.contains("policy.placement: is spread, but job `x`"),
+            "{err}"
+        );
+        let dynamic = "(gpu: \"h200\", count: 1, mode: Mig, mig_layout: \"7x1g.18gb\", \
+                       dynamic_layouts: [\"3g.71gb,4g.71gb\"])";
+        let err = build_with(dynamic, LEAST, job).unwrap_err();
+        assert!(
+            err.contains("cluster[0].dynamic_layouts: dynamic MIG"),
+            "{err}"
+        );
+        assert!(build_with(MPS, LEAST, job).is_ok());
     }
 }

@@ -254,6 +254,9 @@ pub struct RuleSpec {
     pub gpu_sharing: Option<bool>,
     /// MODEL:BATCH:IMAGE the matching jobs train.
     pub model: String,
+    /// Least speed the matching jobs accept, fraction of alone in (0, 1] (LeastSlowdown only).
+    #[serde(default)]
+    pub min_speed: Option<f64>,
 }
 
 /// One job written out.
@@ -280,6 +283,9 @@ pub struct JobSpec {
     /// GPUs (default 1).
     #[serde(default = "one")]
     pub gpus: u32,
+    /// Least speed it accepts, fraction of alone in (0, 1] (LeastSlowdown only; default none).
+    #[serde(default)]
+    pub min_speed: Option<f64>,
 }
 
 /// A synthetic workload.
@@ -318,6 +324,9 @@ pub struct MixSpec {
     /// Relative weight.
     #[serde(default = "unit_weight")]
     pub weight: f64,
+    /// Least speed its jobs accept, fraction of alone in (0, 1] (LeastSlowdown only).
+    #[serde(default)]
+    pub min_speed: Option<f64>,
 }
 
 /// One entry of a GPU-count distribution.
@@ -355,6 +364,11 @@ pub enum PlacementSpec {
     /// GPU left with the least free memory.
     #[default]
     BestFit,
+    /// Least-loaded GPU (or slice): fewest jobs, then most free memory.
+    Spread,
+    /// Where the performance model predicts the least loss of the set, respecting
+    /// minimum speeds.
+    LeastSlowdown,
 }
 
 /// Scheduling policy.

@@ -15,7 +15,7 @@ use crate::hardware::{self, GpuSpec};
 use crate::metrics::{GpuSharingSummary, TraceSummary};
 use crate::perf::PerfModel;
 use crate::workload::trace::{self, ReadOptions, Trace, TraceFormat, TraceJob};
-use crate::workload::{Job, ModelKey, limits};
+use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 const FIELD: &str = "workload.Trace";
 
@@ -132,7 +132,7 @@ pub(super) fn replay(
         .iter()
         .filter(|j| j.arrival_s >= from_s && j.arrival_s < to_s)
     {
-        let (model, solo_rate) = models.pick(plan.path, tj, &mut rng)?;
+        let (model, solo_rate, min_speed) = models.pick(plan.path, tj, &mut rng)?;
         let arrival_s = (tj.arrival_s - from_s) * plan.spec.arrival_scale;
         let duration_s = tj.duration_s * plan.spec.duration_scale;
         scaled_in_range(plan.path, tj, "arrival_scale", limits::arrival(arrival_s))?;
@@ -150,6 +150,7 @@ pub(super) fn replay(
             arrival_s,
             samples: duration_s * solo_rate * f64::from(tj.gpus),
             gpus: tj.gpus,
+            min_speed,
         });
     }
     let summary = summarize(plan.spec, trace, &jobs, per_model, sharing_replayed);
@@ -239,23 +240,28 @@ fn window_s(path: &Path, spec: &TraceSpec) -> Result<(f64, f64), ScenarioError> 
 
 /// Chooses each job's model: a seeded weighted draw, or the first matching rule.
 struct ModelPicker {
-    /// Models with their exclusive rate on the reference GPU.
-    models: Vec<(ModelKey, f64)>,
+    /// Models with their exclusive rate on the reference GPU and their jobs' minimum speed.
+    models: Vec<(ModelKey, f64, Option<MinSpeed>)>,
     mix: Option<WeightedIndex<f64>>,
     rules: Vec<RuleSpec>,
 }
 
 impl ModelPicker {
     fn new(plan: &ReplayPlan<'_>) -> Result<Self, ScenarioError> {
-        let (names, weights, rules): (Vec<&str>, Vec<f64>, Vec<RuleSpec>) = match &plan.spec.models
-        {
+        type Entries<'s> = (Vec<(&'s str, Option<f64>)>, Vec<f64>, Vec<RuleSpec>);
+        let (names, weights, rules): Entries<'_> = match &plan.spec.models {
             ModelMapSpec::Mix(mix) => (
-                mix.iter().map(|m| m.model.as_str()).collect(),
+                mix.iter()
+                    .map(|m| (m.model.as_str(), m.min_speed))
+                    .collect(),
                 mix.iter().map(|m| m.weight).collect(),
                 Vec::new(),
             ),
             ModelMapSpec::Rules(rules) => (
-                rules.iter().map(|r| r.model.as_str()).collect(),
+                rules
+                    .iter()
+                    .map(|r| (r.model.as_str(), r.min_speed))
+                    .collect(),
                 Vec::new(),
                 rules.clone(),
             ),
@@ -271,8 +277,14 @@ impl ModelPicker {
         let models = names
             .iter()
             .enumerate()
-            .map(|(idx, name)| resolve_model(plan, &format!("models.{kind}[{idx}]"), name))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|(idx, &(name, min_speed))| {
+                let entry = format!("models.{kind}[{idx}]");
+                let (key, rate) = resolve_model(plan, &entry, name)?;
+                let field = format!("{FIELD}.{entry}.min_speed");
+                let min_speed = super::build::min_speed(plan.path, field, min_speed)?;
+                Ok((key, rate, min_speed))
+            })
+            .collect::<Result<Vec<_>, ScenarioError>>()?;
         let mix =
             if rules.is_empty() {
                 Some(WeightedIndex::new(weights).map_err(|e| {
@@ -289,7 +301,7 @@ impl ModelPicker {
         path: &Path,
         job: &TraceJob,
         rng: &mut Xoshiro256PlusPlus,
-    ) -> Result<(&ModelKey, f64), ScenarioError> {
+    ) -> Result<(&ModelKey, f64, Option<MinSpeed>), ScenarioError> {
         let idx = match &self.mix {
             Some(mix) => mix.sample(rng),
             None => self
@@ -298,8 +310,8 @@ impl ModelPicker {
                 .position(|rule| rule_matches(rule, job))
                 .ok_or_else(|| unmatched(path, job))?,
         };
-        let (model, rate) = &self.models[idx];
-        Ok((model, *rate))
+        let (model, rate, min_speed) = &self.models[idx];
+        Ok((model, *rate, *min_speed))
     }
 }
 
@@ -372,6 +384,7 @@ mod tests {
             min_hours: None,
             gpu_sharing: sharing,
             model: "m:1:1".into(),
+            min_speed: None,
         }
     }
 
@@ -455,10 +468,12 @@ mod tests {
             super::super::schema::MixSpec {
                 model: "resnet18:128:32".into(),
                 weight: 1.0,
+                min_speed: None,
             },
             super::super::schema::MixSpec {
                 model: "vit_b_16:32:224".into(),
                 weight: 1.0,
+                min_speed: None,
             },
         ]);
         let models = |seed| -> Vec<ModelKey> {

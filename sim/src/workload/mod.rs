@@ -8,6 +8,7 @@ pub mod synthetic;
 pub mod trace;
 
 use std::fmt;
+use std::num::NonZeroU32;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -121,11 +122,69 @@ pub struct Job {
     pub samples: f64,
     /// Whole GPUs it needs; more than one means it takes whole, unshared GPUs.
     pub gpus: u32,
+    /// Least speed it accepts while sharing; `None`: any. Only the `LeastSlowdown` placement
+    /// rule reads it (a scenario refuses it under any other rule); a job spanning several GPUs
+    /// runs alone and is never slowed by sharing.
+    pub min_speed: Option<MinSpeed>,
+}
+
+/// A job's minimum speed: a fraction of its alone rate in (0, 1], held as an `f32` (to about
+/// 6e-8) in four bytes, so that a [`Job`] keeps its size (the field takes the padding after
+/// `gpus`; a million jobs would otherwise carry 16 MB more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MinSpeed(NonZeroU32);
+
+impl MinSpeed {
+    /// The minimum speed `fraction` of alone, or `None` unless it is in (0, 1].
+    pub fn new(fraction: f64) -> Option<Self> {
+        if !(fraction > 0.0 && fraction <= 1.0) {
+            return None;
+        }
+        // The nearest f32, at least the smallest positive one.
+        let bits = (fraction as f32).to_bits().max(1);
+        NonZeroU32::new(bits).map(Self)
+    }
+
+    /// The fraction of alone.
+    pub fn get(self) -> f64 {
+        f64::from(f32::from_bits(self.0.get()))
+    }
+}
+
+impl fmt::Display for MinSpeed {
+    /// The shortest decimal that reads back as the kept value (`0.9`, not `0.8999999761581421`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", f32::from_bits(self.0.get()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_min_speed_is_a_fraction_in_four_bytes_and_jobs_keep_their_size() {
+        for bad in [0.0, -0.5, 1.0 + 1e-9, 2.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(MinSpeed::new(bad), None, "{bad}");
+        }
+        for good in [1.0, 0.5, 0.95, 1e-30] {
+            let kept = MinSpeed::new(good).unwrap().get();
+            assert!((kept - good).abs() <= 6e-8 * good, "{good}: {kept}");
+        }
+        assert!(
+            MinSpeed::new(1e-300).unwrap().get() > 0.0,
+            "below f32's range: the least"
+        );
+        assert_eq!(MinSpeed::new(0.9).unwrap().to_string(), "0.9");
+        assert_eq!(MinSpeed::new(1.0).unwrap().get(), 1.0);
+        assert_eq!(std::mem::size_of::<Option<MinSpeed>>(), 4);
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(
+            std::mem::size_of::<Job>(),
+            80,
+            "the minimum speed sits in padding"
+        );
+    }
 
     #[test]
     fn model_key_round_trips_through_text() {

@@ -8,7 +8,7 @@ use rand_distr::weighted::WeightedIndex;
 use rand_distr::{Distribution, Exp, LogNormal};
 use thiserror::Error;
 
-use super::{Job, ModelKey, limits};
+use super::{Job, MinSpeed, ModelKey, limits};
 
 /// One model of the mix with its weight and its exclusive rate on the reference GPU.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +19,8 @@ pub struct MixEntry {
     pub weight: f64,
     /// Samples/s alone on one reference GPU.
     pub solo_rate: f64,
+    /// Least speed its jobs accept, if any.
+    pub min_speed: Option<MinSpeed>,
 }
 
 /// Parameters of a synthetic workload.
@@ -109,6 +111,7 @@ pub fn generate(plan: &SyntheticPlan, seed: u64) -> Result<Vec<Job>, SyntheticEr
             arrival_s: now,
             samples: duration * entry.solo_rate * f64::from(gpus),
             gpus,
+            min_speed: entry.min_speed,
         });
     }
     Ok(jobs)
@@ -129,11 +132,13 @@ mod tests {
                     model: ModelKey::new("a", 1, 1),
                     weight: 3.0,
                     solo_rate: 100.0,
+                    min_speed: None,
                 },
                 MixEntry {
                     model: ModelKey::new("b", 1, 1),
                     weight: 1.0,
                     solo_rate: 10.0,
+                    min_speed: None,
                 },
             ],
             gpus: vec![],

@@ -1,6 +1,7 @@
 //! Engine tests: hand-checked cases, a differential test against `NaiveEngine`, and property
 //! tests of the engine's invariants.
 mod alone;
+mod min_speed;
 mod naive;
 mod properties;
 
@@ -86,6 +87,7 @@ pub(super) fn job(name: &str, model: &str, arrival_s: f64, samples: f64, gpus: u
         arrival_s,
         samples,
         gpus,
+        min_speed: None,
     }
 }
 

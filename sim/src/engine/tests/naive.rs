@@ -2,6 +2,8 @@
 //! at every job and every slot: the next event is the earliest arrival or finish over all jobs,
 //! placement is a linear scan, and every rate is recomputed from scratch. It shares only the
 //! inputs (SimConfig) and the PerfModel with the real engine.
+use std::cmp::Reverse;
+
 use crate::engine::{SimConfig, Unplaceable};
 use crate::hardware::MigSlice;
 use crate::perf::{JobClass, Partition, ShareMode, Tenant};
@@ -184,7 +186,9 @@ fn build_jobs(config: &SimConfig, slots: &[Slot]) -> Vec<Job> {
                 start: f64::NAN,
                 end: f64::NAN,
             };
-            if !can_ever_run(config, slots, &j, job.gpus) {
+            if !can_ever_run(config, slots, &j, job.gpus)
+                || !meets_min_speed_somewhere(config, slots, &j, job)
+            {
                 assert_eq!(
                     config.on_unplaceable,
                     Unplaceable::Skip,
@@ -211,6 +215,41 @@ fn can_ever_run(config: &SimConfig, slots: &[Slot], job: &Job, gpus: u32) -> boo
                     .iter()
                     .any(|s| s.group == g && s.capacity_mib >= job.memory_mib[g])
             }
+    })
+}
+
+/// Under `LeastSlowdown`, a single-GPU job with a minimum speed needs a slot where, alone, it
+/// keeps that speed.
+fn meets_min_speed_somewhere(
+    config: &SimConfig,
+    slots: &[Slot],
+    job: &Job,
+    spec: &crate::workload::Job,
+) -> bool {
+    let Some(min) = spec.min_speed.map(crate::workload::MinSpeed::get) else {
+        return true;
+    };
+    if config.policy.placement != PlacementRule::LeastSlowdown || spec.gpus > 1 {
+        return true;
+    }
+    slots.iter().any(|s| {
+        let group = &config.cluster.groups[s.group];
+        let Some(class) = &job.class[s.group] else {
+            return false;
+        };
+        if s.capacity_mib < job.memory_mib[s.group] {
+            return false;
+        }
+        let tenant = Tenant {
+            class,
+            sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
+            gpus: 1,
+        };
+        let mut rate = [0.0];
+        config
+            .perf
+            .rates(group.gpu, group.mode, &s.partition, &[tenant], &mut rate);
+        rate[0] / class.solo_rate >= min
     })
 }
 
@@ -320,9 +359,8 @@ fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(u
                 && slots[s].capacity_mib - used_mib(slots, jobs, s) >= need
         };
         let is_mig = config.cluster.groups[g].mode == ShareMode::Mig;
-        let exclusive = config.policy.placement == PlacementRule::Exclusive
-            || in_group.iter().all(|&s| slots[s].max_jobs == 1 && !is_mig);
-        let pick = if exclusive {
+        let exclusive_group = in_group.iter().all(|&s| slots[s].max_jobs == 1 && !is_mig);
+        let first_empty = || {
             let empty = |s: usize| {
                 if is_mig {
                     slots[s].jobs.is_empty()
@@ -335,39 +373,79 @@ fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(u
                 .copied()
                 .filter(|&s| empty(s) && room(s))
                 .min_by_key(|&s| (slots[s].gpu, slots[s].pos))
-        } else {
-            match (config.policy.placement, is_mig) {
-                (PlacementRule::BestFit, false) => in_group
-                    .iter()
-                    .copied()
-                    .filter(|&s| room(s))
-                    .min_by_key(|&s| {
-                        (
-                            slots[s].capacity_mib - used_mib(slots, jobs, s),
-                            slots[s].gpu,
-                        )
-                    }),
-                (PlacementRule::BestFit, true) => in_group
-                    .iter()
-                    .copied()
-                    .filter(|&s| room(s))
-                    .min_by_key(|&s| {
-                        (
-                            slots[s].capacity_mib,
-                            slots[s].slice.map_or(0, |x| x.profile.sms),
-                            slots[s].pos,
-                            slots[s].gpu,
-                        )
-                    }),
-                _ => in_group
-                    .iter()
-                    .copied()
-                    .filter(|&s| room(s))
-                    .min_by_key(|&s| (slots[s].gpu, slots[s].pos)),
-            }
+        };
+        let open = || in_group.iter().copied().filter(|&s| room(s));
+        let pick = match config.policy.placement {
+            PlacementRule::Exclusive => first_empty(),
+            PlacementRule::FirstFit | PlacementRule::BestFit if exclusive_group => first_empty(),
+            PlacementRule::FirstFit => open().min_by_key(|&s| (slots[s].gpu, slots[s].pos)),
+            PlacementRule::BestFit if is_mig => open().min_by_key(|&s| {
+                (
+                    slots[s].capacity_mib,
+                    slots[s].slice.map_or(0, |x| x.profile.sms),
+                    slots[s].pos,
+                    slots[s].gpu,
+                )
+            }),
+            PlacementRule::BestFit => open().min_by_key(|&s| {
+                (
+                    slots[s].capacity_mib - used_mib(slots, jobs, s),
+                    slots[s].gpu,
+                )
+            }),
+            PlacementRule::Spread => open().min_by_key(|&s| {
+                (
+                    slots[s].jobs.len(),
+                    gpu_jobs(slots, slots[s].gpu),
+                    Reverse(slots[s].capacity_mib - used_mib(slots, jobs, s)),
+                    slots[s].gpu,
+                    slots[s].pos,
+                )
+            }),
+            PlacementRule::LeastSlowdown => open()
+                .filter_map(|s| set_loss(config, slots, jobs, s, i).map(|loss| (loss, s)))
+                .min_by(|a, b| {
+                    a.0.total_cmp(&b.0).then(
+                        (slots[a.1].gpu, slots[a.1].pos).cmp(&(slots[b.1].gpu, slots[b.1].pos)),
+                    )
+                })
+                .map(|(_, s)| s),
         };
         pick.map(|s| (g, vec![s]))
     })
+}
+
+/// The predicted loss (sum of 1 - rate / alone rate) of slot `s`'s jobs with job `i` added
+/// last, or `None` if one would run below its minimum speed.
+fn set_loss(config: &SimConfig, slots: &[Slot], jobs: &[Job], s: usize, i: usize) -> Option<f64> {
+    let slot = &slots[s];
+    let group = &config.cluster.groups[slot.group];
+    let members: Vec<usize> = slot.jobs.iter().copied().chain([i]).collect();
+    let tenants: Vec<Tenant<'_>> = members
+        .iter()
+        .map(|&k| Tenant {
+            class: jobs[k].class[slot.group]
+                .as_ref()
+                .expect("placed job has a class"),
+            sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
+            gpus: config.jobs[k].gpus,
+        })
+        .collect();
+    let mut rates = vec![0.0; tenants.len()];
+    config
+        .perf
+        .rates(group.gpu, group.mode, &slot.partition, &tenants, &mut rates);
+    let mut loss = 0.0;
+    for ((&k, tenant), rate) in members.iter().zip(&tenants).zip(rates) {
+        let speed = rate / (tenant.class.solo_rate * f64::from(tenant.gpus));
+        if let Some(min) = config.jobs[k].min_speed.map(crate::workload::MinSpeed::get)
+            && (speed < min || speed.is_nan())
+        {
+            return None;
+        }
+        loss += 1.0 - speed;
+    }
+    Some(loss)
 }
 
 fn rerate_all(config: &SimConfig, slots: &[Slot], jobs: &mut [Job]) {

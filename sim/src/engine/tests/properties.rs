@@ -55,13 +55,14 @@ fn any_group() -> impl Strategy<Value = GpuGroup> {
         )
 }
 
-fn any_job() -> impl Strategy<Value = (usize, u32, u32, u32)> {
-    // (model, arrival in whole seconds so ties happen, samples, gpus)
+fn any_job() -> impl Strategy<Value = (usize, u32, u32, u32, Option<f64>)> {
+    // (model, arrival in whole seconds so ties happen, samples, gpus, minimum speed)
     (
         0usize..4,
         0u32..60,
         5u32..400,
         prop::sample::select(vec![1u32, 1, 1, 1, 2, 3]),
+        prop::sample::select(vec![None, None, Some(0.3), Some(0.6), Some(0.9), Some(1.0)]),
     )
 }
 
@@ -73,7 +74,7 @@ fn any_config() -> impl Strategy<Value = SimConfig> {
             any::<bool>(),
             any::<bool>(),
             1usize..4,
-            0usize..3,
+            0usize..5,
             1u32..4,
             any::<bool>(),
         ),
@@ -81,11 +82,25 @@ fn any_config() -> impl Strategy<Value = SimConfig> {
         .prop_map(
             |(groups, jobs, (sjf, backfill, depth, placement, max_jobs, equal_share))| {
                 let models = ["small", "mid", "big", "huge"];
+                let placement = [
+                    PlacementRule::Exclusive,
+                    PlacementRule::FirstFit,
+                    PlacementRule::BestFit,
+                    PlacementRule::Spread,
+                    PlacementRule::LeastSlowdown,
+                ][placement];
+                // Minimum speeds under least-slowdown, where no group is dynamic MIG (the engine
+                // refuses the two together).
+                let min_speeds = placement == PlacementRule::LeastSlowdown
+                    && groups.iter().all(|g| g.dynamic_mig.is_none());
                 let jobs = jobs
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (m, arrival, samples, gpus))| {
-                        job(
+                    .map(|(i, (m, arrival, samples, gpus, min_speed))| Job {
+                        min_speed: min_speed
+                            .filter(|_| min_speeds)
+                            .and_then(crate::workload::MinSpeed::new),
+                        ..job(
                             &format!("j{i}"),
                             models[m],
                             f64::from(arrival),
@@ -94,11 +109,6 @@ fn any_config() -> impl Strategy<Value = SimConfig> {
                         )
                     })
                     .collect();
-                let placement = [
-                    PlacementRule::Exclusive,
-                    PlacementRule::FirstFit,
-                    PlacementRule::BestFit,
-                ][placement];
                 let mut cfg = config(groups, jobs, placement);
                 cfg.policy = Policy {
                     order: if sjf {

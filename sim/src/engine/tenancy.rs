@@ -1,0 +1,56 @@
+//! The engine's side of the placement seam: what a rule may read of who runs where
+//! ([`Tenancy`]), and the [`Request`] for a job in one group.
+use super::Simulation;
+use crate::hardware::GpuSpec;
+use crate::perf::{Partition, ShareMode, Tenant};
+use crate::policy::{Demand, Occupant, Request, SlotRef, Tenancy};
+use crate::workload::MinSpeed;
+
+impl Simulation<'_> {
+    /// Job `job` as the performance model sees it in group `group` (it must have a class there).
+    pub(super) fn tenant_in(&self, job: u32, group: usize) -> Tenant<'_> {
+        let class = self.job_class[job as usize * self.groups.len() + group];
+        Tenant {
+            class: &self.classes[class as usize],
+            sm_budget: self.groups[group].sm_budget,
+            gpus: self.jobs[job as usize].gpus,
+        }
+    }
+
+    /// What a placement rule is asked to place: `job` in `group` (where it has a class).
+    pub(super) fn request(&self, job: u32, group: usize) -> Request<'_> {
+        let j = &self.jobs[job as usize];
+        Request {
+            demand: Demand {
+                memory_mib: self.job_memory[job as usize * self.groups.len() + group],
+                gpus: j.gpus,
+            },
+            tenant: self.tenant_in(job, group),
+            min_speed: j.min_speed.map(MinSpeed::get),
+        }
+    }
+}
+
+impl Tenancy for Simulation<'_> {
+    fn sharing(&self, group: usize) -> (&'static GpuSpec, ShareMode) {
+        let g = &self.groups[group];
+        (g.spec, g.mode)
+    }
+
+    fn partition(&self, slot: SlotRef) -> Partition {
+        self.parts[self.part_index(slot)].partition
+    }
+
+    fn tenants_in(&self, slot: SlotRef) -> usize {
+        self.parts[self.part_index(slot)].tenants.len()
+    }
+
+    fn tenant(&self, slot: SlotRef, i: usize) -> Occupant<'_> {
+        let job = self.parts[self.part_index(slot)].tenants[i];
+        Occupant {
+            job,
+            tenant: self.tenant_in(job, slot.group as usize),
+            min_speed: self.jobs[job as usize].min_speed.map(MinSpeed::get),
+        }
+    }
+}
