@@ -6,7 +6,7 @@ use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables, host_scal
 use colo_sim::perf::profile::{HeldOutError, KernelParams};
 use colo_sim::perf::{JobClass, Origin, ProfileSet, ShareMode};
 
-use super::measured::{Dataset, RunSet};
+use super::measured::{Dataset, RunSet, zoo_set};
 use super::parametric::ClassSpec;
 use super::validate::PredictedJob;
 
@@ -246,7 +246,7 @@ pub struct KernelValidation {
 /// Whether the fit may see `set`: pairs and single jobs under MPS SM budgets, of calibrated
 /// (non-zoo) points only.
 pub fn in_training(set: &RunSet) -> bool {
-    set.n_jobs() <= 2 && set.mode_label != "mig-emulated" && !set.label.contains("zoo")
+    set.n_jobs() <= 2 && set.mode_label != "mig-emulated" && !zoo_set(&set.label)
 }
 
 /// Judges the kernel model: alone-only on every traced set, then fitted on the training sets

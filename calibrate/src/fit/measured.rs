@@ -184,6 +184,14 @@ pub struct RunSet {
     pub power_w: Option<f64>,
 }
 
+/// Whether a set's label (`mode [group]: ...`) names a zoo group (`zoo-*`, `zoo2-*`, ...): models
+/// outside the calibrated set, which no fit may see and reports keep apart.
+pub fn zoo_set(label: &str) -> bool {
+    label
+        .split_once(" [")
+        .is_some_and(|(_, rest)| rest.starts_with("zoo"))
+}
+
 impl RunSet {
     /// Jobs in the set.
     pub fn n_jobs(&self) -> usize {
@@ -588,6 +596,14 @@ fn run_set(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zoo_sets_are_told_by_their_group() {
+        assert!(zoo_set("mps [zoo-pairs-mps]: a + b"));
+        assert!(zoo_set("mps [zoo2-sets3-mps]: a + b + c"));
+        assert!(!zoo_set("mps [corun-mps]: zoo_like + b"));
+        assert!(!zoo_set("mps: no group"));
+    }
 
     /// The committed H200 smoke records (alone, time-sliced, MPS and emulated-MIG sets), each
     /// line passed through `edit`, written to `dir/name`.

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use colo_sim::perf::{Origin, Profile};
 
 use super::gavel::GavelReport;
-use super::measured::Dataset;
+use super::measured::{Dataset, zoo_set};
 use super::miso::MisoReport;
 use super::validate::{ErrorRow, MemoryVerdicts, PredictedJob};
 
@@ -240,7 +240,7 @@ pub fn memory_line(ds: &Dataset) -> String {
 
 /// Which part of the dataset a kernel-model prediction belongs to, for its report.
 fn kernel_subset(j: &PredictedJob) -> Option<(&'static str, &'static str)> {
-    let zoo = j.set.contains("zoo-");
+    let zoo = zoo_set(&j.set);
     let mode = match j.mode.as_str() {
         "mps" => "mps",
         "timeslice" => "timeslice",
