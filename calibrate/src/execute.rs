@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use colo_sim::hardware::GpuSpec;
+
 use crate::plan::{self, Group, Mode, Plan, PlanError, ProcSettings, SettingLists};
 use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
@@ -87,6 +89,7 @@ pub fn run_plan(
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunOutcome, RunError> {
     refuse_unallowed_mig_groups(plan, opts)?;
+    refuse_another_gpu_type(plan, &runner.gpu().name)?;
     let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     let done_anywhere = store::done_keys(&records);
     let done_on_this_gpu = store::done_keys_on(&records, &runner.gpu().uuid);
@@ -194,6 +197,24 @@ pub fn refuse_unallowed_mig_groups(plan: &Plan, opts: &RunOptions) -> Result<(),
     match (refused, opts.allow_mig_reconfigure) {
         (Some(group), false) => Err(RunError::MigReconfigureNotAllowed {
             group: group.id.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a plan whose groups emulate or create MIG slices of its `gpu` on a GPU of another
+/// type of the catalog (`gpu_name` as the runner names it); a GPU the catalog does not know
+/// (the fake runner's) is taken for the plan's.
+fn refuse_another_gpu_type(plan: &Plan, gpu_name: &str) -> Result<(), RunError> {
+    let uses_profiles = plan
+        .groups
+        .iter()
+        .any(|g| g.mode == Mode::MigEmulated || g.creates_mig_instances());
+    match colo_sim::hardware::gpu(gpu_name) {
+        Ok(found) if uses_profiles && found.name != plan.gpu.name => Err(RunError::OtherGpu {
+            plan: plan.name.clone(),
+            wants: plan.gpu.name,
+            found: gpu_name.to_owned(),
         }),
         _ => Ok(()),
     }
@@ -308,12 +329,16 @@ pub struct CommandPlan {
 impl CommandPlan {
     /// Checks a plan given on the command line (`colo calibrate profile`): one command in mode
     /// Exclusive, at least [`MIN_REPEATS`](crate::plan::MIN_REPEATS) repeats, and per-command
-    /// settings from `lists` (checked as a plan group's, named by their flags), which replace
-    /// `procs`.
+    /// settings from `lists` (checked as a plan group's, named by their flags; MIG profiles are
+    /// `gpu`'s), which replace `procs`.
     ///
     /// # Errors
     /// [`PlanError`] naming the flag at fault.
-    pub fn with_flags(self, lists: &SettingLists<'_>) -> Result<CommandPlan, PlanError> {
+    pub fn with_flags(
+        self,
+        lists: &SettingLists<'_>,
+        gpu: &'static GpuSpec,
+    ) -> Result<CommandPlan, PlanError> {
         let (mode, n_procs) = (self.mode, self.commands.len());
         if mode == Mode::Exclusive && n_procs != 1 {
             return Err(PlanError::Flag(format!(
@@ -328,7 +353,7 @@ impl CommandPlan {
             )));
         }
         let flag = |field: &str| format!("--{}", field.replace('_', "-"));
-        let procs = plan::settings(mode, n_procs, lists, &flag, Path::new("command line"))?;
+        let procs = plan::settings(mode, n_procs, lists, gpu, &flag, Path::new("command line"))?;
         Ok(CommandPlan { procs, ..self })
     }
 }
@@ -453,19 +478,41 @@ mod tests {
     }
 
     #[test]
+    fn mig_slices_of_one_gpu_type_are_refused_on_another() {
+        let text = r#"(name: "m", gpu: "a100-40gb", groups: [
+            (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"]]),
+            (id: "m", mode: MigEmulated, mig_profiles: ["3g.20gb"], sets: [["resnet18:128:32"]]),
+        ])"#;
+        let plan = Plan::parse(text, Path::new("m.ron")).expect("plan");
+        let err = refuse_another_gpu_type(&plan, "NVIDIA H200").expect_err("refused");
+        assert!(
+            err.to_string().contains("MIG profiles of the a100-40gb"),
+            "{err}"
+        );
+        refuse_another_gpu_type(&plan, "NVIDIA A100-SXM4-40GB").expect("its type");
+        refuse_another_gpu_type(&plan, "Fake GPU").expect("unknown GPUs are taken");
+        let mut alone = plan.clone();
+        alone.groups.truncate(1);
+        refuse_another_gpu_type(&alone, "NVIDIA H200").expect("no MIG profile: any GPU");
+    }
+
+    #[test]
     fn command_plans_are_checked_as_their_flags() {
         let budgets = [45, 48];
         let lists = SettingLists {
             sm_percent: &budgets,
             ..SettingLists::default()
         };
+        let h200 = colo_sim::hardware::gpu("h200").expect("h200");
         let ok = command_plan(Mode::Mps, 2, 3)
-            .with_flags(&lists)
+            .with_flags(&lists, h200)
             .expect("valid");
         assert_eq!(ok.procs.len(), 2);
         assert_eq!(ok.procs[1].sm_percent, Some(48));
         let err = |plan: CommandPlan, lists: &SettingLists<'_>| {
-            plan.with_flags(lists).expect_err("refused").to_string()
+            plan.with_flags(lists, h200)
+                .expect_err("refused")
+                .to_string()
         };
         let none = SettingLists::default();
         assert_eq!(

@@ -27,7 +27,6 @@ pub mod fit;
 #[cfg(test)]
 mod fuzzing;
 pub mod gpu;
-pub mod mig;
 pub mod plan;
 pub mod report;
 pub mod runner;

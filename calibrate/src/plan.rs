@@ -7,6 +7,8 @@
 //! ```ron
 //! (
 //!     name: "h200-pairs",
+//!     // The GPU type the plan is for (a catalog name, default h200): MIG profiles are its.
+//!     gpu: "h200",
 //!     repeats: 3,
 //!     warmup_s: 1.5,
 //!     window_s: 3.0,
@@ -22,10 +24,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use colo_sim::hardware::{self, GpuSpec, MigProfile};
 use colo_sim::workload::{ModelKey, ModelKeyFault};
 use serde::Deserialize;
-
-use crate::mig;
 
 /// Why a plan could not be read or is not valid. Fatal: fix the file and run again.
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +155,8 @@ impl Point {
 #[serde(deny_unknown_fields)]
 struct PlanFile {
     name: String,
+    #[serde(default = "default_gpu")]
+    gpu: String,
     #[serde(default = "default_repeats")]
     repeats: u32,
     #[serde(default = "default_warmup_s")]
@@ -184,6 +187,9 @@ struct GroupFile {
     trace: bool,
 }
 
+fn default_gpu() -> String {
+    "h200".into()
+}
 fn default_repeats() -> u32 {
     3
 }
@@ -202,6 +208,9 @@ pub const MIN_REPEATS: u32 = 3;
 pub struct Plan {
     /// Name; the store file is `<name>.jsonl`.
     pub name: String,
+    /// The GPU type the plan is for: its MIG profiles are the ones `mig_profiles` name and
+    /// emulate (default h200).
+    pub gpu: &'static GpuSpec,
     /// Measurements of each set (at least 3), interleaved.
     pub repeats: u32,
     /// Warm-up per point after its first two iterations, seconds.
@@ -417,6 +426,7 @@ fn validate(file: PlanFile, path: &Path) -> Result<Plan, PlanError> {
     if file.groups.is_empty() {
         return Err(invalid(path, "groups".into(), "the plan has no groups"));
     }
+    let gpu = hardware::gpu(&file.gpu).map_err(|e| invalid(path, "gpu".into(), e.to_string()))?;
     let mut groups = Vec::with_capacity(file.groups.len());
     for (idx, group) in file.groups.into_iter().enumerate() {
         if groups.iter().any(|g: &Group| g.id == group.id) {
@@ -426,10 +436,11 @@ fn validate(file: PlanFile, path: &Path) -> Result<Plan, PlanError> {
                 format!("`{}` is used twice", group.id),
             ));
         }
-        groups.push(validate_group(group, idx, path)?);
+        groups.push(validate_group(group, idx, gpu, path)?);
     }
     Ok(Plan {
         name: file.name,
+        gpu,
         repeats: file.repeats,
         warmup_s: file.warmup_s,
         window_s: file.window_s,
@@ -437,7 +448,12 @@ fn validate(file: PlanFile, path: &Path) -> Result<Plan, PlanError> {
     })
 }
 
-fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, PlanError> {
+fn validate_group(
+    group: GroupFile,
+    idx: usize,
+    gpu: &'static GpuSpec,
+    path: &Path,
+) -> Result<Group, PlanError> {
     let at = |field: &str| format!("groups[{idx}].{field}");
     if group.id.is_empty() || group.id.contains(char::is_whitespace) {
         return Err(invalid(path, at("id"), "a non-empty id without spaces"));
@@ -487,7 +503,7 @@ fn validate_group(group: GroupFile, idx: usize, path: &Path) -> Result<Group, Pl
         );
         return Err(invalid(path, at("trace"), msg));
     }
-    let procs = proc_settings(&group, n_procs, &at, path)?;
+    let procs = proc_settings(&group, n_procs, gpu, &at, path)?;
     Ok(Group {
         id: group.id,
         mode: group.mode,
@@ -520,6 +536,7 @@ fn per_proc<T: Clone>(
 fn proc_settings(
     group: &GroupFile,
     n_procs: usize,
+    gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<Vec<ProcSettings>, PlanError> {
@@ -529,7 +546,7 @@ fn proc_settings(
         mig_profiles: &group.mig_profiles,
         mig_uuids: &group.mig_uuids,
     };
-    settings(group.mode, n_procs, &lists, at, path)
+    settings(group.mode, n_procs, &lists, gpu, at, path)
 }
 
 /// Per-process lists as a plan group (or the command line) gives them: empty, one value for all
@@ -546,12 +563,13 @@ pub struct SettingLists<'a> {
     pub mig_uuids: &'a [String],
 }
 
-/// Checks the lists against the mode and spreads them over `n_procs` processes; `at` names a
-/// field in messages, `path` the file (or flag) they came from.
+/// Checks the lists against the mode and spreads them over `n_procs` processes; MIG profiles
+/// are `gpu`'s; `at` names a field in messages, `path` the file (or flag) they came from.
 pub fn settings(
     mode: Mode,
     n_procs: usize,
     lists: &SettingLists<'_>,
+    gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<Vec<ProcSettings>, PlanError> {
@@ -581,7 +599,7 @@ pub fn settings(
             mig_profile: profiles[rank].clone(),
             mig_uuid: uuids[rank].clone(),
         };
-        check_proc(mode, &mut proc, at, path)?;
+        check_proc(mode, &mut proc, gpu, at, path)?;
         procs.push(proc);
     }
     if mode == Mode::Mig && n_procs > 1 && !lists.mig_uuids.is_empty() {
@@ -603,14 +621,15 @@ pub fn settings(
 fn check_proc(
     mode: Mode,
     proc: &mut ProcSettings,
+    gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<(), PlanError> {
     match mode {
         Mode::MigEmulated => {
-            let profile = known_profile(proc.mig_profile.as_deref(), at, path)?;
-            proc.sm_percent = Some(profile.sm_percent());
-            proc.mem_limit_mib = Some(profile.memory_mib);
+            let profile = known_profile(proc.mig_profile.as_deref(), gpu, at, path)?;
+            proc.sm_percent = Some(emulated_sm_percent(gpu, profile));
+            proc.mem_limit_mib = Some(emulated_memory_mib(profile));
             proc.mig_profile = Some(profile.name.to_string());
         }
         Mode::Mig if proc.mig_uuid.is_none() && proc.mig_profile.is_none() => {
@@ -623,7 +642,7 @@ fn check_proc(
             ));
         }
         Mode::Mig if proc.mig_uuid.is_none() => {
-            let profile = known_profile(proc.mig_profile.as_deref(), at, path)?;
+            let profile = known_profile(proc.mig_profile.as_deref(), gpu, at, path)?;
             proc.mig_profile = Some(profile.name.to_string());
         }
         Mode::Mig => {}
@@ -639,12 +658,14 @@ fn check_proc(
     Ok(())
 }
 
-/// The H200 profile named `name`; the error lists the known ones.
+/// `gpu`'s MIG profile named `name` (`3g.71gb`, with or without a leading `MIG `); the error
+/// lists the known ones.
 fn known_profile(
     name: Option<&str>,
+    gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
-) -> Result<mig::MigProfile, PlanError> {
+) -> Result<&'static MigProfile, PlanError> {
     let Some(name) = name else {
         return Err(invalid(
             path,
@@ -652,17 +673,33 @@ fn known_profile(
             "mode MigEmulated needs a MIG profile per process, e.g. [\"3g.71gb\"]",
         ));
     };
-    mig::h200_profile(name).ok_or_else(|| {
-        let known: Vec<&str> = mig::H200_PROFILES.iter().map(|p| p.name).collect();
+    gpu.mig_profile(name).map_err(|_| {
         invalid(
             path,
             at("mig_profiles"),
             format!(
-                "unknown profile `{name}`; H200 profiles: {}",
-                known.join(", ")
+                "unknown profile `{name}`; {} profiles: {}",
+                gpu.name,
+                gpu.profile_names().join(", ")
             ),
         )
     })
+}
+
+/// The MPS active-thread percentage that emulates `profile` on `gpu`: its share of the GPU's
+/// SMs, rounded to the nearest percent.
+///
+/// Emulation (mode MigEmulated) sets this SM budget and a pinned memory limit of the slice's
+/// memory; it shares memory bandwidth and L2 with the other clients, which real MIG does not,
+/// so its records are labelled `mig-emulated`.
+pub fn emulated_sm_percent(gpu: &GpuSpec, profile: &MigProfile) -> u32 {
+    (profile.sms * 100 + gpu.sms / 2) / gpu.sms
+}
+
+/// The MPS pinned memory limit that emulates `profile`: its memory in MiB (the catalog keeps
+/// `nvidia-smi`'s MiB / 1024).
+pub fn emulated_memory_mib(profile: &MigProfile) -> u64 {
+    (profile.memory_gib * 1024.0).round() as u64
 }
 
 #[cfg(test)]

@@ -150,6 +150,10 @@ struct ProfileArgs {
     /// MIG profile per command (mode mig-emulated, e.g. 3g.71gb) [default: none]
     #[arg(long)]
     mig_profile: Vec<String>,
+    /// GPU type whose MIG profiles --mig-profile names (a name `colo hardware` lists)
+    /// [default: h200]
+    #[arg(long, default_value = "h200", hide_default_value = true)]
+    gpu_type: String,
     /// MIG instance UUID per command (mode mig) [default: none]
     #[arg(long)]
     mig_uuid: Vec<String>,
@@ -368,7 +372,7 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         warmup_s: args.warmup_s,
         timeout_s: args.timeout_s,
     }
-    .with_flags(&lists)?;
+    .with_flags(&lists, colo_sim::hardware::gpu(&args.gpu_type)?)?;
     let mut runner = if args.gpu.fake_gpu {
         let gpu = FakeRunner::new().gpu().clone();
         ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)

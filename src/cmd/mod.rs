@@ -36,3 +36,8 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     stdout.flush()?;
     Ok(())
 }
+
+/// `--gpu`'s help: the catalog's GPU types (`colo hardware` describes them).
+pub fn gpu_help() -> String {
+    format!("GPU type: {}", colo_sim::hardware::names())
+}

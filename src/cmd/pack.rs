@@ -18,8 +18,7 @@ pub struct PackArgs {
     /// speed it accepts (default: any), e.g. resnet50:64:224@0.5 vit_b_16:32:224.
     #[arg(required = true)]
     pub jobs: Vec<String>,
-    /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
-    #[arg(long, default_value = "h200")]
+    #[arg(long, default_value = "h200", help = super::gpu_help())]
     pub gpu: String,
     /// Use at most this many GPUs (default: the fewest that meet every minimum).
     #[arg(long)]

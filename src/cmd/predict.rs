@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use colo_calibrate::fit::gavel_model::{gavel_gpu_spec, shipped_predictor};
+use colo_calibrate::fit::gavel_model::shipped_predictor;
 use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY, Predictor};
@@ -18,8 +18,7 @@ pub struct PredictArgs {
     /// Jobs as MODEL:BATCH:IMAGE, e.g. resnet50:64:224 vit_b_16:32:224.
     #[arg(required = true)]
     pub jobs: Vec<String>,
-    /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
-    #[arg(long, default_value = "h200")]
+    #[arg(long, default_value = "h200", help = super::gpu_help())]
     pub gpu: String,
     /// How the jobs share the GPU.
     #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
@@ -103,8 +102,14 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
     let predictor = match &gavel {
         Some(name) => {
-            let gpu = gavel_gpu_spec(name)
-                .with_context(|| format!("gavel:{name}: Gavel's table has v100, p100 and k80"))?;
+            let gpu = hardware::gavel_gpu(name).with_context(|| {
+                let names: Vec<&str> = hardware::gavel_gpus().iter().map(|g| g.name).collect();
+                let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+                format!(
+                    "gavel:{name}: Gavel's table has {} and {last}",
+                    rest.join(", ")
+                )
+            })?;
             shipped_predictor(gpu)?
         }
         None => profile_predictor(&args)?,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use colo_sim::hardware::GpuSpec;
+use colo_sim::hardware::{self, GpuSpec};
 use colo_sim::perf::answer::{Predictor, ProfileName};
 use colo_sim::perf::profile::{
     MemoryParams, MigParams, MpsParams, PROFILE_VERSION, Profile, Provenance, TimeSliceParams,
@@ -21,53 +21,6 @@ use super::gavel::{GavelTable, model_key, pair_problem, parse_table};
 use super::lm::LmConfig;
 use super::parametric::{fit, profile_of};
 
-/// Gavel's GPUs (no MIG). Gavel does not state the board variant: the common 16 GB SXM2 V100, the
-/// 16 GB PCIe P100, and one GK210 die of a K80. Only `name` matters to the model (no memory data).
-pub static GAVEL_GPUS: [GpuSpec; 3] = [
-    gavel_gpu(
-        "v100",
-        "NVIDIA Tesla V100-SXM2-16GB (Gavel)",
-        80,
-        16.0,
-        900.0,
-    ),
-    gavel_gpu(
-        "p100",
-        "NVIDIA Tesla P100-PCIE-16GB (Gavel)",
-        56,
-        16.0,
-        732.0,
-    ),
-    gavel_gpu(
-        "k80",
-        "NVIDIA Tesla K80, one GK210 (Gavel)",
-        13,
-        12.0,
-        240.0,
-    ),
-];
-
-const fn gavel_gpu(
-    name: &'static str,
-    display_name: &'static str,
-    sms: u32,
-    memory_gib: f64,
-    bandwidth: f64,
-) -> GpuSpec {
-    GpuSpec {
-        name,
-        display_name,
-        aliases: &[],
-        sms,
-        memory_gib,
-        memory_bandwidth_gbs: bandwidth,
-        mig_profiles: &[],
-        mig_memory_slices: 0,
-        mig_compute_slices: 0,
-        source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
-    }
-}
-
 /// Gavel's table shipped inside the crate (stanford-futuredata/gavel, MIT).
 const SHIPPED_TABLE: &[u8] =
     include_bytes!("../../data/external/gavel/simulation_throughputs.json.gz");
@@ -76,7 +29,7 @@ const SHIPPED_TABLE: &[u8] =
 pub const SHIPPED_TABLE_PATH: &str = "calibrate/data/external/gavel/simulation_throughputs.json.gz";
 
 /// `colo predict --profile gavel:NAME`: Gavel's measured pairs on `gpu` (one of
-/// [`GAVEL_GPUS`]) from the shipped table, and a parametric fit to them for other sets. No
+/// [`hardware::gavel_gpus`]) from the shipped table, and a parametric fit to them for other sets. No
 /// held-out errors, no power.
 ///
 /// # Errors
@@ -106,13 +59,6 @@ pub fn shipped_predictor(gpu: &'static GpuSpec) -> Result<Predictor, TableError>
     })
 }
 
-/// The GPU spec of a Gavel table name.
-pub fn gavel_gpu_spec(name: &str) -> Option<&'static GpuSpec> {
-    GAVEL_GPUS
-        .iter()
-        .find(|g| g.name.eq_ignore_ascii_case(name))
-}
-
 /// Measured pairs first, the fitted parametric model for the rest.
 pub struct GavelModel {
     table: GavelTable,
@@ -124,7 +70,7 @@ pub struct GavelModel {
 impl GavelModel {
     /// The model over `table`, fitting the fallback to all of its pairs.
     pub fn new(table: GavelTable) -> Self {
-        let gpu = gavel_gpu_spec(&table.gpu).unwrap_or(&GAVEL_GPUS[0]);
+        let gpu = hardware::gavel_gpu(&table.gpu).unwrap_or(&hardware::gavel_gpus()[0]);
         let problem = pair_problem(
             &table,
             gpu,
@@ -284,7 +230,7 @@ mod tests {
     #[test]
     fn a_measured_pair_comes_back_exactly_and_alone_is_the_solo_rate() {
         let m = model();
-        let gpu = gavel_gpu_spec("v100").unwrap();
+        let gpu = hardware::gavel_gpu("v100").unwrap();
         let ((i, j), (x, y)) = m.table.pairs.iter().next().map(|(k, v)| (*k, *v)).unwrap();
         let keys = [model_key(&m.table.jobs[i].0), model_key(&m.table.jobs[j].0)];
         let query = |jobs: Vec<ModelKey>| SetQuery {

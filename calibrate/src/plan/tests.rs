@@ -262,3 +262,47 @@ fn dry_run_describes_each_group_and_the_estimate() {
         "{text}"
     );
 }
+
+#[test]
+fn emulated_budgets_follow_the_catalogs_sm_counts_and_memory() {
+    let h200 = hardware::gpu("h200").expect("h200");
+    let pct: Vec<u32> = h200
+        .mig_profiles
+        .iter()
+        .map(|p| emulated_sm_percent(h200, p))
+        .collect();
+    assert_eq!(pct, vec![12, 12, 20, 24, 45, 48, 100]);
+    let mib: Vec<u64> = h200.mig_profiles.iter().map(emulated_memory_mib).collect();
+    assert_eq!(
+        mib,
+        vec![16_384, 16_384, 33_280, 33_280, 71_424, 71_424, 143_360]
+    );
+}
+
+#[test]
+fn mig_profiles_are_the_plans_gpus() {
+    let group = r#"groups: [(id: "m", mode: MigEmulated, mig_profiles: ["MIG 3g.71gb"], sets: [["r:1:1"]])]"#;
+    let plan = parse(&format!("(name: \"x\", {group})")).expect("h200 by default");
+    assert_eq!(plan.gpu.name, "h200");
+    let proc = &plan.groups[0].procs[0];
+    assert_eq!(proc.mig_profile.as_deref(), Some("3g.71gb"));
+    assert_eq!(
+        (proc.sm_percent, proc.mem_limit_mib),
+        (Some(45), Some(71_424))
+    );
+    let err = error_of(&format!("(name: \"x\", gpu: \"a100-40gb\", {group})"));
+    assert!(
+        err.contains("unknown profile `MIG 3g.71gb`; a100-40gb profiles: 1g.5gb,"),
+        "{err}"
+    );
+    let a100 =
+        r#"groups: [(id: "m", mode: MigEmulated, mig_profiles: ["3g.20gb"], sets: [["r:1:1"]])]"#;
+    let plan = parse(&format!("(name: \"x\", gpu: \"a100-40gb\", {a100})")).expect("a100");
+    let proc = &plan.groups[0].procs[0];
+    assert_eq!(
+        (proc.sm_percent, proc.mem_limit_mib),
+        (Some(39), Some(19_968))
+    );
+    let err = error_of(&format!("(name: \"x\", gpu: \"v100\", {a100})"));
+    assert!(err.starts_with("p.ron: gpu: "), "{err}");
+}

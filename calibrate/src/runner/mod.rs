@@ -73,6 +73,19 @@ pub enum RunError {
         /// Group id.
         group: String,
     },
+    /// A plan with MIG profiles of one GPU type was run on a GPU of another type.
+    #[error(
+        "plan `{plan}` names MIG profiles of the {wants} (its `gpu`), but this GPU is a {found}: \
+         the slices would be wrong; set the plan's `gpu` to this GPU's type and its profiles"
+    )]
+    OtherGpu {
+        /// Plan name.
+        plan: String,
+        /// The plan's GPU type.
+        wants: &'static str,
+        /// The GPU the runner has, as it names itself.
+        found: String,
+    },
     /// MIG instances were asked for on a GPU whose MIG mode is off.
     #[error(
         "MIG mode is off on GPU {gpu}; an administrator must enable it (colo never changes MIG \

@@ -1,4 +1,5 @@
-//! The GPU catalog: four data-centre GPUs and their MIG profile tables.
+//! The GPU catalog: four data-centre GPUs and their MIG profile tables, and the three GPUs of
+//! Gavel's throughput table.
 //!
 //! Placement starts (`nvidia-smi mig -lgipp`) are the same shape on all four GPUs: 1g at
 //! {0..6}, the 1g profile with two memory slices at {0,2,4,6}, 2g at {0,2,4}, 3g at {0,4},
@@ -154,3 +155,52 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         source: "measured: nvidia-smi mig -lgip on an H200 (h200_mig_profiles.txt); NVIDIA H200 datasheet",
     },
 ];
+
+/// Gavel's GPUs (no MIG), known only through Gavel's measured throughput table
+/// (stanford-futuredata/gavel, MIT). Gavel does not state the board variant: the common 16 GB
+/// SXM2 V100, the 16 GB PCIe P100, and one GK210 die of a K80. Only `name` matters to the
+/// model fitted to the table (no memory data).
+pub(super) static GAVEL: [GpuSpec; 3] = [
+    gavel_gpu(
+        "v100",
+        "NVIDIA Tesla V100-SXM2-16GB (Gavel)",
+        80,
+        16.0,
+        900.0,
+    ),
+    gavel_gpu(
+        "p100",
+        "NVIDIA Tesla P100-PCIE-16GB (Gavel)",
+        56,
+        16.0,
+        732.0,
+    ),
+    gavel_gpu(
+        "k80",
+        "NVIDIA Tesla K80, one GK210 (Gavel)",
+        13,
+        12.0,
+        240.0,
+    ),
+];
+
+const fn gavel_gpu(
+    name: &'static str,
+    display_name: &'static str,
+    sms: u32,
+    memory_gib: f64,
+    bandwidth: f64,
+) -> GpuSpec {
+    GpuSpec {
+        name,
+        display_name,
+        aliases: &[],
+        sms,
+        memory_gib,
+        memory_bandwidth_gbs: bandwidth,
+        mig_profiles: &[],
+        mig_memory_slices: 0,
+        mig_compute_slices: 0,
+        source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
+    }
+}

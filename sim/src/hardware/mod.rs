@@ -55,9 +55,30 @@ pub struct MigProfile {
     pub max_instances: u8,
 }
 
-/// Every GPU in the catalog: A100-40GB, A100-80GB, H100-80GB, H200.
+/// Every GPU in the catalog (`colo hardware` lists them), in name order.
 pub fn catalog() -> &'static [GpuSpec] {
     &catalog::CATALOG
+}
+
+/// The catalog's short ids, comma-separated (`a100-40gb, a100-80gb, h100-80gb, h200`), as help
+/// texts list them.
+pub fn names() -> String {
+    let names: Vec<&str> = catalog().iter().map(|g| g.name).collect();
+    names.join(", ")
+}
+
+/// The GPUs of Gavel's measured throughput table (V100, P100, K80): no MIG and no memory data,
+/// so nothing is simulated on them and [`gpu`] does not find them; `colo predict --profile
+/// gavel:NAME` predicts with the table.
+pub fn gavel_gpus() -> &'static [GpuSpec] {
+    &catalog::GAVEL
+}
+
+/// The GPU of Gavel's table named `name` (`v100`, `p100`, `k80`, any case).
+pub fn gavel_gpu(name: &str) -> Option<&'static GpuSpec> {
+    gavel_gpus()
+        .iter()
+        .find(|g| g.name.eq_ignore_ascii_case(name))
 }
 
 /// Looks a GPU up by short id, `nvidia-smi` name or alias, ignoring case, an `NVIDIA` prefix,

@@ -121,7 +121,8 @@ pub enum ModeSpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupSpec {
-    /// GPU type: a100-40gb, a100-80gb, h100-80gb, h200.
+    /// GPU type: a short id of the hardware catalog ([`crate::hardware::catalog`]; `colo
+    /// hardware` lists them), or one of its aliases.
     pub gpu: String,
     /// How many (leave out with `from_trace: true`).
     #[serde(default)]
