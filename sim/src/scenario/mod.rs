@@ -312,9 +312,18 @@ fn simulate_into(
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
     let files = [
-        ("jobs.csv", metrics::jobs_csv(&config.jobs, &run)),
-        ("placements.csv", metrics::placements_csv(&run)),
-        ("timeline.csv", metrics::timeline_csv(&run)),
+        (
+            "jobs.csv",
+            metrics::jobs_csv(&config.jobs, &run).map_err(SimulateError::Write)?,
+        ),
+        (
+            "placements.csv",
+            metrics::placements_csv(&run).map_err(SimulateError::Write)?,
+        ),
+        (
+            "timeline.csv",
+            metrics::timeline_csv(&run).map_err(SimulateError::Write)?,
+        ),
         ("summary.json", summary_json),
     ];
     metrics::write_result_dir(dir, &files).map_err(SimulateError::Write)?;
