@@ -300,4 +300,44 @@ mod tests {
         assert_eq!(jobs[0].status, JobStatus::Unplaceable);
         assert!(jobs[0].jct_s.is_none());
     }
+
+    #[test]
+    fn rows_the_simulator_writes_read_back_with_energy() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |energy_j| JobRecord {
+            job: 0,
+            name: "a".into(),
+            model: "resnet50".into(),
+            batch: 64,
+            image: 224,
+            gpus: 1,
+            arrival_s: 0.0,
+            start_s: Some(0.0),
+            end_s: Some(10.0),
+            wait_s: Some(0.0),
+            jct_s: Some(10.0),
+            group: Some(0),
+            gpu: Some(0),
+            slice: None,
+            mode: Some(colo_sim::perf::ShareMode::Mps),
+            samples: 1000.0,
+            mean_rate: Some(100.0),
+            exclusive_rate: 100.0,
+            slowdown: Some(1.0),
+            status: JobStatus::Completed,
+            energy_j,
+        };
+        let rows = [row(Some(5500.25)), row(None)];
+        let bytes = colo_sim::metrics::rows::csv_bytes(rows.clone()).unwrap();
+        std::fs::write(dir.path().join("jobs.csv"), bytes).unwrap();
+        let back = read_rows::<JobRecord>(dir.path()).unwrap();
+        assert_eq!(back, rows);
+        // A folder written before `energy_j` existed reads with it empty.
+        write_jobs(
+            dir.path(),
+            "0,a,resnet50,64,224,1,0,0,10,0,10,0,0,,mps,1000,100,100,1,completed\n",
+        );
+        let old = read_rows::<JobRecord>(dir.path()).unwrap();
+        assert_eq!(old[0].energy_j, None);
+    }
 }

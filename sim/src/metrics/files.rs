@@ -40,6 +40,7 @@ pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item =
                 } else {
                     JobStatus::Unplaceable
                 },
+                energy_j: o.energy_j.filter(|_| done),
             }
         })
 }

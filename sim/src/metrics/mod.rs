@@ -3,6 +3,7 @@
 //! bytes. Writing them is a separate step ([`write_result_dir`], into a folder written whole
 //! through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
 //! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
+pub mod energy;
 mod files;
 pub mod rows;
 
@@ -12,6 +13,7 @@ use crate::hardware::MigSlice;
 use crate::perf::ShareMode;
 use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
+use energy::{EnergySummary, RunEnergy};
 pub use files::{
     job_rows, jobs_csv, placement_rows, placements_csv, timeline_csv, timeline_rows,
     write_result_dir,
@@ -51,6 +53,9 @@ pub struct JobOutcome {
     pub mode: Option<ShareMode>,
     /// Samples/s alone on the GPU type it ran on (times its GPUs).
     pub exclusive_rate: f64,
+    /// Its share of its GPUs' energy while it ran, J ([`energy`] gives the rule); `None` when
+    /// it never ran or its power is unknown.
+    pub energy_j: Option<f64>,
 }
 
 /// Everything one run produced.
@@ -68,6 +73,8 @@ pub struct RunRecord {
     pub total_gpus: u32,
     /// GPU memory in the cluster, GiB.
     pub memory_total_gib: f64,
+    /// Each GPU's energy; `None` when the engine was given no profiles to read power from.
+    pub energy: Option<RunEnergy>,
 }
 
 /// Mean and percentiles of a quantity (linear interpolation between order statistics).
@@ -235,6 +242,10 @@ pub struct Summary {
     pub gpu_hours_busy: f64,
     /// gpu_hours_busy / gpu_hours_total.
     pub utilization: f64,
+    /// The cluster's and the jobs' energy, and where it comes from (absent in summaries
+    /// written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergySummary>,
     /// Events the engine handled.
     pub events: u64,
     /// Dynamic-MIG re-cuts done.
@@ -257,6 +268,8 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
     let samples: f64 = done.iter().map(|(j, _)| j.samples).sum();
     let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
     let gpu_hours_busy = busy_gpu_seconds(run) / 3600.0;
+    let job_energy: Vec<Option<f64>> = done.iter().map(|(_, o)| o.energy_j).collect();
+    let energy = EnergySummary::of(run.energy.as_ref(), &job_energy, samples, makespan_s);
     Summary {
         labels,
         figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
@@ -282,6 +295,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         } else {
             0.0
         },
+        energy: Some(energy),
         events: run.events,
         mig_reconfigurations: run.mig_reconfigurations,
     }
@@ -349,6 +363,7 @@ mod tests {
             slice: None,
             mode: Some(ShareMode::Mps),
             exclusive_rate: 1.0,
+            energy_j: None,
         };
         let run = RunRecord {
             outcomes: vec![
@@ -361,6 +376,7 @@ mod tests {
             mig_reconfigurations: 0,
             total_gpus: 2,
             memory_total_gib: 1.0,
+            energy: None,
         };
         assert_eq!(busy_gpu_seconds(&run), 22.0);
     }

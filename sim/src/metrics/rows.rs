@@ -87,6 +87,11 @@ pub struct JobRow {
     pub slowdown: Option<f64>,
     /// How it ended.
     pub status: JobStatus,
+    /// Its share of its GPUs' energy while it ran, J (fitted power model; see
+    /// [`crate::metrics::energy`]); empty when it never ran or its power is unknown
+    /// (`summary.json` `energy` says why).
+    #[serde(default, serialize_with = "opt_fixed3")]
+    pub energy_j: Option<f64>,
 }
 
 impl CsvRow for JobRow {
@@ -112,7 +117,9 @@ impl CsvRow for JobRow {
         "exclusive_rate",
         "slowdown",
         "status",
+        "energy_j",
     ];
+    const ADDED: &'static [&'static str] = &["energy_j"];
 }
 
 /// One row of `placements.csv`: a job occupying one GPU (or MIG slice) for its run.
@@ -236,6 +243,7 @@ mod tests {
             exclusive_rate: 120.0,
             slowdown: Some(1.23),
             status: JobStatus::Completed,
+            energy_j: Some(5400.5),
         }
     }
 
@@ -276,7 +284,7 @@ mod tests {
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert_eq!(
             text.lines().nth(1).unwrap(),
-            "3,\"a, \"\"b\"\"\",resnet50,64,224,1,1.500,2.000,12.250,0.500,10.750,0,2,3g.71gb@4,mig,1000,97.560,120.000,1.2300,completed"
+            "3,\"a, \"\"b\"\"\",resnet50,64,224,1,1.500,2.000,12.250,0.500,10.750,0,2,3g.71gb@4,mig,1000,97.560,120.000,1.2300,completed,5400.500"
         );
         let mut reader = csv::Reader::from_reader(bytes.as_slice());
         let back: Vec<JobRow> = reader.deserialize().collect::<Result<_, _>>().unwrap();
@@ -297,12 +305,13 @@ mod tests {
             mean_rate: None,
             slowdown: None,
             status: JobStatus::Unplaceable,
+            energy_j: None,
             name: "x".into(),
             ..job_row()
         };
         let text = String::from_utf8(csv_bytes([row]).unwrap()).unwrap();
         assert!(
-            text.ends_with("3,x,resnet50,64,224,1,1.500,,,,,,,,,1000,,120.000,,unplaceable\n"),
+            text.ends_with("3,x,resnet50,64,224,1,1.500,,,,,,,,,1000,,120.000,,unplaceable,\n"),
             "{text}"
         );
         let empty = csv_bytes(std::iter::empty::<PlacementRow>()).unwrap();
@@ -364,6 +373,7 @@ mod tests {
             mig_reconfigurations: 0,
             total_gpus: 1,
             memory_total_gib: 1.0,
+            energy: None,
         };
         let labels = RunLabels {
             scenario: "s".into(),
