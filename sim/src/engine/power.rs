@@ -96,6 +96,9 @@ pub(super) struct Meter {
     groups: Vec<Result<GroupPower, String>>,
     /// Per class: measured power alone, W (NaN if the profile has none).
     alone_w: Vec<f64>,
+    /// Per class: its profile has a power section without the class's power alone (a missing
+    /// power section is reported once, per group).
+    lacks_alone: Vec<bool>,
     /// Per (class, group), at `class * groups + group`: the class's activity term per unit of
     /// `rate / gpus` in the group's power model (activity is linear in the fraction of alone
     /// speed, so `activity = coef * rate / gpus`); NaN when unknown.
@@ -171,6 +174,7 @@ pub(super) fn meter(
         .collect();
     let n_groups = groups.len();
     let mut alone_w = vec![f64::NAN; classes.len()];
+    let mut lacks_alone = vec![false; classes.len()];
     let mut coef = vec![f64::NAN; classes.len() * n_groups];
     let mut class_gpu = vec![""; classes.len()];
     let mut seen = vec![false; classes.len() * n_groups];
@@ -183,12 +187,12 @@ pub(super) fn meter(
         let class = &classes[c as usize];
         let spec = groups[g].spec;
         class_gpu[c as usize] = spec.name;
-        let alone = profiles
-            .get(spec)
-            .ok()
-            .and_then(|(p, _)| p.power.as_ref())
-            .and_then(|params| params.alone(&class.key));
-        let Some(alone) = alone else { continue };
+        let params = profiles.get(spec).ok().and_then(|(p, _)| p.power.as_ref());
+        let alone = params.and_then(|params| params.alone(&class.key));
+        let Some(alone) = alone else {
+            lacks_alone[c as usize] = params.is_some();
+            continue;
+        };
         alone_w[c as usize] = alone.power_w;
         if let Ok(model) = &group_power[g] {
             let at_full_speed = PowerMember {
@@ -204,6 +208,7 @@ pub(super) fn meter(
     Some(Meter {
         groups: group_power,
         alone_w,
+        lacks_alone,
         coef,
         class_gpu,
         gpus,
@@ -270,7 +275,7 @@ impl Simulation<'_> {
             let c = self.job_class[job as usize * n_groups + group_idx] as usize;
             let coef = meter.coef[c * n_groups + group_idx];
             if coef.is_nan() {
-                if meter.alone_w[c].is_nan() {
+                if meter.lacks_alone[c] {
                     meter.missing.insert(c as u32);
                 }
                 known = false;

@@ -255,6 +255,7 @@ fn no_power_section_or_no_alone_power_gives_null_with_a_reason() {
     assert_eq!(s.jobs_without_energy, 1);
     let why = s.unknown_because.unwrap();
     assert!(why.contains("no power section"), "{why}");
+    assert!(!why.contains("no measured power alone"), "said once: {why}");
     assert!(s.figures_are.starts_with("unknown"), "{}", s.figures_are);
     // A power section without `big`'s power alone: its jobs, and the GPU it shares, are
     // unknown; a job elsewhere keeps its energy.
