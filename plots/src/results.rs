@@ -1,85 +1,23 @@
 //! Readers for a result folder (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`).
 //!
-//! Only the columns the figures need are read; extra columns are ignored so that newer result
-//! folders still plot. A malformed row is an error naming the file, line and column.
+//! The rows are the simulator's own serde types ([`colo_sim::metrics::rows`] and
+//! [`colo_sim::metrics::Summary`]), so the reader follows the writer. Columns it does not know
+//! are ignored, and columns added after a file's first layout ([`CsvRow::ADDED`]) may be
+//! missing, so that newer and older result folders still plot. A malformed row is an error
+//! naming the file, line and column.
 use std::path::{Path, PathBuf};
 
+use colo_sim::metrics::rows::CsvRow;
+pub use colo_sim::metrics::rows::{
+    JobRow as JobRecord, JobStatus, PlacementRow as Placement, TimelineCsvRow as TimelinePoint,
+};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::PlotError;
 
-/// Whether a job ran to the end or could never be placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JobStatus {
-    /// The job finished; its start, end, wait and JCT are set.
-    Completed,
-    /// No GPU (or slice) of the cluster could ever hold it.
-    Unplaceable,
-}
-
-/// One row of `jobs.csv` (the columns the figures use).
-#[derive(Debug, Clone, Deserialize)]
-pub struct JobRecord {
-    /// Dense job index.
-    pub job: u32,
-    /// Sharing mode the job ran under (`exclusive`, `timeslice`, `mps`, `mig`).
-    pub mode: String,
-    /// Work of the job, in samples.
-    pub samples: f64,
-    /// Seconds from arrival to start; `None` unless completed.
-    pub wait_s: Option<f64>,
-    /// Seconds from arrival to end (job completion time); `None` unless completed.
-    pub jct_s: Option<f64>,
-    /// Whether the job completed.
-    pub status: JobStatus,
-}
-
-/// One row of `placements.csv`: a job occupying one GPU (or MIG slice) for a while.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Placement {
-    /// Dense job index.
-    pub job: u32,
-    /// Global GPU index.
-    pub gpu: u32,
-    /// MIG slice such as `3g.71gb@4`, or empty for a whole GPU.
-    pub slice: Option<String>,
-    /// Start of the occupation, seconds.
-    pub start_s: f64,
-    /// End of the occupation, seconds.
-    pub end_s: f64,
-}
-
-/// One row of `timeline.csv`: the cluster state from `time_s` until the next row.
-#[derive(Debug, Clone, Deserialize)]
-pub struct TimelinePoint {
-    /// Simulated time, seconds.
-    pub time_s: f64,
-    /// Jobs waiting in the queue.
-    pub queued: u32,
-    /// GPUs with at least one job.
-    pub busy_gpus: u32,
-    /// GPUs in the cluster.
-    pub total_gpus: u32,
-}
-
-/// The fields of `summary.json` the figures use.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Summary {
-    /// Scenario name.
-    #[serde(default)]
-    pub scenario: String,
-    /// Sweep variant name (`base` outside sweeps).
-    #[serde(default)]
-    pub variant: String,
-    /// Where the profile's numbers come from: provisional, fitted, measured or transferred.
-    pub profile_origin: String,
-    /// Time of the last completion, seconds.
-    pub makespan_s: f64,
-    /// Completed samples per second over the makespan (emulated).
-    pub throughput_samples_per_s: f64,
-}
+/// `summary.json` (the simulator's summary).
+pub use colo_sim::metrics::Summary;
 
 /// Everything read from one result folder.
 #[derive(Debug, Clone)]
@@ -97,10 +35,6 @@ pub struct ResultFolder {
     /// `summary.json`.
     pub summary: Summary,
 }
-
-const JOBS_COLUMNS: &[&str] = &["job", "mode", "samples", "wait_s", "jct_s", "status"];
-const PLACEMENT_COLUMNS: &[&str] = &["job", "gpu", "slice", "start_s", "end_s"];
-const TIMELINE_COLUMNS: &[&str] = &["time_s", "queued", "busy_gpus", "total_gpus"];
 
 /// Reads result folders; a sweep root (a folder with `sweep.csv` and no `jobs.csv`) stands for
 /// its variant folders, in `sweep.csv` order. Legend labels are the folder names, prefixed by
@@ -121,9 +55,9 @@ pub fn read_result_folder(dir: &Path) -> Result<ResultFolder, PlotError> {
     Ok(ResultFolder {
         path: dir.to_path_buf(),
         label: folder_name(dir),
-        jobs: read_csv(&dir.join("jobs.csv"), JOBS_COLUMNS)?,
-        placements: read_csv(&dir.join("placements.csv"), PLACEMENT_COLUMNS)?,
-        timeline: read_csv(&dir.join("timeline.csv"), TIMELINE_COLUMNS)?,
+        jobs: read_rows(dir)?,
+        placements: read_rows(dir)?,
+        timeline: read_rows(dir)?,
         summary: read_summary(&dir.join("summary.json"))?,
     })
 }
@@ -164,6 +98,16 @@ fn make_labels_unique(folders: &mut [ResultFolder]) {
             folder.label = format!("{}/{}", folder_name(parent), folder.label);
         }
     }
+}
+
+/// Reads `R`'s file in `dir`, requiring every column of `R` but those added later.
+fn read_rows<R: CsvRow>(dir: &Path) -> Result<Vec<R>, PlotError> {
+    let required: Vec<&str> = R::COLUMNS
+        .iter()
+        .copied()
+        .filter(|c| !R::ADDED.contains(c))
+        .collect();
+    read_csv(&dir.join(R::FILE), &required)
 }
 
 /// Reads a whole CSV file into rows, checking the header holds `required` columns first.
@@ -276,22 +220,26 @@ fn read_summary(path: &Path) -> Result<Summary, PlotError> {
 mod tests {
     use super::*;
 
-    fn write_jobs(dir: &Path, body: &str) -> PathBuf {
-        let path = dir.join("jobs.csv");
-        let header = "job,name,model,batch,image,gpus,arrival_s,start_s,end_s,wait_s,jct_s,group,gpu,slice,mode,samples,mean_rate,exclusive_rate,slowdown,status\n";
-        std::fs::write(&path, format!("{header}{body}")).unwrap();
-        path
+    /// Writes `jobs.csv` with the first-layout header (no columns added later) and `body`.
+    fn write_jobs(dir: &Path, body: &str) {
+        let header: Vec<&str> = JobRecord::COLUMNS
+            .iter()
+            .copied()
+            .filter(|c| !JobRecord::ADDED.contains(c))
+            .collect();
+        let header = header.join(",");
+        std::fs::write(dir.join("jobs.csv"), format!("{header}\n{body}")).unwrap();
     }
 
     #[test]
     fn bad_float_names_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_jobs(
+        write_jobs(
             dir.path(),
             "0,a,resnet50,64,224,1,0,0,10,0,10,0,0,,mps,1000,100,100,1,completed\n\
              1,b,resnet50,64,224,1,0,0,10,0,ten,0,0,,mps,1000,100,100,1,completed\n",
         );
-        let err = read_csv::<JobRecord>(&path, JOBS_COLUMNS).unwrap_err();
+        let err = read_rows::<JobRecord>(dir.path()).unwrap_err();
         let PlotError::Csv {
             line,
             column,
@@ -312,14 +260,14 @@ mod tests {
     #[test]
     fn short_row_and_unknown_status_are_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_jobs(dir.path(), "0,a,resnet50\n");
-        let err = read_csv::<JobRecord>(&path, JOBS_COLUMNS).unwrap_err();
+        write_jobs(dir.path(), "0,a,resnet50\n");
+        let err = read_rows::<JobRecord>(dir.path()).unwrap_err();
         assert!(err.to_string().contains("line 2"), "{err}");
-        let path = write_jobs(
+        write_jobs(
             dir.path(),
             "0,a,resnet50,64,224,1,0,0,10,0,10,0,0,,mps,1000,100,100,1,lost\n",
         );
-        let err = read_csv::<JobRecord>(&path, JOBS_COLUMNS).unwrap_err();
+        let err = read_rows::<JobRecord>(dir.path()).unwrap_err();
         assert!(err.to_string().contains("column 20 (status)"), "{err}");
     }
 
@@ -328,11 +276,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("timeline.csv");
         std::fs::write(&path, "time_s,queued,busy_gpus\n0,1,1\n").unwrap();
-        let err = read_csv::<TimelinePoint>(&path, TIMELINE_COLUMNS).unwrap_err();
-        assert!(
-            err.to_string().contains("lacks column `total_gpus`"),
-            "{err}"
-        );
+        let err = read_rows::<TimelinePoint>(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("lacks column `running`"), "{err}");
     }
 
     #[test]
@@ -347,12 +292,52 @@ mod tests {
     #[test]
     fn empty_fields_read_as_none() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_jobs(
+        write_jobs(
             dir.path(),
             "0,a,resnet50,64,224,9,0,,,,,0,,,mig,1000,0,100,,unplaceable\n",
         );
-        let jobs = read_csv::<JobRecord>(&path, JOBS_COLUMNS).unwrap();
+        let jobs = read_rows::<JobRecord>(dir.path()).unwrap();
         assert_eq!(jobs[0].status, JobStatus::Unplaceable);
         assert!(jobs[0].jct_s.is_none());
+    }
+
+    #[test]
+    fn rows_the_simulator_writes_read_back_with_energy() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |energy_j| JobRecord {
+            job: 0,
+            name: "a".into(),
+            model: "resnet50".into(),
+            batch: 64,
+            image: 224,
+            gpus: 1,
+            arrival_s: 0.0,
+            start_s: Some(0.0),
+            end_s: Some(10.0),
+            wait_s: Some(0.0),
+            jct_s: Some(10.0),
+            group: Some(0),
+            gpu: Some(0),
+            slice: None,
+            mode: Some(colo_sim::perf::ShareMode::Mps),
+            samples: 1000.0,
+            mean_rate: Some(100.0),
+            exclusive_rate: 100.0,
+            slowdown: Some(1.0),
+            status: JobStatus::Completed,
+            energy_j,
+        };
+        let rows = [row(Some(5500.25)), row(None)];
+        let bytes = colo_sim::metrics::rows::csv_bytes(rows.clone()).unwrap();
+        std::fs::write(dir.path().join("jobs.csv"), bytes).unwrap();
+        let back = read_rows::<JobRecord>(dir.path()).unwrap();
+        assert_eq!(back, rows);
+        // A folder written before `energy_j` existed reads with it empty.
+        write_jobs(
+            dir.path(),
+            "0,a,resnet50,64,224,1,0,0,10,0,10,0,0,,mps,1000,100,100,1,completed\n",
+        );
+        let old = read_rows::<JobRecord>(dir.path()).unwrap();
+        assert_eq!(old[0].energy_j, None);
     }
 }

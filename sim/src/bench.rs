@@ -379,6 +379,7 @@ impl SyntheticRun {
             perf,
             on_unplaceable: Unplaceable::Error,
             timeline_every_s: 0.0,
+            power: Some(plan.profiles.clone()),
         })
     }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
 use colo_sim::fsutil::{self, WholeDir};
-use colo_sim::plan::{PlanReport, Target, plan, plan_csv};
+use colo_sim::plan::{Metric, PlanReport, Target, plan, plan_csv};
 use colo_sim::scenario::{RunOptions, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -17,8 +17,9 @@ pub struct PlanArgs {
     /// Scenario file (RON) with a `plan` section, e.g. scenarios/planning/mps-vs-exclusive.ron.
     pub scenario: PathBuf,
     /// What the cluster must achieve: METRIC OP VALUE with metric mean_jct, p95_jct,
-    /// mean_wait, p95_wait, makespan (<=, units s, m, h) or throughput (>=, samples/s), e.g.
-    /// "p95_jct <= 2h".
+    /// mean_wait, p95_wait, makespan (<=, units s, m, h), throughput (>=, samples/s),
+    /// energy_kwh (<=, kWh, from the profile's fitted power model) or samples_per_joule (>=),
+    /// e.g. "p95_jct <= 2h".
     #[arg(long)]
     pub target: String,
     /// Folder for plan.csv and the figures (default: the scenario's result folder + /plan).
@@ -72,6 +73,11 @@ fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String 
         scenario.file.name,
         origin(report)
     );
+    if matches!(t.metric, Metric::EnergyKwh | Metric::SamplesPerJoule) {
+        let points = report.candidates.iter().flat_map(|c| &c.points);
+        let energies = points.filter_map(|p| p.summary.as_ref()?.energy.as_ref());
+        let _ = writeln!(out, "{}", colo_sim::metrics::energy::provenance(energies));
+    }
     let metric = format!("{} ({})", t.metric.name(), t.unit.suffix());
     let _ = writeln!(
         out,

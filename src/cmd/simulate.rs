@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context;
+use colo_sim::metrics::energy;
 use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -91,7 +92,7 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6}",
+        "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6} {:>10}",
         "variant",
         "jobs",
         "done",
@@ -100,13 +101,15 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
         "p95 JCT h",
         "mean wait h",
         "samples/s",
-        "util"
+        "util",
+        "energy kWh"
     );
     for run in runs {
         let s = &run.summary;
+        let energy = s.energy.as_ref();
         let _ = writeln!(
             out,
-            "{:<14} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2}",
+            "{:<14} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2} {:>10}",
             run.name,
             s.jobs,
             s.completed,
@@ -115,9 +118,14 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
             s.jct_s.p95 / 3600.0,
             s.wait_s.mean / 3600.0,
             s.throughput_samples_per_s,
-            s.utilization
+            s.utilization,
+            energy
+                .and_then(|e| e.energy_kwh)
+                .map_or_else(|| "unknown".to_owned(), |kwh| format!("{kwh:.1}"))
         );
     }
+    let energies = runs.iter().filter_map(|r| r.summary.energy.as_ref());
+    let _ = writeln!(out, "{}", energy::provenance(energies));
     report_skips(runs);
     let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
     let _ = writeln!(out, "results: {}", dirs.join(", "));

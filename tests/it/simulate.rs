@@ -52,7 +52,16 @@ fn default_scenario_writes_every_variant_and_prints_a_summary() {
                 .unwrap();
         assert_eq!(summary["completed"], 400);
         assert_eq!(summary["profile_origin"], "h200: fitted");
+        let energy = &summary["energy"];
+        assert!(energy["energy_kwh"].as_f64().unwrap() > 0.0, "{energy}");
+        assert_eq!(energy["jobs_without_energy"], 0);
+        assert!(energy["figures_are"].as_str().unwrap().contains("fitted"));
     }
+    assert!(
+        run.stdout.contains("energy kWh") && run.stdout.contains("held-out MAPE"),
+        "{}",
+        run.stdout
+    );
     let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(sweep.lines().count(), 5, "{sweep}");
     assert!(

@@ -79,9 +79,10 @@ fn group_of(folder: &ResultFolder) -> BarGroup {
         .iter()
         .filter(|job| job.status == JobStatus::Completed)
     {
-        match per_mode.iter_mut().find(|(mode, _)| *mode == job.mode) {
+        let mode = job.mode.map_or_else(String::new, |m| m.to_string());
+        match per_mode.iter_mut().find(|(m, _)| *m == mode) {
             Some((_, samples)) => *samples += job.samples,
-            None => per_mode.push((job.mode.clone(), job.samples)),
+            None => per_mode.push((mode, job.samples)),
         }
     }
     per_mode.sort_by(|a, b| a.0.cmp(&b.0));

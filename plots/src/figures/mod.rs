@@ -50,7 +50,7 @@ impl TimeUnit {
 pub(crate) fn provenance(folders: &[ResultFolder]) -> String {
     let mut origins: Vec<&str> = folders
         .iter()
-        .map(|f| f.summary.profile_origin.as_str())
+        .map(|f| f.summary.labels.profile_origin.as_str())
         .collect();
     origins.sort_unstable();
     origins.dedup();

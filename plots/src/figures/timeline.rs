@@ -124,14 +124,20 @@ mod tests {
             TimelinePoint {
                 time_s: 0.0,
                 queued: 2,
+                running: 1,
                 busy_gpus: 1,
                 total_gpus: 2,
+                memory_used_gib: 20.0,
+                memory_total_gib: 282.0,
             },
             TimelinePoint {
                 time_s: 60.0,
                 queued: 0,
+                running: 2,
                 busy_gpus: 2,
                 total_gpus: 2,
+                memory_used_gib: 40.0,
+                memory_total_gib: 282.0,
             },
         ];
         let queue = step_points(&timeline, ClusterQuantity::QueueLength, TimeUnit::Minutes);

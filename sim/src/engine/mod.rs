@@ -1,6 +1,7 @@
 //! The discrete-event engine: fluid job progress, one pending completion per GPU.
 #![doc = include_str!("README.md")]
 mod heap;
+mod power;
 mod setup;
 mod tenancy;
 
@@ -14,6 +15,7 @@ use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
 use crate::workload::Job;
 use heap::Event;
+pub use power::power_mode;
 pub use setup::{Cluster, DynamicMig, EngineError, GpuGroup, SimConfig, Unplaceable};
 use setup::{slice_part, slot_capacity_mib};
 
@@ -112,6 +114,8 @@ pub struct Simulation<'a> {
     reconfigurations: u64,
     /// Jobs whose re-cut is under way (their `awaits_recut` is set), cleared when one lands.
     awaiting_recut: Vec<u32>,
+    /// Energy bookkeeping (`power.rs`); `None` without profiles to read power from.
+    meter: Option<power::Meter>,
 }
 
 /// Relative width of one instant: events closer than this happen together, so rounding in
@@ -293,6 +297,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn leave(&mut self, job: u32, slot: SlotRef, memory: u64) {
+        self.meter_leave(job, slot.gpu);
         let part = self.part_index(slot);
         let tenants = &mut self.parts[part].tenants;
         if let Some(pos) = tenants.iter().position(|&t| t == job) {
@@ -401,6 +406,7 @@ impl<'a> Simulation<'a> {
         }
         self.advance_gpus(slots);
         for slot in slots {
+            self.meter_flush(slot.gpu);
             if self.view.jobs_on_gpu(slot.gpu) == 0 {
                 self.busy_gpus += 1;
             }
@@ -521,6 +527,7 @@ impl<'a> Simulation<'a> {
 
     /// Recomputes the rates of every job on `gpu` and pushes the GPU's next completion.
     fn rerate(&mut self, gpu: u32) -> Result<(), EngineError> {
+        self.meter_flush(gpu);
         let range = self.part_range(gpu);
         let group = &self.groups[self.gpus[gpu as usize].group as usize];
         let mut next = f64::INFINITY;
@@ -575,6 +582,7 @@ impl<'a> Simulation<'a> {
                 }
             }
         }
+        self.meter_set_power(gpu);
         let gpu_state = &mut self.gpus[gpu as usize];
         gpu_state.version += 1;
         if next.is_finite() {
@@ -622,6 +630,7 @@ impl<'a> Simulation<'a> {
             .enumerate()
             .map(|(job, s)| self.outcome(job, s))
             .collect();
+        let energy = self.meter_record();
         RunRecord {
             outcomes,
             timeline: self.timeline,
@@ -629,6 +638,7 @@ impl<'a> Simulation<'a> {
             mig_reconfigurations: self.reconfigurations,
             total_gpus: self.gpus.len() as u32,
             memory_total_gib: config.cluster.memory_total_gib(),
+            energy,
         }
     }
 
@@ -655,6 +665,7 @@ impl<'a> Simulation<'a> {
             slice: s.slice.filter(|_| completed),
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
+            energy_j: self.meter_job_energy(job).filter(|_| completed),
         }
     }
 }

@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
-use crate::perf::{JobClass, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use crate::perf::{JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant};
 use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, SlotRef};
 use crate::workload::{Job, MinSpeed};
 
@@ -88,6 +88,9 @@ pub struct SimConfig {
     pub on_unplaceable: Unplaceable,
     /// Minimum seconds between timeline rows (0 = a row at every change).
     pub timeline_every_s: f64,
+    /// Profiles whose `power` sections give each GPU type's board power, for the run's energy
+    /// (`None`: no energy is computed, and the summary says so).
+    pub power: Option<Arc<ProfileSet>>,
 }
 
 impl std::fmt::Debug for SimConfig {
@@ -99,6 +102,7 @@ impl std::fmt::Debug for SimConfig {
             .field("perf", &self.perf.name())
             .field("on_unplaceable", &self.on_unplaceable)
             .field("timeline_every_s", &self.timeline_every_s)
+            .field("power", &self.power.is_some())
             .finish()
     }
 }
@@ -233,6 +237,14 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
     let mut view = ClusterView::new(&kinds, config.policy.placement);
     start_layouts(config, &gpus, &mut view);
+    let meter = super::power::meter(
+        config.power.as_deref(),
+        &groups,
+        gpus.len(),
+        &classes,
+        &job_class,
+        config.jobs.len(),
+    );
     let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
     arrivals.sort_by(|&a, &b| {
         let (ja, jb) = (&config.jobs[a as usize], &config.jobs[b as usize]);
@@ -267,6 +279,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         completed: 0,
         reconfigurations: 0,
         awaiting_recut: Vec::new(),
+        meter,
     })
 }
 

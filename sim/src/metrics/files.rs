@@ -1,106 +1,97 @@
-//! Result files rendered to bytes, and their writing into a result folder.
-use std::fmt::Write as _;
+//! Result files rendered to bytes, and their writing into a result folder. The rows are the
+//! serde types of [`super::rows`].
 use std::path::Path;
 
+use super::rows::{JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes};
 use super::{JobOutcome, RunRecord, slowdown_of};
 use crate::workload::Job;
 
+/// The `jobs.csv` rows: one per job, in input order.
+pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item = JobRow> + 'a {
+    jobs.iter()
+        .zip(&run.outcomes)
+        .enumerate()
+        .map(|(idx, (job, o))| {
+            let k = &job.model;
+            let done = o.completed;
+            let when = |v: f64| Some(v).filter(|_| done);
+            JobRow {
+                job: idx as u32,
+                name: job.name.clone(),
+                model: k.model.clone(),
+                batch: k.batch,
+                image: k.image,
+                gpus: job.gpus,
+                arrival_s: job.arrival_s,
+                start_s: when(o.start_s),
+                end_s: when(o.end_s),
+                wait_s: when(o.start_s - job.arrival_s),
+                jct_s: when(o.end_s - job.arrival_s),
+                group: o.group.filter(|_| done),
+                gpu: o.gpus.first().copied().filter(|_| done),
+                slice: slice_label(o).filter(|_| done),
+                mode: o.mode.filter(|_| done),
+                samples: job.samples,
+                mean_rate: when(job.samples / (o.end_s - o.start_s)),
+                exclusive_rate: o.exclusive_rate,
+                slowdown: when(slowdown_of(job, o)),
+                status: if done {
+                    JobStatus::Completed
+                } else {
+                    JobStatus::Unplaceable
+                },
+                energy_j: o.energy_j.filter(|_| done),
+            }
+        })
+}
+
 /// `jobs.csv`: one row per job, in input order.
-pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
-    let mut out = String::from(
-        "job,name,model,batch,image,gpus,arrival_s,start_s,end_s,wait_s,jct_s,group,gpu,slice,mode,samples,mean_rate,exclusive_rate,slowdown,status\n",
-    );
-    for (idx, (job, o)) in jobs.iter().zip(&run.outcomes).enumerate() {
-        let k = &job.model;
-        let _ = write!(
-            out,
-            "{idx},{},{},{},{},{},{:.3},",
-            csv_field(&job.name),
-            csv_field(&k.model),
-            k.batch,
-            k.image,
-            job.gpus,
-            job.arrival_s
-        );
-        if o.completed {
-            let _ = write!(
-                out,
-                "{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{:.3},{:.3},{:.4},completed",
-                o.start_s,
-                o.end_s,
-                o.start_s - job.arrival_s,
-                o.end_s - job.arrival_s,
-                o.group.map_or(String::new(), |g| g.to_string()),
-                o.gpus.first().map_or(String::new(), |g| g.to_string()),
-                slice_label(o),
-                o.mode.map_or(String::new(), |m| m.to_string()),
-                job.samples,
-                job.samples / (o.end_s - o.start_s),
-                o.exclusive_rate,
-                slowdown_of(job, o),
-            );
-        } else {
-            let _ = write!(
-                out,
-                ",,,,,,,,{},,{:.3},,unplaceable",
-                job.samples, o.exclusive_rate
-            );
-        }
-        out.push('\n');
-    }
-    out.into_bytes()
+pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> std::io::Result<Vec<u8>> {
+    csv_bytes(job_rows(jobs, run))
+}
+
+/// The `placements.csv` rows: one per (job, GPU) it occupied.
+pub fn placement_rows(run: &RunRecord) -> impl Iterator<Item = PlacementRow> + '_ {
+    run.outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.completed)
+        .flat_map(|(idx, o)| {
+            o.gpus.iter().map(move |&gpu| PlacementRow {
+                job: idx as u32,
+                gpu,
+                slice: slice_label(o),
+                start_s: o.start_s,
+                end_s: o.end_s,
+            })
+        })
 }
 
 /// `placements.csv`: one row per (job, GPU) it occupied.
-pub fn placements_csv(run: &RunRecord) -> Vec<u8> {
-    let mut out = String::from("job,gpu,slice,start_s,end_s\n");
-    for (idx, o) in run.outcomes.iter().enumerate().filter(|(_, o)| o.completed) {
-        for gpu in &o.gpus {
-            let _ = writeln!(
-                out,
-                "{idx},{gpu},{},{:.3},{:.3}",
-                slice_label(o),
-                o.start_s,
-                o.end_s
-            );
-        }
-    }
-    out.into_bytes()
+pub fn placements_csv(run: &RunRecord) -> std::io::Result<Vec<u8>> {
+    csv_bytes(placement_rows(run))
+}
+
+/// The `timeline.csv` rows: cluster state after each change.
+pub fn timeline_rows(run: &RunRecord) -> impl Iterator<Item = TimelineCsvRow> + '_ {
+    run.timeline.iter().map(|row| TimelineCsvRow {
+        time_s: row.time_s,
+        queued: row.queued,
+        running: row.running,
+        busy_gpus: row.busy_gpus,
+        total_gpus: run.total_gpus,
+        memory_used_gib: row.memory_used_gib,
+        memory_total_gib: run.memory_total_gib,
+    })
 }
 
 /// `timeline.csv`: cluster state after each change.
-pub fn timeline_csv(run: &RunRecord) -> Vec<u8> {
-    let mut out = String::from(
-        "time_s,queued,running,busy_gpus,total_gpus,memory_used_gib,memory_total_gib\n",
-    );
-    for row in &run.timeline {
-        let _ = writeln!(
-            out,
-            "{:.3},{},{},{},{},{:.3},{:.3}",
-            row.time_s,
-            row.queued,
-            row.running,
-            row.busy_gpus,
-            run.total_gpus,
-            row.memory_used_gib,
-            run.memory_total_gib
-        );
-    }
-    out.into_bytes()
+pub fn timeline_csv(run: &RunRecord) -> std::io::Result<Vec<u8>> {
+    csv_bytes(timeline_rows(run))
 }
 
-fn slice_label(o: &JobOutcome) -> String {
-    o.slice
-        .map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
-}
-
-/// Quotes a CSV field when it holds a comma, quote or newline.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
+fn slice_label(o: &JobOutcome) -> Option<String> {
+    o.slice.map(|s| format!("{}@{}", s.profile.name, s.start))
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` (not its parent) when missing.

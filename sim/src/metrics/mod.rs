@@ -1,16 +1,23 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
 //! bytes. Writing them is a separate step ([`write_result_dir`], into a folder written whole
-//! through [`crate::fsutil::WholeDir`]).
+//! through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
+//! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
+pub mod energy;
 mod files;
+pub mod rows;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::hardware::MigSlice;
 use crate::perf::ShareMode;
 use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
-pub use files::{jobs_csv, placements_csv, timeline_csv, write_result_dir};
+use energy::{EnergySummary, RunEnergy};
+pub use files::{
+    job_rows, jobs_csv, placement_rows, placements_csv, timeline_csv, timeline_rows,
+    write_result_dir,
+};
 
 /// Cluster state after a change.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +53,9 @@ pub struct JobOutcome {
     pub mode: Option<ShareMode>,
     /// Samples/s alone on the GPU type it ran on (times its GPUs).
     pub exclusive_rate: f64,
+    /// Its share of its GPUs' energy while it ran, J ([`energy`] gives the rule); `None` when
+    /// it never ran or its power is unknown.
+    pub energy_j: Option<f64>,
 }
 
 /// Everything one run produced.
@@ -63,10 +73,12 @@ pub struct RunRecord {
     pub total_gpus: u32,
     /// GPU memory in the cluster, GiB.
     pub memory_total_gib: f64,
+    /// Each GPU's energy; `None` when the engine was given no profiles to read power from.
+    pub energy: Option<RunEnergy>,
 }
 
 /// Mean and percentiles of a quantity (linear interpolation between order statistics).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// Mean.
     pub mean: f64,
@@ -113,7 +125,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// One GPU group as the summary describes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupSummary {
     /// GPU catalog name.
     pub gpu: String,
@@ -122,12 +134,12 @@ pub struct GroupSummary {
     /// Sharing mode.
     pub mode: String,
     /// MIG layout, when in MIG mode.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig_layout: Option<String>,
 }
 
 /// Labels of a run, copied into its summary.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunLabels {
     /// Scenario name.
     pub scenario: String,
@@ -144,12 +156,12 @@ pub struct RunLabels {
     /// The cluster.
     pub cluster: Vec<GroupSummary>,
     /// Where a trace workload came from and what became of its rows (trace workloads only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
 }
 
 /// A replayed trace: rows read, jobs kept, and the models they were given.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSummary {
     /// Trace format (philly, alibaba_openb, itp, helios, colo).
     pub format: String,
@@ -159,7 +171,8 @@ pub struct TraceSummary {
     pub rows_read: u64,
     /// Rows skipped by the reader (the reasons are in `skipped.trace_rows`).
     pub rows_skipped: u64,
-    /// The reader's skips by reason (written once, as `skipped.trace_rows`).
+    /// The reader's skips by reason (written once, as `skipped.trace_rows`; empty when read
+    /// back from a file).
     #[serde(skip)]
     pub skips: SkipCounts,
     /// Jobs the reader kept.
@@ -171,12 +184,12 @@ pub struct TraceSummary {
     /// Replayed jobs per model (MODEL:BATCH:IMAGE).
     pub models: std::collections::BTreeMap<String, u64>,
     /// Alibaba openb: GPU-sharing pods (`gpu_milli` < 1000).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_sharing: Option<GpuSharingSummary>,
 }
 
 /// Alibaba openb GPU-sharing pods, from the file to the replay.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuSharingSummary {
     /// Rows of the file read that are GPU-sharing pods (kept or skipped).
     pub pods_in_trace: u64,
@@ -189,23 +202,24 @@ pub struct GpuSharingSummary {
 }
 
 /// Skip counts by reason.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Skips {
     /// Jobs that fit on no GPU group.
     pub unplaceable: u64,
     /// Trace rows the reader skipped, by reason (empty unless the workload is a trace).
+    #[serde(default)]
     pub trace_rows: SkipCounts,
 }
 
 /// summary.json: the run's headline numbers. All are simulated ("emulated") from a profile
 /// whose origin is `profile_origin`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Labels.
     #[serde(flatten)]
     pub labels: RunLabels,
     /// Where the figures come from.
-    pub figures_are: &'static str,
+    pub figures_are: String,
     /// Jobs in the workload.
     pub jobs: u64,
     /// Jobs that ran to the end.
@@ -228,9 +242,14 @@ pub struct Summary {
     pub gpu_hours_busy: f64,
     /// gpu_hours_busy / gpu_hours_total.
     pub utilization: f64,
+    /// The cluster's and the jobs' energy, and where it comes from (absent in summaries
+    /// written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergySummary>,
     /// Events the engine handled.
     pub events: u64,
     /// Dynamic-MIG re-cuts done.
+    #[serde(default)]
     pub mig_reconfigurations: u64,
 }
 
@@ -249,9 +268,11 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
     let samples: f64 = done.iter().map(|(j, _)| j.samples).sum();
     let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
     let gpu_hours_busy = busy_gpu_seconds(run) / 3600.0;
+    let job_energy: Vec<Option<f64>> = done.iter().map(|(_, o)| o.energy_j).collect();
+    let energy = EnergySummary::of(run.energy.as_ref(), &job_energy, samples, makespan_s);
     Summary {
         labels,
-        figures_are: "emulated: simulated from the profile (see profile_origin)",
+        figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
         jobs: jobs.len() as u64,
         completed: done.len() as u64,
         skipped: Skips {
@@ -274,6 +295,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         } else {
             0.0
         },
+        energy: Some(energy),
         events: run.events,
         mig_reconfigurations: run.mig_reconfigurations,
     }
@@ -341,6 +363,7 @@ mod tests {
             slice: None,
             mode: Some(ShareMode::Mps),
             exclusive_rate: 1.0,
+            energy_j: None,
         };
         let run = RunRecord {
             outcomes: vec![
@@ -353,6 +376,7 @@ mod tests {
             mig_reconfigurations: 0,
             total_gpus: 2,
             memory_total_gib: 1.0,
+            energy: None,
         };
         assert_eq!(busy_gpu_seconds(&run), 22.0);
     }

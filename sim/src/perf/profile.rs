@@ -240,24 +240,31 @@ pub struct PowerMember {
 
 impl PowerForm {
     /// The form's power of `members`, W, with coefficients `idle_w`, `slope` and `max_w`
-    /// (read by [`PowerForm::AloneSaturating`] only).
+    /// (read by [`PowerForm::AloneSaturating`] only): [`PowerForm::of_activity`] of the sum of
+    /// the members' [`PowerForm::activity`].
     pub fn power(self, idle_w: f64, slope: f64, max_w: f64, members: &[PowerMember]) -> f64 {
+        let x: f64 = members.iter().map(|m| self.activity(idle_w, m)).sum();
+        self.of_activity(idle_w, slope, max_w, x)
+    }
+
+    /// One member's activity term: `util * fraction` ([`PowerForm::Util`]) or
+    /// `(alone_w - idle_w) * fraction` (the alone forms).
+    pub fn activity(self, idle_w: f64, member: &PowerMember) -> f64 {
         match self {
-            PowerForm::Util => {
-                idle_w + slope * members.iter().map(|m| m.util * m.fraction).sum::<f64>()
-            }
+            PowerForm::Util => member.util * member.fraction,
             PowerForm::Alone | PowerForm::AloneSaturating => {
-                let x: f64 = members
-                    .iter()
-                    .map(|m| (m.alone_w - idle_w) * m.fraction)
-                    .sum();
-                if self == PowerForm::Alone || !max_w.is_finite() {
-                    idle_w + slope * x
-                } else {
-                    let head = (max_w - idle_w).max(1e-9);
-                    idle_w + head * (1.0 - (-slope * x / head).exp())
-                }
+                (member.alone_w - idle_w) * member.fraction
             }
+        }
+    }
+
+    /// The power, W, of a set whose members' activity terms sum to `x`.
+    pub fn of_activity(self, idle_w: f64, slope: f64, max_w: f64, x: f64) -> f64 {
+        if self != PowerForm::AloneSaturating || !max_w.is_finite() {
+            idle_w + slope * x
+        } else {
+            let head = (max_w - idle_w).max(1e-9);
+            idle_w + head * (1.0 - (-slope * x / head).exp())
         }
     }
 }

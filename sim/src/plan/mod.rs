@@ -74,7 +74,8 @@ pub enum PlanError {
 pub struct Point {
     /// GPUs in the cluster.
     pub gpus: u32,
-    /// The target's metric (seconds or samples/s); NaN when the run failed.
+    /// The target's metric (in its base unit: seconds, samples/s, kWh, samples/J); NaN when
+    /// the run failed or the summary does not know it (energy without a power model).
     pub value: f64,
     /// Whether the target is met (and every job completed).
     pub meets: bool,
@@ -409,7 +410,14 @@ impl Search<'_> {
                 let summary = metrics::summarize(&config.jobs, &run, labels);
                 let value = self.target.metric.of(&summary);
                 let skipped = summary.jobs - summary.completed;
-                let note = (skipped > 0).then(|| format!("{skipped} job(s) skipped"));
+                let unknown = self.target.metric.unknown_because(&summary);
+                let note = match (
+                    (skipped > 0).then(|| format!("{skipped} job(s) skipped")),
+                    unknown,
+                ) {
+                    (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                    (a, b) => a.or(b),
+                };
                 Point {
                     gpus,
                     value,

@@ -1,5 +1,5 @@
-//! Planning targets such as `p95_jct <= 2h` or `throughput >= 5000`: read, shown, checked
-//! against a run's summary.
+//! Planning targets such as `p95_jct <= 2h`, `throughput >= 5000` or `energy_kwh <= 40`: read,
+//! shown, checked against a run's summary.
 use std::fmt;
 use std::str::FromStr;
 
@@ -22,16 +22,23 @@ pub enum Metric {
     Makespan,
     /// Samples trained per second of makespan.
     Throughput,
+    /// Energy of the whole cluster (busy and idle GPUs) over the makespan, kWh (fitted power
+    /// model; unknown without one).
+    EnergyKwh,
+    /// Samples trained per joule of that energy.
+    SamplesPerJoule,
 }
 
 impl Metric {
-    const ALL: [(Metric, &'static str); 6] = [
+    const ALL: [(Metric, &'static str); 8] = [
         (Metric::MeanJct, "mean_jct"),
         (Metric::P95Jct, "p95_jct"),
         (Metric::MeanWait, "mean_wait"),
         (Metric::P95Wait, "p95_wait"),
         (Metric::Makespan, "makespan"),
         (Metric::Throughput, "throughput"),
+        (Metric::EnergyKwh, "energy_kwh"),
+        (Metric::SamplesPerJoule, "samples_per_joule"),
     ];
 
     /// The name targets use.
@@ -42,14 +49,26 @@ impl Metric {
             .map_or("?", |(_, name)| name)
     }
 
-    /// Whether the metric is a time (bounded from above) rather than a rate (from below).
+    /// Whether the metric is a time (seconds).
     pub fn is_time(self) -> bool {
-        self != Metric::Throughput
+        !matches!(
+            self,
+            Metric::Throughput | Metric::EnergyKwh | Metric::SamplesPerJoule
+        )
     }
 
-    /// Its value in `summary`: seconds, or samples/s for throughput.
+    /// Whether targets bound it from above (times, energy) rather than from below (rates).
+    pub fn is_upper_bound(self) -> bool {
+        !matches!(self, Metric::Throughput | Metric::SamplesPerJoule)
+    }
+
+    /// Its value in `summary`: seconds, samples/s, kWh or samples/J; NaN when the summary does
+    /// not know it (energy without a power model: [`Metric::unknown_because`] says why).
     pub fn of(self, summary: &Summary) -> f64 {
+        let energy = summary.energy.as_ref();
         match self {
+            Metric::EnergyKwh => energy.and_then(|e| e.energy_kwh).unwrap_or(f64::NAN),
+            Metric::SamplesPerJoule => energy.and_then(|e| e.samples_per_joule).unwrap_or(f64::NAN),
             Metric::MeanJct => summary.jct_s.mean,
             Metric::P95Jct => summary.jct_s.p95,
             Metric::MeanWait => summary.wait_s.mean,
@@ -57,6 +76,22 @@ impl Metric {
             Metric::Makespan => summary.makespan_s,
             Metric::Throughput => summary.throughput_samples_per_s,
         }
+    }
+
+    /// Why `summary` does not know the metric, when it does not.
+    pub fn unknown_because(self, summary: &Summary) -> Option<String> {
+        if !self.of(summary).is_nan() {
+            return None;
+        }
+        let why = summary.energy.as_ref().map_or_else(
+            || "the summary has no energy figures".to_owned(),
+            |e| {
+                e.unknown_because
+                    .clone()
+                    .unwrap_or_else(|| e.figures_are.clone())
+            },
+        );
+        Some(format!("{} unknown: {why}", self.name()))
     }
 }
 
@@ -71,24 +106,34 @@ pub enum Unit {
     Hours,
     /// Samples per second (throughput).
     SamplesPerSecond,
+    /// Kilowatt-hours (energy).
+    KilowattHours,
+    /// Samples per joule.
+    SamplesPerJoule,
 }
 
 impl Unit {
-    fn seconds(self) -> f64 {
+    /// One of the unit in the metric's base unit (seconds for times).
+    fn factor(self) -> f64 {
         match self {
             Unit::Minutes => 60.0,
             Unit::Hours => 3600.0,
-            Unit::Seconds | Unit::SamplesPerSecond => 1.0,
+            Unit::Seconds
+            | Unit::SamplesPerSecond
+            | Unit::KilowattHours
+            | Unit::SamplesPerJoule => 1.0,
         }
     }
 
-    /// Short suffix: `s`, `m`, `h` or `samples/s`.
+    /// Short suffix: `s`, `m`, `h`, `samples/s`, `kWh` or `samples/J`.
     pub fn suffix(self) -> &'static str {
         match self {
             Unit::Seconds => "s",
             Unit::Minutes => "m",
             Unit::Hours => "h",
             Unit::SamplesPerSecond => "samples/s",
+            Unit::KilowattHours => "kWh",
+            Unit::SamplesPerJoule => "samples/J",
         }
     }
 }
@@ -98,7 +143,7 @@ impl Unit {
 pub struct Target {
     /// What is bounded.
     pub metric: Metric,
-    /// The bound, in seconds or samples/s.
+    /// The bound, in the metric's base unit (seconds, samples/s, kWh, samples/J).
     pub bound: f64,
     /// Whether equality meets the target (`<=`, `>=`) or not (`<`, `>`).
     pub inclusive: bool,
@@ -107,9 +152,9 @@ pub struct Target {
 }
 
 impl Target {
-    /// Whether `value` (seconds or samples/s) meets the target.
+    /// Whether `value` (in the metric's base unit) meets the target; NaN (unknown) never does.
     pub fn met_by(&self, value: f64) -> bool {
-        match (self.metric.is_time(), self.inclusive) {
+        match (self.metric.is_upper_bound(), self.inclusive) {
             (true, true) => value <= self.bound,
             (true, false) => value < self.bound,
             (false, true) => value >= self.bound,
@@ -119,7 +164,7 @@ impl Target {
 
     /// `value` in the target's unit.
     pub fn in_unit(&self, value: f64) -> f64 {
-        value / self.unit.seconds()
+        value / self.unit.factor()
     }
 
     /// `value` in the target's unit with its suffix, e.g. `1.84 h`.
@@ -130,7 +175,7 @@ impl Target {
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let op = match (self.metric.is_time(), self.inclusive) {
+        let op = match (self.metric.is_upper_bound(), self.inclusive) {
             (true, true) => "<=",
             (true, false) => "<",
             (false, true) => ">=",
@@ -149,7 +194,7 @@ impl fmt::Display for Target {
 /// A target that cannot be read. Fatal; the message shows the accepted form.
 #[derive(Debug, Error, PartialEq)]
 #[error(
-    "target `{text}`: {why}; write METRIC OP VALUE, e.g. \"p95_jct <= 2h\" or \"throughput >= 5000\" (metrics: mean_jct, p95_jct, mean_wait, p95_wait, makespan (<=, units s, m, h), throughput (>=, samples/s))"
+    "target `{text}`: {why}; write METRIC OP VALUE, e.g. \"p95_jct <= 2h\", \"throughput >= 5000\" or \"energy_kwh <= 40\" (metrics: mean_jct, p95_jct, mean_wait, p95_wait, makespan (<=, units s, m, h), throughput (>=, samples/s), energy_kwh (<=, kWh), samples_per_joule (>=, samples/J))"
 )]
 pub struct TargetError {
     /// The target as given.
@@ -182,8 +227,8 @@ impl FromStr for Target {
             .find(|(_, n)| n.eq_ignore_ascii_case(name))
             .map(|(m, _)| *m)
             .ok_or_else(|| fail(&format!("unknown metric `{name}`")))?;
-        if metric.is_time() != upper {
-            let want = if metric.is_time() {
+        if metric.is_upper_bound() != upper {
+            let want = if metric.is_upper_bound() {
                 "<= or <"
             } else {
                 ">= or >"
@@ -198,14 +243,14 @@ impl FromStr for Target {
             .ok_or_else(|| fail(&format!("`{number}` is not a positive number")))?;
         Ok(Target {
             metric,
-            bound: value * unit.seconds(),
+            bound: value * unit.factor(),
             inclusive,
             unit,
         })
     }
 }
 
-/// Splits `2h` into (`2`, hours); a number without unit is seconds (or samples/s).
+/// Splits `2h` into (`2`, hours); a number without unit is in the metric's base unit.
 fn split_unit(value: &str, metric: Metric) -> Result<(&str, Unit), String> {
     let digits_end = value
         .find(|c: char| {
@@ -213,11 +258,13 @@ fn split_unit(value: &str, metric: Metric) -> Result<(&str, Unit), String> {
         })
         .unwrap_or(value.len());
     let (number, suffix) = value.split_at(digits_end);
-    let unit = match (metric.is_time(), suffix.trim()) {
-        (true, "" | "s") => Unit::Seconds,
-        (true, "m" | "min") => Unit::Minutes,
-        (true, "h") => Unit::Hours,
-        (false, "" | "/s" | "samples/s") => Unit::SamplesPerSecond,
+    let unit = match (metric, suffix.trim()) {
+        (Metric::Throughput, "" | "/s" | "samples/s") => Unit::SamplesPerSecond,
+        (Metric::EnergyKwh, "" | "kWh" | "kwh") => Unit::KilowattHours,
+        (Metric::SamplesPerJoule, "" | "/J" | "samples/J") => Unit::SamplesPerJoule,
+        (m, "" | "s") if m.is_time() => Unit::Seconds,
+        (m, "m" | "min") if m.is_time() => Unit::Minutes,
+        (m, "h") if m.is_time() => Unit::Hours,
         (_, other) => return Err(format!("unknown unit `{other}`")),
     };
     Ok((number.trim(), unit))

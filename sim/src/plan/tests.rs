@@ -21,6 +21,20 @@ fn targets_read_with_units_and_show_in_them() {
     assert!(t.met_by(5000.0) && !t.met_by(4999.0));
     let t: Target = "makespan <= 90".parse().unwrap();
     assert_eq!((t.bound, t.unit), (90.0, Unit::Seconds));
+    let t: Target = "energy_kwh <= 40kWh".parse().unwrap();
+    assert_eq!(
+        (t.metric, t.bound, t.unit),
+        (Metric::EnergyKwh, 40.0, Unit::KilowattHours)
+    );
+    assert!(t.met_by(40.0) && !t.met_by(40.1) && !t.met_by(f64::NAN));
+    assert_eq!(t.show(12.345), "12.35 kWh");
+    let t: Target = "samples_per_joule > 2.5".parse().unwrap();
+    assert_eq!(
+        (t.metric, t.unit),
+        (Metric::SamplesPerJoule, Unit::SamplesPerJoule)
+    );
+    assert!(t.met_by(2.6) && !t.met_by(2.5) && !t.met_by(f64::NAN));
+    assert_eq!(t.to_string(), "samples_per_joule > 2.5samples/J");
 }
 
 #[test]
@@ -32,6 +46,9 @@ fn bad_targets_say_what_is_wrong() {
         ("throughput <= 5", "throughput takes >= or >"),
         ("mean_jct <= 2d", "unknown unit `d`"),
         ("mean_jct <= -2h", "not a positive number"),
+        ("energy_kwh >= 3", "energy_kwh takes <= or <"),
+        ("samples_per_joule <= 3", "samples_per_joule takes >= or >"),
+        ("energy_kwh <= 3h", "unknown unit `h`"),
     ];
     for (text, expected) in cases {
         let err = text.parse::<Target>().unwrap_err().to_string();
@@ -41,9 +58,14 @@ fn bad_targets_say_what_is_wrong() {
 }
 
 fn scenario(dir: &Path, plan: &str) -> Scenario {
-    let profile = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../calibrate/profiles/h200-provisional.ron"
+    scenario_on(dir, plan, "h200-provisional.ron")
+}
+
+/// The planning scenario over the shipped profile `profile` (a file in calibrate/profiles).
+fn scenario_on(dir: &Path, plan: &str, profile: &str) -> Scenario {
+    let profile = format!(
+        "{}/../calibrate/profiles/{profile}",
+        env!("CARGO_MANIFEST_DIR")
     );
     let text = format!(
         r#"#![enable(implicit_some)]
@@ -135,4 +157,45 @@ fn plan_csv_is_the_same_at_any_thread_count() {
     let one = csv_with(1);
     assert!(one.len() > PLAN_CSV_HEADER.len() + 100);
     assert_eq!(one, csv_with(4));
+}
+
+#[test]
+fn energy_targets_plan_on_the_fitted_power_model_and_say_when_it_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_section = r#"plan: (candidates: [(gpu: "h200", mode: Mps)], max_gpus: 8)"#;
+    let fitted = scenario_on(dir.path(), plan_section, "h200.ron");
+    // Whatever the sizes' energies, a bound between two of them splits them.
+    let loose: Target = "energy_kwh <= 1000000".parse().unwrap();
+    let report = plan(&fitted, &loose, &|_| {}).unwrap();
+    let c = &report.candidates[0];
+    assert_eq!(c.smallest, Some(1), "{c:#?}");
+    let energies: Vec<(u32, f64)> = c.points.iter().map(|p| (p.gpus, p.value)).collect();
+    for p in &c.points {
+        let e = p.summary.as_ref().unwrap().energy.as_ref().unwrap();
+        assert_eq!(
+            Some(p.value),
+            e.energy_kwh,
+            "the target reads the summary's energy"
+        );
+        assert!(p.value > 0.0 && p.note.is_none(), "{p:?}");
+    }
+    let least = energies.iter().map(|e| e.1).fold(f64::INFINITY, f64::min);
+    let tight: Target = format!("energy_kwh <= {}", least * 0.999).parse().unwrap();
+    let report = plan(&fitted, &tight, &|_| {}).unwrap();
+    assert_eq!(report.candidates[0].smallest, None, "{energies:?}");
+    let spj: Target = "samples_per_joule >= 0.000001".parse().unwrap();
+    let report = plan(&fitted, &spj, &|_| {}).unwrap();
+    let c = &report.candidates[0];
+    let n = c.smallest.unwrap();
+    assert!(c.point(n).unwrap().meets);
+    // The provisional profile has no power section: every size misses, saying why.
+    let provisional = scenario(dir.path(), plan_section);
+    let report = plan(&provisional, &loose, &|_| {}).unwrap();
+    let c = &report.candidates[0];
+    assert_eq!(c.smallest, None);
+    let note = c.points[0].note.as_deref().unwrap_or("");
+    assert!(
+        note.contains("energy_kwh unknown") && note.contains("no power section"),
+        "{note}"
+    );
 }

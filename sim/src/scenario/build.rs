@@ -96,6 +96,7 @@ pub fn build_variant_with(
             perf,
             on_unplaceable,
             timeline_every_s,
+            power: Some(profiles),
         },
         labels,
     ))

@@ -370,11 +370,20 @@ fn simulate_into(
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
     let mut files = Vec::with_capacity(4);
     if outputs != Outputs::Summary {
-        files.push(("jobs.csv", metrics::jobs_csv(&config.jobs, &run)));
+        files.push((
+            "jobs.csv",
+            metrics::jobs_csv(&config.jobs, &run).map_err(SimulateError::Write)?,
+        ));
     }
     if outputs == Outputs::All {
-        files.push(("placements.csv", metrics::placements_csv(&run)));
-        files.push(("timeline.csv", metrics::timeline_csv(&run)));
+        files.push((
+            "placements.csv",
+            metrics::placements_csv(&run).map_err(SimulateError::Write)?,
+        ));
+        files.push((
+            "timeline.csv",
+            metrics::timeline_csv(&run).map_err(SimulateError::Write)?,
+        ));
     }
     files.push(("summary.json", summary_json));
     metrics::write_result_dir(dir, &files).map_err(SimulateError::Write)?;

@@ -1,6 +1,7 @@
 //! Engine tests: hand-checked cases, a differential test against `NaiveEngine`, and property
 //! tests of the engine's invariants.
 mod alone;
+mod energy;
 mod min_speed;
 mod naive;
 mod properties;
@@ -115,6 +116,7 @@ pub(super) fn config(groups: Vec<GpuGroup>, jobs: Vec<Job>, placement: Placement
         perf: Arc::new(Parametric::new(profiles())),
         on_unplaceable: Unplaceable::Error,
         timeline_every_s: 0.0,
+        power: None,
     }
 }
 

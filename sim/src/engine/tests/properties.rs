@@ -183,7 +183,10 @@ proptest! {
         let first = Simulation::run(&cfg, None).unwrap();
         prop_assert!(first.timeline.windows(2).all(|w| w[0].time_s < w[1].time_s));
         let second = Simulation::run(&cfg, None).unwrap();
-        prop_assert_eq!(jobs_csv(&cfg.jobs, &first), jobs_csv(&cfg.jobs, &second));
+        prop_assert_eq!(
+            jobs_csv(&cfg.jobs, &first).unwrap(),
+            jobs_csv(&cfg.jobs, &second).unwrap()
+        );
         prop_assert!(first == second || first.outcomes.iter().any(|o| o.start_s.is_nan()));
     }
 }

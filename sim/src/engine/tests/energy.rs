@@ -1,0 +1,295 @@
+//! Energy (issue 15.3): each GPU's power integrated over time, each job's share, idle GPUs, and
+//! what happens without a power model. Hand-computed with a made-up power section.
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{config, group, job, profiles};
+use crate::engine::Simulation;
+use crate::hardware;
+use crate::metrics::energy::JOULES_PER_KWH;
+use crate::metrics::{RunLabels, RunRecord, summarize};
+use crate::perf::profile::{AlonePower, PowerForm, PowerMode, PowerParams};
+use crate::perf::{EqualShare, Origin, Parametric, ProfileSet, ShareMode};
+use crate::policy::PlacementRule;
+use crate::workload::Job;
+
+/// Idle power of the `timeslice` coefficients (also exclusive groups' idle power), W.
+const IDLE_TS: f64 = 100.0;
+/// Measured power alone of `small`, `mid`, `big`, W.
+const ALONE: [(&str, f64); 3] = [("small", 300.0), ("mid", 400.0), ("big", 600.0)];
+
+fn power_params(alone: &[(&str, f64)]) -> PowerParams {
+    let mode = |mode: &str, idle_w: f64, slope: f64| PowerMode {
+        mode: mode.into(),
+        idle_w,
+        slope,
+        max_w: None,
+        sets: 10,
+        held_out_mape_pct: 4.5,
+    };
+    PowerParams {
+        form: PowerForm::Alone,
+        origin: Origin::Fitted,
+        modes: vec![
+            mode("timeslice", IDLE_TS, 1.0),
+            mode("mps", 90.0, 0.8),
+            mode("mig-emulated", 110.0, 0.9),
+        ],
+        alone: alone
+            .iter()
+            .map(|(model, w)| AlonePower {
+                point: format!("{model}:1:1"),
+                power_w: *w,
+                util: 0.5,
+            })
+            .collect(),
+    }
+}
+
+/// The test profiles with a power section knowing `alone`.
+fn with_power(alone: &[(&str, f64)]) -> Arc<ProfileSet> {
+    let base = profiles();
+    let mut set = (*base).clone();
+    for gpu in hardware::catalog() {
+        let (profile, path) = base.get(gpu).unwrap();
+        let mut profile = profile.clone();
+        profile.power = Some(power_params(alone));
+        set.insert(profile, PathBuf::from(path));
+    }
+    Arc::new(set)
+}
+
+fn run_with(
+    groups: Vec<crate::engine::GpuGroup>,
+    jobs: Vec<Job>,
+    power: Arc<ProfileSet>,
+    equal_share: bool,
+) -> (RunRecord, crate::metrics::Summary) {
+    let mut cfg = config(groups, jobs, PlacementRule::BestFit);
+    cfg.perf = if equal_share {
+        Arc::new(EqualShare::new(power.clone()))
+    } else {
+        Arc::new(Parametric::new(power.clone()))
+    };
+    cfg.power = Some(power);
+    let run = Simulation::run(&cfg, None).unwrap();
+    let summary = summarize(&cfg.jobs, &run, labels());
+    (run, summary)
+}
+
+fn labels() -> RunLabels {
+    RunLabels {
+        scenario: "energy".into(),
+        variant: "base".into(),
+        seed: 1,
+        perf_model: "parametric".into(),
+        profiles: vec![],
+        profile_origin: "test".into(),
+        cluster: vec![],
+        trace: None,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn a_job_alone_for_t_seconds_uses_its_alone_power_times_t() {
+    // `mid` runs at 50 samples/s alone: 5000 samples take 100 s, at 400 W measured alone.
+    for mode in [ShareMode::Exclusive, ShareMode::Timeslice, ShareMode::Mps] {
+        let (run, summary) = run_with(
+            vec![group("h200", 1, mode, None)],
+            vec![job("a", "mid", 0.0, 5000.0, 1)],
+            with_power(&ALONE),
+            false,
+        );
+        let o = &run.outcomes[0];
+        let t = o.end_s - o.start_s;
+        assert!(close(t, 100.0), "{mode}: {t}");
+        let e = o.energy_j.unwrap();
+        assert!(close(e, 400.0 * t), "{mode}: {e} J for {t} s");
+        let gpu = &run.energy.as_ref().unwrap().gpus[0];
+        assert!(
+            close(gpu.busy_j, e) && close(gpu.busy_s, t),
+            "{mode}: {gpu:?}"
+        );
+        let s = summary.energy.unwrap();
+        assert!(
+            close(s.energy_kwh.unwrap(), 400.0 * t / JOULES_PER_KWH),
+            "{s:?}"
+        );
+        assert!(close(s.samples_per_joule.unwrap(), 5000.0 / (400.0 * t)));
+        assert_eq!(s.jobs_without_energy, 0);
+        assert!(s.figures_are.contains("fitted"), "{}", s.figures_are);
+    }
+    // A 3-GPU job is alone on each of its GPUs: 3 x alone power for its run.
+    let (run, _) = run_with(
+        vec![group("h200", 3, ShareMode::Mps, None)],
+        vec![job("wide", "small", 0.0, 3000.0, 3)],
+        with_power(&ALONE),
+        false,
+    );
+    let o = &run.outcomes[0];
+    assert!(close(o.end_s - o.start_s, 10.0));
+    assert!(close(o.energy_j.unwrap(), 3.0 * 300.0 * 10.0), "{o:?}");
+}
+
+#[test]
+fn a_shared_gpu_splits_idle_equally_and_the_rest_by_activity() {
+    // Equal share under time-slicing: two `small` jobs (100/s alone) run at 50/s each for 20 s,
+    // each at half its alone speed: activity (300 - 100) * 0.5 = 100 each, so the GPU draws
+    // 100 + 1.0 * 200 = 300 W and each job half of it.
+    let (run, summary) = run_with(
+        vec![group("h200", 1, ShareMode::Timeslice, None)],
+        vec![
+            job("a", "small", 0.0, 1000.0, 1),
+            job("b", "small", 0.0, 1000.0, 1),
+        ],
+        with_power(&ALONE),
+        true,
+    );
+    for o in &run.outcomes {
+        assert!(close(o.end_s, 20.0), "{o:?}");
+        assert!(close(o.energy_j.unwrap(), 150.0 * 20.0), "{o:?}");
+    }
+    let s = summary.energy.unwrap();
+    assert!(close(
+        s.jobs_energy_kwh.unwrap(),
+        300.0 * 20.0 / JOULES_PER_KWH
+    ));
+    // Different models: the idle part splits equally, the rest by activity.
+    // small at 50/s: activity 100; mid (50/s alone) at 25/s: (400 - 100) * 0.5 = 150.
+    let (run, _) = run_with(
+        vec![group("h200", 1, ShareMode::Timeslice, None)],
+        vec![
+            job("a", "small", 0.0, 1000.0, 1),
+            job("b", "mid", 0.0, 500.0, 1),
+        ],
+        with_power(&ALONE),
+        true,
+    );
+    let (a, b) = (&run.outcomes[0], &run.outcomes[1]);
+    assert!(close(a.end_s, 20.0) && close(b.end_s, 20.0));
+    assert!(close(
+        a.energy_j.unwrap(),
+        (50.0 + 250.0 * 100.0 / 250.0) * 20.0
+    ));
+    assert!(close(
+        b.energy_j.unwrap(),
+        (50.0 + 250.0 * 150.0 / 250.0) * 20.0
+    ));
+}
+
+#[test]
+fn job_energies_sum_to_the_gpus_busy_energy() {
+    let jobs = || {
+        vec![
+            job("a", "small", 0.0, 4000.0, 1),
+            job("b", "mid", 3.0, 1500.0, 1),
+            job("c", "big", 7.5, 300.0, 1),
+            job("d", "small", 11.0, 2500.0, 1),
+            job("e", "mid", 12.0, 900.0, 2),
+            job("f", "big", 40.0, 200.0, 1),
+        ]
+    };
+    let clusters = [
+        vec![group("h200", 2, ShareMode::Mps, None)],
+        vec![group("h200", 2, ShareMode::Timeslice, None)],
+        vec![
+            group("h200", 1, ShareMode::Mig, Some("3g.71gb,4g.71gb")),
+            group("h200", 2, ShareMode::Exclusive, None),
+        ],
+    ];
+    for groups in clusters {
+        let (run, summary) = run_with(groups, jobs(), with_power(&ALONE), false);
+        let per_job: f64 = run.outcomes.iter().map(|o| o.energy_j.unwrap()).sum();
+        let energy = run.energy.as_ref().unwrap();
+        let busy: f64 = energy.gpus.iter().map(|g| g.busy_j).sum();
+        assert!(busy > 0.0);
+        assert!(close(per_job, busy), "jobs {per_job} J, GPUs busy {busy} J");
+        assert!(run.outcomes.iter().all(|o| o.energy_j.unwrap() > 0.0));
+        let s = summary.energy.unwrap();
+        let total = s.energy_kwh.unwrap();
+        let parts = s.jobs_energy_kwh.unwrap() + s.idle_energy_kwh.unwrap();
+        assert!(close(total, parts), "{s:?}");
+    }
+}
+
+#[test]
+fn idle_gpus_add_idle_power_times_idle_time() {
+    // One job arrives at 10 s and runs 20 s on one of two exclusive GPUs: makespan 30 s; GPU 0
+    // idles 10 s, GPU 1 all 30 s, both at the timeslice coefficients' idle power.
+    let (run, summary) = run_with(
+        vec![group("h200", 2, ShareMode::Exclusive, None)],
+        vec![job("a", "small", 10.0, 2000.0, 1)],
+        with_power(&ALONE),
+        false,
+    );
+    assert!(close(run.outcomes[0].end_s, 30.0));
+    let s = summary.energy.unwrap();
+    let idle_j = IDLE_TS * (10.0 + 30.0);
+    assert!(
+        close(s.idle_energy_kwh.unwrap() * JOULES_PER_KWH, idle_j),
+        "{s:?}"
+    );
+    let total_j = idle_j + 300.0 * 20.0;
+    assert!(
+        close(s.energy_kwh.unwrap() * JOULES_PER_KWH, total_j),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn no_power_section_or_no_alone_power_gives_null_with_a_reason() {
+    // The test profiles have no power section.
+    let (run, summary) = run_with(
+        vec![group("h200", 1, ShareMode::Mps, None)],
+        vec![job("a", "mid", 0.0, 500.0, 1)],
+        profiles(),
+        false,
+    );
+    assert_eq!(run.outcomes[0].energy_j, None);
+    let s = summary.energy.unwrap();
+    assert_eq!((s.energy_kwh, s.samples_per_joule), (None, None));
+    assert_eq!(s.jobs_without_energy, 1);
+    let why = s.unknown_because.unwrap();
+    assert!(why.contains("no power section"), "{why}");
+    assert!(!why.contains("no measured power alone"), "said once: {why}");
+    assert!(s.figures_are.starts_with("unknown"), "{}", s.figures_are);
+    // A power section without `big`'s power alone: its jobs, and the GPU it shares, are
+    // unknown; a job elsewhere keeps its energy.
+    let (run, summary) = run_with(
+        vec![group("h200", 2, ShareMode::Exclusive, None)],
+        vec![
+            job("a", "small", 0.0, 1000.0, 1),
+            job("b", "big", 0.0, 100.0, 1),
+        ],
+        with_power(&ALONE[..2]),
+        false,
+    );
+    assert!(run.outcomes[0].energy_j.is_some());
+    assert_eq!(run.outcomes[1].energy_j, None);
+    let s = summary.energy.unwrap();
+    assert_eq!((s.energy_kwh, s.jobs_energy_kwh), (None, None));
+    assert!(s.idle_energy_kwh.is_some());
+    assert_eq!(s.jobs_without_energy, 1);
+    let why = s.unknown_because.unwrap();
+    assert!(
+        why.contains("no measured power alone for big:1:1 on h200"),
+        "{why}"
+    );
+    // Without profiles at all, the summary says so.
+    let mut cfg = config(
+        vec![group("h200", 1, ShareMode::Mps, None)],
+        vec![job("a", "mid", 0.0, 500.0, 1)],
+        PlacementRule::BestFit,
+    );
+    cfg.power = None;
+    let run = Simulation::run(&cfg, None).unwrap();
+    let s = summarize(&cfg.jobs, &run, labels()).energy.unwrap();
+    assert!(
+        s.energy_kwh.is_none() && s.unknown_because.is_some(),
+        "{s:?}"
+    );
+}
