@@ -2,7 +2,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{JobOutcome, RunRecord, slowdown_of};
+use super::{RunRecord, slowdown_of};
+use crate::hardware::MigSlice;
 use crate::workload::Job;
 
 /// `jobs.csv`: one row per job, in input order.
@@ -32,10 +33,10 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
                 o.end_s - job.arrival_s,
                 o.group.map_or(String::new(), |g| g.to_string()),
                 o.gpus.first().map_or(String::new(), |g| g.to_string()),
-                slice_label(o),
+                slice_label(o.slice),
                 o.mode.map_or(String::new(), |m| m.to_string()),
                 job.samples,
-                job.samples / (o.end_s - o.start_s),
+                job.samples / o.held_s(),
                 o.exclusive_rate,
                 slowdown_of(job, o),
             );
@@ -51,18 +52,21 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// `placements.csv`: one row per (job, GPU) it occupied.
+/// `placements.csv`: one row per (job, run, GPU) it occupied; a job never preempted has one run,
+/// from its start to its end.
 pub fn placements_csv(run: &RunRecord) -> Vec<u8> {
     let mut out = String::from("job,gpu,slice,start_s,end_s\n");
-    for (idx, o) in run.outcomes.iter().enumerate().filter(|(_, o)| o.completed) {
-        for gpu in &o.gpus {
-            let _ = writeln!(
-                out,
-                "{idx},{gpu},{},{:.3},{:.3}",
-                slice_label(o),
-                o.start_s,
-                o.end_s
-            );
+    for (idx, o) in run.outcomes.iter().enumerate() {
+        for r in o.runs() {
+            for gpu in r.gpus {
+                let _ = writeln!(
+                    out,
+                    "{idx},{gpu},{},{:.3},{:.3}",
+                    slice_label(r.slice),
+                    r.start_s,
+                    r.end_s
+                );
+            }
         }
     }
     out.into_bytes()
@@ -89,9 +93,8 @@ pub fn timeline_csv(run: &RunRecord) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn slice_label(o: &JobOutcome) -> String {
-    o.slice
-        .map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
+fn slice_label(slice: Option<MigSlice>) -> String {
+    slice.map_or(String::new(), |s| format!("{}@{}", s.profile.name, s.start))
 }
 
 /// Quotes a CSV field when it holds a comma, quote or newline.

@@ -2,6 +2,7 @@
 //! tests of the engine's invariants.
 mod alone;
 mod naive;
+mod preempt;
 mod properties;
 
 use std::path::PathBuf;
