@@ -9,7 +9,7 @@ use crate::workload::Job;
 /// `jobs.csv`: one row per job, in input order.
 pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
     let mut out = String::from(
-        "job,name,model,batch,image,gpus,arrival_s,start_s,end_s,wait_s,jct_s,group,gpu,slice,mode,samples,mean_rate,exclusive_rate,slowdown,status\n",
+        "job,name,model,batch,image,gpus,arrival_s,start_s,end_s,wait_s,jct_s,group,gpu,slice,mode,samples,mean_rate,exclusive_rate,slowdown,status,preemptions\n",
     );
     for (idx, (job, o)) in jobs.iter().zip(&run.outcomes).enumerate() {
         let k = &job.model;
@@ -47,7 +47,7 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> Vec<u8> {
                 job.samples, o.exclusive_rate
             );
         }
-        out.push('\n');
+        let _ = writeln!(out, ",{}", o.preemptions());
     }
     out.into_bytes()
 }

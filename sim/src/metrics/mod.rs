@@ -300,6 +300,8 @@ pub struct Summary {
     pub events: u64,
     /// Dynamic-MIG re-cuts done.
     pub mig_reconfigurations: u64,
+    /// Preemptions (Las and Srtf; 0 under the other orders), all jobs together.
+    pub preemptions: u64,
 }
 
 /// Computes the summary of `run` over `jobs`.
@@ -344,6 +346,11 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         },
         events: run.events,
         mig_reconfigurations: run.mig_reconfigurations,
+        preemptions: run
+            .outcomes
+            .iter()
+            .map(|o| u64::from(o.preemptions()))
+            .sum(),
     }
 }
 

@@ -145,3 +145,37 @@ fn checkpoint_and_restore_lengthen_the_preempted_jobs_jct_by_their_sum() {
     assert!(close(paid.outcomes[1].start_s, 23.0));
     assert!(close(long_paid.held_s(), 100.0 + 2.0 * 5.0));
 }
+
+#[test]
+fn jobs_csv_and_the_summary_count_preemptions() {
+    let jobs = vec![small("long", 0.0, 1000.0), small("new", 200.0, 10.0)];
+    let run = one_gpu(las(&[100.0]), Preemption::default(), jobs.clone());
+    let csv = String::from_utf8(crate::metrics::jobs_csv(&jobs, &run)).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",status,preemptions"), "{}", lines[0]);
+    assert!(lines[1].ends_with(",completed,1"), "{}", lines[1]);
+    assert!(lines[2].ends_with(",completed,0"), "{}", lines[2]);
+    let placements = String::from_utf8(crate::metrics::placements_csv(&run)).unwrap();
+    assert_eq!(
+        placements.lines().filter(|l| l.starts_with("0,")).count(),
+        2,
+        "one row per run: {placements}"
+    );
+    let labels = crate::metrics::RunLabels {
+        scenario: "t".into(),
+        variant: "base".into(),
+        seed: 0,
+        perf_model: "parametric".into(),
+        profiles: vec![],
+        profile_origin: "test".into(),
+        cluster: vec![],
+        trace: None,
+    };
+    let summary = crate::metrics::summarize(&jobs, &run, labels);
+    assert_eq!(summary.preemptions, 1);
+    // The long job held its GPU 1000 s over two runs: slowdown 1, not (1010 s / 1000 s).
+    assert!(close(
+        crate::metrics::slowdown_of(&jobs[0], &run.outcomes[0]),
+        1.0
+    ));
+}
