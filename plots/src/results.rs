@@ -326,6 +326,7 @@ mod tests {
             slowdown: Some(1.0),
             status: JobStatus::Completed,
             energy_j,
+            preemptions: 0,
         };
         let rows = [row(Some(5500.25)), row(None)];
         let bytes = colo_sim::metrics::rows::csv_bytes(rows.clone()).unwrap();

@@ -374,6 +374,7 @@ impl SyntheticRun {
                 backfill_depth: 64,
                 placement: PlacementRule::BestFit,
                 max_jobs_per_gpu: 4,
+                preemption: Default::default(),
             },
             jobs,
             perf,

@@ -2,16 +2,43 @@
 //! pop first in, first out and a run is deterministic.
 use std::cmp::Ordering;
 
-/// A GPU's next completion, valid while the GPU's version is unchanged.
+/// One pending event: a GPU's next completion, a MIG re-cut, or a step of one job's
+/// preemption life cycle.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Event {
     pub(super) time: f64,
     pub(super) seq: u64,
-    pub(super) gpu: u32,
-    pub(super) version: u32,
-    /// A dynamic-MIG re-cut to this layout (index into the group's layouts), never stale;
-    /// `None` for a completion.
-    pub(super) recut: Option<u16>,
+    pub(super) kind: EventKind,
+}
+
+/// What an event does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EventKind {
+    /// A GPU's next completion, valid while the GPU's version is unchanged.
+    Completion { gpu: u32, version: u32 },
+    /// A dynamic-MIG re-cut of `gpu` to this layout (index into the group's layouts), never
+    /// stale.
+    Recut { gpu: u32, layout: u16 },
+    /// A step of a job's run (preemptive orders only), valid while the job's epoch is
+    /// unchanged.
+    Job {
+        job: u32,
+        epoch: u32,
+        what: JobEvent,
+    },
+}
+
+/// The steps of a job's run that preemptive orders time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum JobEvent {
+    /// A preempted job's checkpoint is written: it gives its GPUs back and waits again.
+    CheckpointDone,
+    /// A resumed job's state is restored: it starts making progress.
+    RestoreDone,
+    /// Las: the job's attained service reaches its level's threshold.
+    Demote,
+    /// The job has held its GPUs `min_run_s` since it (re)started: it may be preempted now.
+    MinRun,
 }
 
 impl PartialEq for Event {

@@ -10,11 +10,11 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Bound::{Excluded, Unbounded};
 
 use crate::hardware::{GpuSpec, MigSlice};
-use crate::metrics::{JobOutcome, RunRecord, TimelineRow};
+use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
 use crate::workload::Job;
-use heap::Event;
+use heap::{Event, EventKind, JobEvent};
 pub use power::power_mode;
 pub use setup::{Cluster, DynamicMig, EngineError, GpuGroup, SimConfig, Unplaceable};
 use setup::{slice_part, slot_capacity_mib};
@@ -22,12 +22,17 @@ use setup::{slice_part, slot_capacity_mib};
 /// Co-located sets up to this size are passed to the performance model from the stack.
 const INLINE_TENANTS: usize = 8;
 
-/// A job's place in the life cycle.
+/// A job's place in the life cycle. `Restoring`, `Running` and `Checkpointing` hold GPUs; only
+/// `Running` makes progress (and is a tenant of its partitions for the performance model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
     Pending,
     Queued,
+    /// Resumed after a preemption, restoring its state (`restore_s`).
+    Restoring,
     Running,
+    /// Preempted, writing its checkpoint (`checkpoint_s`) before it gives its GPUs back.
+    Checkpointing,
     Done,
     Skipped,
 }
@@ -53,6 +58,25 @@ struct JobState {
     slice: Option<MigSlice>,
     /// A dynamic-MIG re-cut is under way for it.
     awaits_recut: bool,
+    /// Its place in arrival order (index into `arrivals`), its tie-break in the queue.
+    rank: u32,
+    /// When its current run (or, once it waits again, its last run) began.
+    run_start: f64,
+    /// GPU-seconds it held GPUs before its current run.
+    attained_gpu_s: f64,
+    /// Las: thresholds its attained service has reached, kept by `Demote` events.
+    level: u32,
+    /// Bumped at each placement and preemption; its events are stale once it moved on.
+    epoch: u32,
+    /// Runs cut short by a preemption, in order.
+    preempted: Vec<RunSpan>,
+    /// Jobs it preempted that are still checkpointing to make room for it: it preempts no more
+    /// while there are any, and the GPUs it will take are reserved for it.
+    victims_left: u32,
+    /// While checkpointing: the job it makes room for.
+    room_for: u32,
+    /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
+    computing_at: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +140,85 @@ pub struct Simulation<'a> {
     awaiting_recut: Vec<u32>,
     /// Energy bookkeeping (`power.rs`); `None` without profiles to read power from.
     meter: Option<power::Meter>,
+    /// Running jobs a preemption probe has taken off the view (`view_hold`): placement rules
+    /// see them neither in the view nor among their partition's tenants.
+    probe_released: Vec<u32>,
+    /// Jobs holding GPUs without computing (checkpointing or restoring): not tenants of their
+    /// partitions (they take no rate) but, as for placement rules, sharing them.
+    pausing: Vec<u32>,
+    /// Per job, samples/s alone (times its GPUs) on the first group that can run it.
+    alone_rate: Vec<f64>,
+    /// Jobs in phase `Running`, in no particular order (preemption candidates come from here).
+    computing: Vec<u32>,
+    /// One scheduling pass's preemption candidates, built at its first miss.
+    pass: PassVictims,
+    /// GPUs reserved, as (for job, GPU), while that job's victims checkpoint: locked in the view
+    /// so that no job starts on them and takes the room being made.
+    reserved: Vec<(u32, u32)>,
+    /// At least the priority value of every job computing (exact when a pass builds its
+    /// candidates; raised as jobs start computing or drop a Las level): a waiting job at or above
+    /// it has no candidate below it, without a look at the running jobs.
+    priority_bound: f64,
+}
+
+/// A running job that may be preempted, ordered as victims are taken: the highest `priority`
+/// value (the lowest priority: Las level, or Srtf remaining seconds) first, then the latest
+/// (re)start, then the latest arrival. `Ord` puts the first victim greatest.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    priority: f64,
+    run_start: f64,
+    rank: u32,
+    job: u32,
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.priority
+            .total_cmp(&other.priority)
+            .then(self.run_start.total_cmp(&other.run_start))
+            .then(self.rank.cmp(&other.rank))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Candidate {}
+
+/// Preemption candidates of one scheduling pass, built at its first miss (time does not move
+/// within a pass): `order` holds the first ones in victim order, `rest` the others, popped into
+/// `order` as far as a preemption looks. Jobs suspended in the pass leave `order`.
+#[derive(Debug, Default)]
+struct PassVictims {
+    built: bool,
+    order: Vec<Candidate>,
+    rest: BinaryHeap<Candidate>,
+    /// Jobs whose preemption made no room in this pass: a later job asking no less (and of no
+    /// higher priority) cannot make room either.
+    failed: Vec<u32>,
+    /// Scratch for `could_free_gpus`: candidates per GPU (all zero between calls), GPUs counted.
+    gpu_counts: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl PassVictims {
+    /// The `i`-th candidate in victim order.
+    fn nth(&mut self, i: usize) -> Option<Candidate> {
+        while self.order.len() <= i {
+            self.order.push(self.rest.pop()?);
+        }
+        Some(self.order[i])
+    }
 }
 
 /// Relative width of one instant: events closer than this happen together, so rounding in
@@ -175,10 +278,30 @@ impl<'a> Simulation<'a> {
 
     fn drop_stale_events(&mut self) {
         while let Some(Reverse(event)) = self.heap.peek() {
-            if event.recut.is_some() || self.gpus[event.gpu as usize].version == event.version {
+            if self.is_live(event.kind) {
                 return;
             }
             self.heap.pop();
+        }
+    }
+
+    /// Whether an event still stands: a completion computed under the GPU's current rates, any
+    /// re-cut, a job step of the job's current run (or checkpoint).
+    fn is_live(&self, kind: EventKind) -> bool {
+        match kind {
+            EventKind::Completion { gpu, version } => self.gpus[gpu as usize].version == version,
+            EventKind::Recut { .. } => true,
+            EventKind::Job { job, epoch, what } => {
+                let s = &self.state[job as usize];
+                s.epoch == epoch
+                    && match what {
+                        JobEvent::CheckpointDone => s.phase == Phase::Checkpointing,
+                        JobEvent::RestoreDone => s.phase == Phase::Restoring,
+                        JobEvent::Demote | JobEvent::MinRun => {
+                            matches!(s.phase, Phase::Restoring | Phase::Running)
+                        }
+                    }
+            }
         }
     }
 
@@ -191,14 +314,20 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.heap.pop();
-            if let Some(layout) = event.recut {
-                self.events += 1;
-                self.now = self.now.max(event.time);
-                self.apply_recut(event.gpu, layout);
-            } else if self.gpus[event.gpu as usize].version == event.version {
-                self.events += 1;
-                self.now = self.now.max(event.time);
-                self.complete_on(event.gpu)?;
+            if !self.is_live(event.kind) {
+                continue;
+            }
+            self.events += 1;
+            self.now = self.now.max(event.time);
+            match event.kind {
+                EventKind::Recut { gpu, layout } => self.apply_recut(gpu, layout),
+                EventKind::Completion { gpu, .. } => self.complete_on(gpu)?,
+                EventKind::Job { job, what, .. } => match what {
+                    JobEvent::CheckpointDone => self.checkpoint_done(job),
+                    JobEvent::RestoreDone => self.restore_done(job)?,
+                    JobEvent::Demote => self.demote(job),
+                    JobEvent::MinRun => {}
+                },
             }
         }
         while let Some(&job) = self.arrivals.get(self.cursor) {
@@ -221,23 +350,43 @@ impl<'a> Simulation<'a> {
             return;
         }
         state.phase = Phase::Queued;
-        let key = match self.policy.order {
+        state.rank = rank;
+        let key = match &self.policy.order {
             QueueOrder::Fifo => 0,
-            QueueOrder::ShortestFirst => self.exclusive_duration(job).to_bits(),
+            QueueOrder::ShortestFirst => self
+                .exclusive_seconds(job, self.jobs[job as usize].samples)
+                .to_bits(),
+            QueueOrder::Las { .. } => u64::from(self.state[job as usize].level),
+            QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
     }
 
-    /// Seconds the job takes alone on the first group that can run it.
-    fn exclusive_duration(&self, job: u32) -> f64 {
-        let n_groups = self.groups.len();
-        let j = &self.jobs[job as usize];
-        (0..n_groups)
-            .map(|g| self.job_class[job as usize * n_groups + g])
-            .find(|&c| c != u32::MAX)
-            .map_or(f64::MAX, |c| {
-                j.samples / (self.classes[c as usize].solo_rate * f64::from(j.gpus))
-            })
+    /// Seconds `samples` of the job take alone on the first group that can run it.
+    fn exclusive_seconds(&self, job: u32, samples: f64) -> f64 {
+        samples / self.alone_rate[job as usize]
+    }
+
+    /// A waiting job's priority under a preemptive order (lower is served first): its Las level,
+    /// or its Srtf remaining seconds alone.
+    fn waiting_priority(&self, job: u32) -> f64 {
+        let s = &self.state[job as usize];
+        match self.policy.order {
+            QueueOrder::Las { .. } => f64::from(s.level),
+            _ => self.exclusive_seconds(job, s.remaining),
+        }
+    }
+
+    /// A running job's priority now: its Las level, or its Srtf remaining seconds alone.
+    fn running_priority(&self, job: u32) -> f64 {
+        let s = &self.state[job as usize];
+        match self.policy.order {
+            QueueOrder::Las { .. } => f64::from(s.level),
+            _ => {
+                let remaining = s.remaining - s.rate * (self.now - s.last_update);
+                self.exclusive_seconds(job, remaining)
+            }
+        }
     }
 
     /// Finishes every job on `gpu` whose completion time has come, then re-rates the GPU.
@@ -267,18 +416,27 @@ impl<'a> Simulation<'a> {
 
     fn finish_job(&mut self, job: u32) {
         let now = self.now;
-        let (slot, gpus, memory) = {
+        {
             let s = &mut self.state[job as usize];
             s.phase = Phase::Done;
             s.remaining = 0.0;
             s.end = now;
+        }
+        self.stop_computing(job);
+        self.completed += 1;
+        self.give_back(job);
+    }
+
+    /// The job leaves every GPU it holds (its partitions, memory, multi-GPU locks).
+    fn give_back(&mut self, job: u32) {
+        let (slot, gpus, memory) = {
+            let s = &mut self.state[job as usize];
             (
-                s.slot.expect("running job has a slot"),
+                s.slot.expect("a job holding GPUs has a slot"),
                 std::mem::take(&mut s.gpus),
                 s.memory_mib,
             )
         };
-        self.completed += 1;
         self.running -= 1;
         if gpus.is_empty() {
             self.leave(job, slot, memory);
@@ -313,10 +471,13 @@ impl<'a> Simulation<'a> {
 
     /// One scheduling pass over the queue in policy order. Without backfill it stops at the
     /// first job that cannot start; with backfill it passes over up to `backfill_depth` such
-    /// jobs (greedy, no reservations).
+    /// jobs (greedy, no reservations). Under a preemptive order a job that cannot start may
+    /// preempt running jobs of lower priority ([`Self::try_preempt`]); it still counts as a
+    /// job that could not start, and starts once they have given their GPUs back.
     fn schedule(&mut self) -> Result<(), EngineError> {
         let mut started = std::mem::take(&mut self.scratch_ids);
         started.clear();
+        self.pass.built = false;
         let allowed_misses = if self.policy.backfill {
             self.policy.backfill_depth.max(1)
         } else {
@@ -338,7 +499,9 @@ impl<'a> Simulation<'a> {
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
                 }
                 None => {
-                    self.try_recut(job);
+                    if !self.try_preempt(job, &mut started) {
+                        self.try_recut(job);
+                    }
                     misses += 1;
                     if misses >= allowed_misses {
                         break;
@@ -412,14 +575,29 @@ impl<'a> Simulation<'a> {
             }
             self.view.occupy(*slot, memory);
             self.memory_used_mib += memory;
-            let part = self.part_index(*slot);
-            self.parts[part].tenants.push(job);
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
+        let restores = !self.state[job as usize].preempted.is_empty()
+            && self.policy.preemption.restore_s > 0.0;
+        if !restores {
+            for slot in slots {
+                let part = self.part_index(*slot);
+                self.parts[part].tenants.push(job);
+            }
+        }
+        let now = self.now;
         let state = &mut self.state[job as usize];
-        state.phase = Phase::Running;
-        state.start = self.now;
-        state.last_update = self.now;
+        state.phase = if restores {
+            Phase::Restoring
+        } else {
+            Phase::Running
+        };
+        if state.preempted.is_empty() {
+            state.start = now;
+        }
+        state.run_start = now;
+        state.epoch += 1;
+        state.last_update = now;
         state.slot = Some(slots[0]);
         state.slice = slice;
         state.awaits_recut = false;
@@ -432,7 +610,386 @@ impl<'a> Simulation<'a> {
             state.gpus = gpus;
         }
         self.running += 1;
+        if restores {
+            self.pausing.push(job);
+            let at = now + self.policy.preemption.restore_s;
+            self.push_job_event(job, at, JobEvent::RestoreDone);
+        } else {
+            self.start_computing(job);
+        }
+        if self.policy.order.preempts() {
+            self.push_demote(job);
+            if self.policy.preemption.min_run_s > 0.0 {
+                let at = now + self.policy.preemption.min_run_s;
+                self.push_job_event(job, at, JobEvent::MinRun);
+            }
+        }
         Ok(())
+    }
+
+    fn push_job_event(&mut self, job: u32, time: f64, what: JobEvent) {
+        self.seq += 1;
+        let epoch = self.state[job as usize].epoch;
+        self.heap.push(Reverse(Event {
+            time,
+            seq: self.seq,
+            kind: EventKind::Job { job, epoch, what },
+        }));
+    }
+
+    /// Las: the event for the next threshold of a job holding GPUs, if any is left. Attained
+    /// service grows at the job's GPU count per second from its (re)start.
+    fn push_demote(&mut self, job: u32) {
+        let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order else {
+            return;
+        };
+        let s = &self.state[job as usize];
+        let Some(&threshold) = thresholds_gpu_s.get(s.level as usize) else {
+            return;
+        };
+        let gpus = f64::from(self.jobs[job as usize].gpus);
+        let at = s.run_start + (threshold - s.attained_gpu_s) / gpus;
+        self.push_job_event(job, at, JobEvent::Demote);
+    }
+
+    /// A Las threshold is reached: the job drops one level.
+    fn demote(&mut self, job: u32) {
+        let s = &mut self.state[job as usize];
+        s.level += 1;
+        self.priority_bound = self.priority_bound.max(f64::from(s.level));
+        self.push_demote(job);
+    }
+
+    fn start_computing(&mut self, job: u32) {
+        let s = &mut self.state[job as usize];
+        s.phase = Phase::Running;
+        s.computing_at = self.computing.len() as u32;
+        self.computing.push(job);
+        if self.policy.order.preempts() {
+            self.priority_bound = self.priority_bound.max(self.running_priority(job));
+        }
+    }
+
+    fn stop_computing(&mut self, job: u32) {
+        let at = std::mem::replace(&mut self.state[job as usize].computing_at, u32::MAX);
+        if at == u32::MAX {
+            return;
+        }
+        self.computing.swap_remove(at as usize);
+        if let Some(&moved) = self.computing.get(at as usize) {
+            self.state[moved as usize].computing_at = at;
+        }
+    }
+
+    /// The slots a job holds: its slot, or slot 0 of each of its GPUs.
+    fn held_slots(&self, job: u32) -> Vec<SlotRef> {
+        let s = &self.state[job as usize];
+        let slot = s.slot.expect("a job holding GPUs has a slot");
+        if s.gpus.is_empty() {
+            vec![slot]
+        } else {
+            s.gpus
+                .iter()
+                .map(|&gpu| SlotRef {
+                    group: slot.group,
+                    gpu,
+                    slot: 0,
+                })
+                .collect()
+        }
+    }
+
+    /// A restored job starts making progress.
+    fn restore_done(&mut self, job: u32) -> Result<(), EngineError> {
+        self.pausing.retain(|&j| j != job);
+        let slots = self.held_slots(job);
+        for slot in &slots {
+            // The restore's seconds integrate as they were (no tenant: idle) before it joins.
+            self.meter_flush(slot.gpu);
+            let part = self.part_index(*slot);
+            self.parts[part].tenants.push(job);
+        }
+        self.state[job as usize].last_update = self.now;
+        self.start_computing(job);
+        self.rerate(slots[0].gpu)
+    }
+
+    /// Preemption (see the engine's README): `job` cannot be placed. If suspending running jobs
+    /// of lower priority would make room, suspend the fewest the rule picks and return true (also
+    /// when an earlier preemption is still making room for it); otherwise change nothing and
+    /// return false. The GPUs whose rates change are added to `rerate`.
+    fn try_preempt(&mut self, job: u32, rerate: &mut Vec<u32>) -> bool {
+        if !self.policy.order.preempts() {
+            return false;
+        }
+        if self.state[job as usize].victims_left > 0 {
+            return true;
+        }
+        let priority = self.waiting_priority(job);
+        if self.priority_bound <= priority {
+            return false;
+        }
+        self.build_candidates(priority);
+        if !self.pass.nth(0).is_some_and(|c| c.priority > priority) {
+            return false;
+        }
+        if self.pass.failed.iter().any(|&f| self.asks_no_less(job, f)) {
+            return false;
+        }
+        if !self.could_free_gpus(job, priority) {
+            self.pass.failed.push(job);
+            return false;
+        }
+        // Take candidates off the view in victim order until the job fits, then put them back.
+        let mut taken = 0;
+        let mut placement = None;
+        while placement.is_none() {
+            let Some(next) = self.pass.nth(taken).filter(|c| c.priority > priority) else {
+                break;
+            };
+            self.view_hold(next.job, false);
+            taken += 1;
+            placement = self.find_placement(job);
+        }
+        for k in (0..taken).rev() {
+            let victim = self.pass.order[k].job;
+            self.view_hold(victim, true);
+        }
+        let Some((_, placement)) = placement else {
+            debug_assert_eq!(
+                self.jobs[job as usize].gpus, 1,
+                "could_free_gpus said a multi-GPU job would fit"
+            );
+            self.pass.failed.push(job);
+            return false;
+        };
+        let target: Vec<u32> = match &placement {
+            Placement::Slot(slot) => vec![slot.gpu],
+            Placement::Gpus(gpus) => gpus.clone(),
+        };
+        let mut k = 0;
+        let mut seen = 0;
+        let mut victims = 0;
+        while seen < taken {
+            seen += 1;
+            let victim = self.pass.order[k].job;
+            if self
+                .held_slots(victim)
+                .iter()
+                .any(|s| target.contains(&s.gpu))
+            {
+                self.pass.order.remove(k);
+                let lead = self.state[victim as usize].slot.map_or(0, |s| s.gpu);
+                self.suspend(victim, job);
+                rerate.push(lead);
+                victims += 1;
+            } else {
+                k += 1;
+            }
+        }
+        // The candidate taken last made the room, on the placement's GPUs: there is a victim.
+        debug_assert!(victims > 0, "a preemption without victims");
+        if victims == 0 {
+            return false;
+        }
+        self.state[job as usize].victims_left = victims;
+        for gpu in target {
+            self.view.set_locked(gpu, true);
+            self.reserved.push((job, gpu));
+        }
+        true
+    }
+
+    /// This pass's candidates: jobs computing that have held their GPUs `min_run_s` since they
+    /// (re)started, with their priority now, if below `above` (the queue goes in priority order,
+    /// so no later job of the pass preempts one at or above the first job that tries).
+    fn build_candidates(&mut self, above: f64) {
+        if self.pass.built {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.pass.rest).into_vec();
+        list.clear();
+        let min_run_s = self.policy.preemption.min_run_s;
+        let mut bound = f64::NEG_INFINITY;
+        for &job in &self.computing {
+            let s = &self.state[job as usize];
+            let priority = self.running_priority(job);
+            bound = bound.max(priority);
+            if s.run_start + min_run_s > self.now || priority <= above {
+                continue;
+            }
+            list.push(Candidate {
+                priority,
+                run_start: s.run_start,
+                rank: s.rank,
+                job,
+            });
+        }
+        self.priority_bound = bound;
+        self.pass.rest = BinaryHeap::from(list);
+        self.pass.order.clear();
+        self.pass.failed.clear();
+        self.pass.built = true;
+    }
+
+    /// A multi-GPU job takes idle GPUs of one whole-GPU group (as [`policy::place`] places it):
+    /// whether taking every candidate below `priority` off the view would leave enough idle GPUs
+    /// in a group the job may run in; a GPU comes free when all its jobs are such candidates. A
+    /// quick no, without touching the view; always yes for a one-GPU job.
+    fn could_free_gpus(&mut self, job: u32, priority: f64) -> bool {
+        let need = self.jobs[job as usize].gpus;
+        if need <= 1 {
+            return true;
+        }
+        let n_groups = self.groups.len();
+        let mut counts = std::mem::take(&mut self.pass.gpu_counts);
+        counts.resize(self.gpus.len(), 0);
+        let mut touched = std::mem::take(&mut self.pass.touched);
+        touched.clear();
+        for c in self.pass.order.iter().chain(self.pass.rest.iter()) {
+            if c.priority <= priority {
+                continue;
+            }
+            let s = &self.state[c.job as usize];
+            let lead = s.slot.map_or(0, |slot| slot.gpu);
+            for &gpu in s.gpus.iter().chain((s.gpus.is_empty()).then_some(&lead)) {
+                if counts[gpu as usize] == 0 {
+                    touched.push(gpu);
+                }
+                counts[gpu as usize] += 1;
+            }
+        }
+        let mut free: Vec<usize> = (0..n_groups).map(|g| self.view.idle_count(g)).collect();
+        for &gpu in &touched {
+            if counts[gpu as usize] == self.view.jobs_on_gpu(gpu) {
+                free[self.gpus[gpu as usize].group as usize] += 1;
+            }
+            counts[gpu as usize] = 0;
+        }
+        self.pass.gpu_counts = counts;
+        self.pass.touched = touched;
+        (0..n_groups).any(|group| {
+            self.job_class[job as usize * n_groups + group] != u32::MAX
+                && self.groups[group].mode != ShareMode::Mig
+                && free[group] >= need as usize
+        })
+    }
+
+    /// Whether job `a` asks for at least what `b` does: as many GPUs (both one, or both more
+    /// than one) and as much memory in every group (`u64::MAX` where it cannot run). Wherever
+    /// `b` cannot be placed, neither can `a`.
+    fn asks_no_less(&self, a: u32, b: u32) -> bool {
+        let n = self.groups.len();
+        let (a, b) = (a as usize, b as usize);
+        let (ga, gb) = (self.jobs[a].gpus, self.jobs[b].gpus);
+        (ga == gb || (gb > 1 && ga > gb))
+            && self.job_memory[a * n..(a + 1) * n]
+                .iter()
+                .zip(&self.job_memory[b * n..(b + 1) * n])
+                .all(|(ma, mb)| ma >= mb)
+    }
+
+    /// Takes a job's hold off the view (`false`) or puts it back (`true`), nothing else.
+    fn view_hold(&mut self, job: u32, hold: bool) {
+        if hold {
+            self.probe_released.retain(|&j| j != job);
+        } else {
+            self.probe_released.push(job);
+        }
+        let memory = self.state[job as usize].memory_mib;
+        let multi = !self.state[job as usize].gpus.is_empty();
+        for slot in self.held_slots(job) {
+            if hold {
+                self.view.occupy(slot, memory);
+                if multi {
+                    self.view.set_locked(slot.gpu, true);
+                }
+            } else {
+                self.view.release(slot, memory);
+                if multi {
+                    self.view.set_locked(slot.gpu, false);
+                }
+            }
+        }
+    }
+
+    /// Preempts a running job for `room_for`: it stops making progress now and keeps its GPUs
+    /// while its checkpoint is written.
+    fn suspend(&mut self, job: u32, room_for: u32) {
+        let now = self.now;
+        for slot in self.held_slots(job) {
+            self.meter_leave(job, slot.gpu);
+            let part = self.part_index(slot);
+            let tenants = &mut self.parts[part].tenants;
+            if let Some(pos) = tenants.iter().position(|&t| t == job) {
+                tenants.remove(pos);
+            }
+        }
+        self.stop_computing(job);
+        self.pausing.push(job);
+        let s = &mut self.state[job as usize];
+        s.remaining -= s.rate * (now - s.last_update);
+        s.last_update = now;
+        s.rate = 0.0;
+        s.phase = Phase::Checkpointing;
+        s.epoch += 1;
+        s.room_for = room_for;
+        let at = now + self.policy.preemption.checkpoint_s;
+        self.push_job_event(job, at, JobEvent::CheckpointDone);
+    }
+
+    /// A preempted job's checkpoint is written: it gives its GPUs back and waits again, with
+    /// its progress and attained service kept.
+    fn checkpoint_done(&mut self, job: u32) {
+        let now = self.now;
+        let gpus_held = f64::from(self.jobs[job as usize].gpus);
+        let (gpus, slice, run_start) = {
+            let s = &self.state[job as usize];
+            let slot = s.slot.expect("a job holding GPUs has a slot");
+            let gpus = if s.gpus.is_empty() {
+                vec![slot.gpu]
+            } else {
+                s.gpus.clone()
+            };
+            (gpus, s.slice, s.run_start)
+        };
+        self.pausing.retain(|&j| j != job);
+        self.give_back(job);
+        let rank = {
+            let s = &mut self.state[job as usize];
+            s.gpus.clear();
+            s.preempted.push(RunSpan {
+                start_s: run_start,
+                end_s: now,
+                gpus,
+                slice,
+            });
+            s.attained_gpu_s += gpus_held * (now - run_start);
+            s.rank
+        };
+        if let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order {
+            let s = &mut self.state[job as usize];
+            let reached = thresholds_gpu_s
+                .iter()
+                .filter(|&&t| t <= s.attained_gpu_s)
+                .count() as u32;
+            s.level = s.level.max(reached);
+        }
+        let room_for = self.state[job as usize].room_for;
+        let left = &mut self.state[room_for as usize].victims_left;
+        *left -= 1;
+        if *left == 0 {
+            // Every victim is gone (all in this instant): the room is the job's to take in the
+            // pass that follows, before any job of lower priority.
+            for k in 0..self.reserved.len() {
+                let (owner, gpu) = self.reserved[k];
+                if owner == room_for {
+                    self.view.set_locked(gpu, false);
+                }
+            }
+            self.reserved.retain(|&(owner, _)| owner != room_for);
+        }
+        self.enqueue(job, rank);
     }
 
     /// Dynamic MIG: `job` fits no slice now. If a dynamic group could hold it in some allowed
@@ -474,9 +1031,10 @@ impl<'a> Simulation<'a> {
             let event = Event {
                 time: self.now + delay,
                 seq: self.seq,
-                gpu,
-                version: 0,
-                recut: Some(layout as u16),
+                kind: EventKind::Recut {
+                    gpu,
+                    layout: layout as u16,
+                },
             };
             self.heap.push(Reverse(event));
             return;
@@ -590,9 +1148,10 @@ impl<'a> Simulation<'a> {
             self.heap.push(Reverse(Event {
                 time: next,
                 seq: self.seq,
-                gpu,
-                version: gpu_state.version,
-                recut: None,
+                kind: EventKind::Completion {
+                    gpu,
+                    version: gpu_state.version,
+                },
             }));
         }
         Ok(())
@@ -666,6 +1225,8 @@ impl<'a> Simulation<'a> {
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
             energy_j: self.meter_job_energy(job).filter(|_| completed),
+            preempted: s.preempted.clone(),
+            resumed_s: s.run_start,
         }
     }
 }

@@ -241,12 +241,18 @@ impl Simulation<'_> {
         }
     }
 
-    /// `job` leaves `gpu`: the GPU's power is integrated and the job's energy closed.
+    /// `job` leaves `gpu`, or stops computing on it (a preemption's checkpoint starts): the
+    /// GPU's power is integrated and the job's energy brought up to now; it takes no share until
+    /// a re-rate gives it one again, so a checkpoint, a restore and the wait between runs add
+    /// nothing to its energy (a GPU holding only a checkpointing job meters as idle).
     pub(super) fn meter_leave(&mut self, job: u32, gpu: u32) {
         self.meter_flush(gpu);
         let now = self.now;
         if let Some(meter) = self.meter.as_mut() {
-            meter.jobs[job as usize].advance(now);
+            let j = &mut meter.jobs[job as usize];
+            j.advance(now);
+            j.share_w = 0.0;
+            j.share_known = true;
         }
     }
 

@@ -8,7 +8,7 @@ use thiserror::Error;
 use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
 use crate::perf::{JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant};
-use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, SlotRef};
+use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, QueueOrder, SlotRef};
 use crate::workload::{Job, MinSpeed};
 
 /// A set of identical GPUs shared in one mode.
@@ -142,6 +142,12 @@ pub enum EngineError {
         /// What would place it, for the limits it hit (`Lower its batch size, ...`).
         remedy: String,
     },
+    /// A policy's Las thresholds or preemption costs are out of range.
+    #[error("policy: {why}")]
+    BadPolicy {
+        /// What is wrong.
+        why: String,
+    },
     /// A MIG group has no layout.
     #[error("GPU group {group} ({gpu}) is in MIG mode but has no `mig_layout`")]
     MissingLayout {
@@ -183,6 +189,7 @@ fn demand_mib(gib: f64) -> u64 {
 }
 
 pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
+    check_policy(&config.policy)?;
     for job in &config.jobs {
         check_job(job)?;
     }
@@ -232,9 +239,32 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
             memory_mib: 0,
             slice: None,
             awaits_recut: false,
+            rank: 0,
+            run_start: f64::NAN,
+            attained_gpu_s: 0.0,
+            level: 0,
+            epoch: 0,
+            preempted: Vec::new(),
+            victims_left: 0,
+            room_for: u32::MAX,
+            computing_at: u32::MAX,
         });
     }
     debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
+    let alone_rate = config
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(idx, job)| {
+            // Every job has a class on some group (resolve_classes refuses the others).
+            job_class[idx * n_groups..(idx + 1) * n_groups]
+                .iter()
+                .find(|&&c| c != u32::MAX)
+                .map_or(0.0, |&c| {
+                    classes[c as usize].solo_rate * f64::from(job.gpus)
+                })
+        })
+        .collect();
     let mut view = ClusterView::new(&kinds, config.policy.placement);
     start_layouts(config, &gpus, &mut view);
     let meter = super::power::meter(
@@ -252,7 +282,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     });
     Ok(Simulation {
         perf: config.perf.as_ref(),
-        policy: config.policy,
+        policy: config.policy.clone(),
         jobs: &config.jobs,
         arrivals,
         cursor: 0,
@@ -280,7 +310,47 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         reconfigurations: 0,
         awaiting_recut: Vec::new(),
         meter,
+        probe_released: Vec::new(),
+        pausing: Vec::new(),
+        alone_rate,
+        computing: Vec::new(),
+        pass: Default::default(),
+        reserved: Vec::new(),
+        priority_bound: f64::NEG_INFINITY,
     })
+}
+
+/// Las thresholds and preemption costs: finite, not negative, thresholds increasing.
+fn check_policy(policy: &Policy) -> Result<(), EngineError> {
+    let bad = |why: String| Err(EngineError::BadPolicy { why });
+    if let QueueOrder::Las { thresholds_gpu_s } = &policy.order {
+        if thresholds_gpu_s.is_empty() {
+            return bad("Las needs at least one threshold".into());
+        }
+        for (i, &t) in thresholds_gpu_s.iter().enumerate() {
+            if !(t.is_finite() && t > 0.0) {
+                return bad(format!(
+                    "Las threshold {i} is {t}; thresholds must be finite and > 0"
+                ));
+            }
+            if i > 0 && t <= thresholds_gpu_s[i - 1] {
+                return bad(format!(
+                    "Las threshold {i} ({t}) is not above the one before it; thresholds must increase strictly"
+                ));
+            }
+        }
+    }
+    let costs = &policy.preemption;
+    for (name, value) in [
+        ("checkpoint_s", costs.checkpoint_s),
+        ("restore_s", costs.restore_s),
+        ("min_run_s", costs.min_run_s),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return bad(format!("{name} is {value}; it must be finite and >= 0"));
+        }
+    }
+    Ok(())
 }
 
 fn check_job(job: &Job) -> Result<(), EngineError> {

@@ -17,6 +17,22 @@ impl Simulation<'_> {
         }
     }
 
+    /// The jobs a placement rule sees in `slot`: its tenants (computing), then the jobs holding
+    /// it while they checkpoint or restore, less those a preemption probe has taken off.
+    fn holders(&self, slot: SlotRef) -> impl Iterator<Item = u32> + '_ {
+        let pausing_here = self
+            .pausing
+            .iter()
+            .copied()
+            .filter(move |&job| self.held_slots(job).contains(&slot));
+        self.parts[self.part_index(slot)]
+            .tenants
+            .iter()
+            .copied()
+            .chain(pausing_here)
+            .filter(|job| !self.probe_released.contains(job))
+    }
+
     /// What a placement rule is asked to place: `job` in `group` (where it has a class).
     pub(super) fn request(&self, job: u32, group: usize) -> Request<'_> {
         let j = &self.jobs[job as usize];
@@ -42,11 +58,18 @@ impl Tenancy for Simulation<'_> {
     }
 
     fn tenants_in(&self, slot: SlotRef) -> usize {
-        self.parts[self.part_index(slot)].tenants.len()
+        if self.probe_released.is_empty() && self.pausing.is_empty() {
+            return self.parts[self.part_index(slot)].tenants.len();
+        }
+        self.holders(slot).count()
     }
 
     fn tenant(&self, slot: SlotRef, i: usize) -> Occupant<'_> {
-        let job = self.parts[self.part_index(slot)].tenants[i];
+        let job = if self.probe_released.is_empty() && self.pausing.is_empty() {
+            self.parts[self.part_index(slot)].tenants[i]
+        } else {
+            self.holders(slot).nth(i).expect("i < tenants_in")
+        };
         Occupant {
             job,
             tenant: self.tenant_in(job, slot.group as usize),

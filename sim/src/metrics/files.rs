@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use super::rows::{JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes};
-use super::{JobOutcome, RunRecord, slowdown_of};
+use super::{RunRecord, slowdown_of};
+use crate::hardware::MigSlice;
 use crate::workload::Job;
 
 /// The `jobs.csv` rows: one per job, in input order.
@@ -29,10 +30,10 @@ pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item =
                 jct_s: when(o.end_s - job.arrival_s),
                 group: o.group.filter(|_| done),
                 gpu: o.gpus.first().copied().filter(|_| done),
-                slice: slice_label(o).filter(|_| done),
+                slice: slice_label(o.slice).filter(|_| done),
                 mode: o.mode.filter(|_| done),
                 samples: job.samples,
-                mean_rate: when(job.samples / (o.end_s - o.start_s)),
+                mean_rate: when(job.samples / o.held_s()),
                 exclusive_rate: o.exclusive_rate,
                 slowdown: when(slowdown_of(job, o)),
                 status: if done {
@@ -41,6 +42,7 @@ pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item =
                     JobStatus::Unplaceable
                 },
                 energy_j: o.energy_j.filter(|_| done),
+                preemptions: o.preemptions(),
             }
         })
 }
@@ -50,24 +52,23 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> std::io::Result<Vec<u8>> {
     csv_bytes(job_rows(jobs, run))
 }
 
-/// The `placements.csv` rows: one per (job, GPU) it occupied.
+/// The `placements.csv` rows: one per (job, run, GPU) it occupied; a job never preempted has
+/// one run, from its start to its end.
 pub fn placement_rows(run: &RunRecord) -> impl Iterator<Item = PlacementRow> + '_ {
-    run.outcomes
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.completed)
-        .flat_map(|(idx, o)| {
-            o.gpus.iter().map(move |&gpu| PlacementRow {
+    run.outcomes.iter().enumerate().flat_map(|(idx, o)| {
+        o.runs().flat_map(move |r| {
+            r.gpus.iter().map(move |&gpu| PlacementRow {
                 job: idx as u32,
                 gpu,
-                slice: slice_label(o),
-                start_s: o.start_s,
-                end_s: o.end_s,
+                slice: slice_label(r.slice),
+                start_s: r.start_s,
+                end_s: r.end_s,
             })
         })
+    })
 }
 
-/// `placements.csv`: one row per (job, GPU) it occupied.
+/// `placements.csv`: one row per (job, run, GPU) it occupied.
 pub fn placements_csv(run: &RunRecord) -> std::io::Result<Vec<u8>> {
     csv_bytes(placement_rows(run))
 }
@@ -90,8 +91,8 @@ pub fn timeline_csv(run: &RunRecord) -> std::io::Result<Vec<u8>> {
     csv_bytes(timeline_rows(run))
 }
 
-fn slice_label(o: &JobOutcome) -> Option<String> {
-    o.slice.map(|s| format!("{}@{}", s.profile.name, s.start))
+fn slice_label(slice: Option<MigSlice>) -> Option<String> {
+    slice.map(|s| format!("{}@{}", s.profile.name, s.start))
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` (not its parent) when missing.

@@ -56,6 +56,74 @@ pub struct JobOutcome {
     /// Its share of its GPUs' energy while it ran, J ([`energy`] gives the rule); `None` when
     /// it never ran or its power is unknown.
     pub energy_j: Option<f64>,
+    /// Runs cut short by a preemption, in order (empty for a job never preempted); `group`,
+    /// `gpus`, `slice` and `mode` are those of the run it finished in.
+    pub preempted: Vec<RunSpan>,
+    /// Start of the run it finished in, s (`start_s` for a job never preempted).
+    pub resumed_s: f64,
+}
+
+/// One run of a preempted job: from its (re)start to the moment its checkpoint was written and
+/// it gave its GPUs back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpan {
+    /// When it (re)started, s.
+    pub start_s: f64,
+    /// When it gave its GPUs back, s.
+    pub end_s: f64,
+    /// GPUs it held (global indices).
+    pub gpus: Vec<u32>,
+    /// MIG slice, if it ran in one.
+    pub slice: Option<MigSlice>,
+}
+
+/// One run of a job, borrowed from its [`JobOutcome`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Run<'a> {
+    /// When it (re)started, s.
+    pub start_s: f64,
+    /// When it ended or gave its GPUs back, s.
+    pub end_s: f64,
+    /// GPUs it held.
+    pub gpus: &'a [u32],
+    /// MIG slice, if it ran in one.
+    pub slice: Option<MigSlice>,
+}
+
+impl JobOutcome {
+    /// Times it was preempted.
+    pub fn preemptions(&self) -> u32 {
+        self.preempted.len() as u32
+    }
+
+    /// Every run of a completed job, in order: the preempted ones, then the one it finished in
+    /// (`start_s` to `end_s` for a job never preempted). Empty for a job that never ran.
+    pub fn runs(&self) -> impl Iterator<Item = Run<'_>> {
+        let last = self.completed.then_some(Run {
+            start_s: self.resumed_s,
+            end_s: self.end_s,
+            gpus: &self.gpus,
+            slice: self.slice,
+        });
+        self.preempted
+            .iter()
+            .map(|r| Run {
+                start_s: r.start_s,
+                end_s: r.end_s,
+                gpus: &r.gpus,
+                slice: r.slice,
+            })
+            .chain(last)
+    }
+
+    /// Seconds it held GPUs: `end_s - start_s` for a job never preempted; for a preempted one
+    /// the sum over its runs (checkpoints and restores included, waits between runs not).
+    pub fn held_s(&self) -> f64 {
+        if self.preempted.is_empty() {
+            return self.end_s - self.start_s;
+        }
+        self.runs().map(|r| r.end_s - r.start_s).sum()
+    }
 }
 
 /// Everything one run produced.
@@ -251,6 +319,9 @@ pub struct Summary {
     /// Dynamic-MIG re-cuts done.
     #[serde(default)]
     pub mig_reconfigurations: u64,
+    /// Preemptions (Las and Srtf; 0 under the other orders), all jobs together.
+    #[serde(default)]
+    pub preemptions: u64,
 }
 
 /// Computes the summary of `run` over `jobs`.
@@ -298,14 +369,20 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         energy: Some(energy),
         events: run.events,
         mig_reconfigurations: run.mig_reconfigurations,
+        preemptions: run
+            .outcomes
+            .iter()
+            .map(|o| u64::from(o.preemptions()))
+            .sum(),
     }
 }
 
-/// Exclusive rate over the job's mean rate; exactly 1 for a job that ran exactly as long as
-/// alone (`samples / exclusive_rate`, the division the engine makes for a job alone), where the
-/// two roundings of the ratio could otherwise land one bit off 1.
+/// Exclusive rate over the job's mean rate (samples over the seconds it held GPUs,
+/// [`JobOutcome::held_s`]); exactly 1 for a job that ran exactly as long as alone
+/// (`samples / exclusive_rate`, the division the engine makes for a job alone), where the two
+/// roundings of the ratio could otherwise land one bit off 1.
 pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
-    let run_s = outcome.end_s - outcome.start_s;
+    let run_s = outcome.held_s();
     if run_s == job.samples / outcome.exclusive_rate {
         return 1.0;
     }
@@ -313,13 +390,14 @@ pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
     outcome.exclusive_rate / mean_rate
 }
 
-/// Seconds each GPU had at least one job, summed over GPUs (union of job intervals per GPU).
+/// Seconds each GPU had at least one job, summed over GPUs (union of the intervals of job runs
+/// per GPU).
 fn busy_gpu_seconds(run: &RunRecord) -> f64 {
     let mut intervals: Vec<(u32, f64, f64)> = run
         .outcomes
         .iter()
-        .filter(|o| o.completed)
-        .flat_map(|o| o.gpus.iter().map(move |&g| (g, o.start_s, o.end_s)))
+        .flat_map(JobOutcome::runs)
+        .flat_map(|r| r.gpus.iter().map(move |&g| (g, r.start_s, r.end_s)))
         .collect();
     intervals.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let mut total = 0.0;
@@ -364,6 +442,8 @@ mod tests {
             mode: Some(ShareMode::Mps),
             exclusive_rate: 1.0,
             energy_j: None,
+            preempted: Vec::new(),
+            resumed_s: start,
         };
         let run = RunRecord {
             outcomes: vec![

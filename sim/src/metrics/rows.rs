@@ -92,6 +92,9 @@ pub struct JobRow {
     /// (`summary.json` `energy` says why).
     #[serde(default, serialize_with = "opt_fixed3")]
     pub energy_j: Option<f64>,
+    /// Times it was preempted (Las and Srtf; 0 otherwise).
+    #[serde(default)]
+    pub preemptions: u32,
 }
 
 impl CsvRow for JobRow {
@@ -118,8 +121,9 @@ impl CsvRow for JobRow {
         "slowdown",
         "status",
         "energy_j",
+        "preemptions",
     ];
-    const ADDED: &'static [&'static str] = &["energy_j"];
+    const ADDED: &'static [&'static str] = &["energy_j", "preemptions"];
 }
 
 /// One row of `placements.csv`: a job occupying one GPU (or MIG slice) for its run.
@@ -244,6 +248,7 @@ mod tests {
             slowdown: Some(1.23),
             status: JobStatus::Completed,
             energy_j: Some(5400.5),
+            preemptions: 2,
         }
     }
 
@@ -284,7 +289,7 @@ mod tests {
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert_eq!(
             text.lines().nth(1).unwrap(),
-            "3,\"a, \"\"b\"\"\",resnet50,64,224,1,1.500,2.000,12.250,0.500,10.750,0,2,3g.71gb@4,mig,1000,97.560,120.000,1.2300,completed,5400.500"
+            "3,\"a, \"\"b\"\"\",resnet50,64,224,1,1.500,2.000,12.250,0.500,10.750,0,2,3g.71gb@4,mig,1000,97.560,120.000,1.2300,completed,5400.500,2"
         );
         let mut reader = csv::Reader::from_reader(bytes.as_slice());
         let back: Vec<JobRow> = reader.deserialize().collect::<Result<_, _>>().unwrap();
@@ -306,12 +311,13 @@ mod tests {
             slowdown: None,
             status: JobStatus::Unplaceable,
             energy_j: None,
+            preemptions: 0,
             name: "x".into(),
             ..job_row()
         };
         let text = String::from_utf8(csv_bytes([row]).unwrap()).unwrap();
         assert!(
-            text.ends_with("3,x,resnet50,64,224,1,1.500,,,,,,,,,1000,,120.000,,unplaceable,\n"),
+            text.ends_with("3,x,resnet50,64,224,1,1.500,,,,,,,,,1000,,120.000,,unplaceable,,0\n"),
             "{text}"
         );
         let empty = csv_bytes(std::iter::empty::<PlacementRow>()).unwrap();

@@ -29,13 +29,44 @@ use crate::hardware::GpuSpec;
 use crate::perf::{Partition, PerfModel, ShareMode, Tenant};
 pub use view::{ClusterView, GroupKind, SlotRef};
 
-/// In which order waiting jobs are considered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// In which order waiting jobs are considered. `Fifo` and `ShortestFirst` never preempt;
+/// `Las` and `Srtf` do (see [`Preemption`] and the engine's README).
+#[derive(Clone, Debug, PartialEq)]
 pub enum QueueOrder {
     /// First come, first served.
     Fifo,
     /// Shortest exclusive duration first (durations are known in simulation).
     ShortestFirst,
+    /// Least attained service, as Tiresias: a job's attained service is its GPUs times the
+    /// seconds it has held them; its level is how many thresholds that has reached (level 0 is
+    /// served first); first come, first served within a level. A job of a lower level may
+    /// preempt running jobs of a higher one.
+    Las {
+        /// Level boundaries, GPU-seconds, strictly increasing and > 0 (at least one).
+        thresholds_gpu_s: Vec<f64>,
+    },
+    /// Shortest remaining time first: remaining samples over the job's exclusive rate (the
+    /// simulator knows each job's remaining work). A job may preempt running jobs with more
+    /// remaining time.
+    Srtf,
+}
+
+impl QueueOrder {
+    /// Whether this order preempts running jobs.
+    pub fn preempts(&self) -> bool {
+        matches!(self, QueueOrder::Las { .. } | QueueOrder::Srtf)
+    }
+}
+
+/// Costs and limits of preemption (used by preemptive orders only; all 0 by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Preemption {
+    /// Seconds a preempted job keeps its GPUs, without progress, while it checkpoints.
+    pub checkpoint_s: f64,
+    /// Seconds a resumed job holds its new GPUs, without progress, while it restores.
+    pub restore_s: f64,
+    /// A job that has held its GPUs less than this since it (re)started is not preempted.
+    pub min_run_s: f64,
 }
 
 /// How a job's GPU (or MIG slice) is chosen.
@@ -55,7 +86,7 @@ pub enum PlacementRule {
 }
 
 /// A complete scheduling policy.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     /// Queue order.
     pub order: QueueOrder,
@@ -70,6 +101,9 @@ pub struct Policy {
     /// group's own limit ([`GpuGroup::jobs_per_slice`](crate::engine::GpuGroup::jobs_per_slice),
     /// the scenario's `jobs_per_slice`), not this one.
     pub max_jobs_per_gpu: u32,
+    /// Checkpoint and restore costs and the minimum run between preemptions (preemptive
+    /// orders only).
+    pub preemption: Preemption,
 }
 
 impl Default for Policy {
@@ -80,6 +114,7 @@ impl Default for Policy {
             backfill_depth: 64,
             placement: PlacementRule::BestFit,
             max_jobs_per_gpu: 4,
+            preemption: Preemption::default(),
         }
     }
 }

@@ -329,6 +329,11 @@ impl ClusterView {
         self.reindex(slot);
     }
 
+    /// Idle, unlocked GPUs of a group.
+    pub fn idle_count(&self, group: usize) -> usize {
+        self.groups[group].idle.len()
+    }
+
     /// The lowest-numbered idle, unlocked GPU of a group.
     pub fn first_idle(&self, group: usize) -> Option<u32> {
         self.groups[group].idle.first().copied()

@@ -12,7 +12,7 @@ use crate::metrics::{GroupSummary, RunLabels, TraceSummary};
 use crate::perf::{
     EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
 };
-use crate::policy::{PlacementRule, Policy, QueueOrder};
+use crate::policy::{PlacementRule, Policy, Preemption, QueueOrder};
 use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
 use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
@@ -390,11 +390,47 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
             "must be at least 1",
         ));
     }
-    Ok(Policy {
-        order: match spec.order {
-            OrderSpec::Fifo => QueueOrder::Fifo,
-            OrderSpec::ShortestFirst => QueueOrder::ShortestFirst,
+    let order = match &spec.order {
+        OrderSpec::Fifo => QueueOrder::Fifo,
+        OrderSpec::ShortestFirst => QueueOrder::ShortestFirst,
+        OrderSpec::Las { thresholds_gpu_s } => QueueOrder::Las {
+            thresholds_gpu_s: las_thresholds(path, thresholds_gpu_s)?,
         },
+        OrderSpec::Srtf => QueueOrder::Srtf,
+    };
+    let mut preemption = Preemption::default();
+    for (name, value, slot) in [
+        (
+            "checkpoint_s",
+            spec.checkpoint_s,
+            &mut preemption.checkpoint_s,
+        ),
+        ("restore_s", spec.restore_s, &mut preemption.restore_s),
+        ("min_run_s", spec.min_run_s, &mut preemption.min_run_s),
+    ] {
+        let field = format!("policy.{name}");
+        if !(0.0..=limits::MAX_TIME_S).contains(&value) {
+            return Err(ScenarioError::field(
+                path,
+                field,
+                format!(
+                    "{value} must be in [0, {:e}] s (the accepted range of times)",
+                    limits::MAX_TIME_S
+                ),
+            ));
+        }
+        if value != 0.0 && !order.preempts() {
+            return Err(ScenarioError::field(
+                path,
+                field,
+                "only the preemptive orders `Las(thresholds_gpu_s: [...])` and `Srtf` use it: \
+                 set `order` to one of them, or leave the field out",
+            ));
+        }
+        *slot = value;
+    }
+    Ok(Policy {
+        order,
         backfill: spec.backfill,
         backfill_depth: spec.backfill_depth,
         placement: match spec.placement {
@@ -405,6 +441,7 @@ fn policy(path: &Path, spec: &PolicySpec) -> Result<Policy, ScenarioError> {
             PlacementSpec::LeastSlowdown => PlacementRule::LeastSlowdown,
         },
         max_jobs_per_gpu: spec.max_jobs_per_gpu,
+        preemption,
     })
 }
 
@@ -468,6 +505,40 @@ fn check_min_speeds(
         ));
     }
     Ok(())
+}
+
+/// Las thresholds: at least one, each finite and > 0, strictly increasing.
+fn las_thresholds(path: &Path, thresholds: &[f64]) -> Result<Vec<f64>, ScenarioError> {
+    let field = "policy.order.Las.thresholds_gpu_s";
+    if thresholds.is_empty() {
+        return Err(ScenarioError::field(
+            path,
+            field,
+            "is empty: give at least one level boundary in GPU-seconds, e.g. [3600.0, 36000.0] \
+             (with none, Las is Fifo)",
+        ));
+    }
+    for (i, &t) in thresholds.iter().enumerate() {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(ScenarioError::field(
+                path,
+                format!("{field}[{i}]"),
+                format!("{t} must be a finite number of GPU-seconds > 0"),
+            ));
+        }
+        if i > 0 && t <= thresholds[i - 1] {
+            return Err(ScenarioError::field(
+                path,
+                format!("{field}[{i}]"),
+                format!(
+                    "{t} is not above the threshold before it ({}): list the thresholds in \
+                     strictly increasing order",
+                    thresholds[i - 1]
+                ),
+            ));
+        }
+    }
+    Ok(thresholds.to_vec())
 }
 
 /// What turning a workload into jobs needs besides the workload.
@@ -686,6 +757,88 @@ mod tests {
         let scenario = Scenario { path, file };
         let variant = scenario.variants().remove(0);
         build_variant(&scenario, &variant, None)
+    }
+
+    /// One listed job under `policy` (RON of a policy).
+    fn build_policy(policy: &str) -> Result<(SimConfig, RunLabels), ScenarioError> {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        let text = format!(
+            "(name: \"t\", profiles: [{:?}], cluster: [(gpu: \"h200\", count: 1, mode: \
+             Exclusive)], workload: Jobs([(model: \"resnet18:128:32\", samples: 195000.0)]), \
+             policy: {policy})",
+            profile.display().to_string()
+        );
+        let path = dir.path().join("t.ron");
+        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
+        let scenario = Scenario { path, file };
+        let variant = scenario.variants().remove(0);
+        build_variant(&scenario, &variant, None)
+    }
+
+    #[test]
+    fn preemptive_orders_and_their_costs_are_read() {
+        let (cfg, _) = build_policy(
+            "(order: Las(thresholds_gpu_s: [3600, 36000.0]), checkpoint_s: 30, restore_s: 20.5, \
+             min_run_s: 600)",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.policy.order,
+            QueueOrder::Las {
+                thresholds_gpu_s: vec![3600.0, 36000.0]
+            }
+        );
+        assert_eq!(
+            cfg.policy.preemption,
+            Preemption {
+                checkpoint_s: 30.0,
+                restore_s: 20.5,
+                min_run_s: 600.0
+            }
+        );
+        let (cfg, _) = build_policy("(order: Srtf)").unwrap();
+        assert_eq!(cfg.policy.order, QueueOrder::Srtf);
+        assert_eq!(cfg.policy.preemption, Preemption::default());
+    }
+
+    #[test]
+    fn bad_las_thresholds_and_preemption_costs_are_refused_naming_the_field() {
+        let cases = [
+            (
+                "(order: Las(thresholds_gpu_s: []))",
+                "t.ron: policy.order.Las.thresholds_gpu_s: is empty",
+            ),
+            (
+                "(order: Las(thresholds_gpu_s: [3600.0, 100.0]))",
+                "policy.order.Las.thresholds_gpu_s[1]: 100 is not above the threshold before it \
+                 (3600): list the thresholds in strictly increasing order",
+            ),
+            (
+                "(order: Las(thresholds_gpu_s: [-1.0]))",
+                "policy.order.Las.thresholds_gpu_s[0]: -1 must be a finite number of GPU-seconds > 0",
+            ),
+            (
+                "(order: Srtf, checkpoint_s: -1.0)",
+                "policy.checkpoint_s: -1 must be in [0, 1e10] s",
+            ),
+            (
+                "(order: Srtf, restore_s: inf)",
+                "policy.restore_s: inf must be in [0, 1e10] s",
+            ),
+            (
+                "(order: Fifo, min_run_s: 60.0)",
+                "policy.min_run_s: only the preemptive orders `Las(thresholds_gpu_s: [...])` and \
+                 `Srtf` use it",
+            ),
+        ];
+        for (policy, expected) in cases {
+            match build_policy(policy) {
+                Ok(_) => panic!("{policy} was accepted"),
+                Err(err) => assert!(err.to_string().contains(expected), "{policy}: {err}"),
+            }
+        }
     }
 
     fn error(workload: &str) -> String {

@@ -346,13 +346,21 @@ fn unit_weight() -> f64 {
 }
 
 /// Queue order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum OrderSpec {
     /// First come, first served.
     #[default]
     Fifo,
     /// Shortest exclusive duration first.
     ShortestFirst,
+    /// Least attained service (Tiresias), preemptive: levels by GPU-seconds held.
+    Las {
+        /// Level boundaries, GPU-seconds, strictly increasing, each > 0 (at least one).
+        thresholds_gpu_s: Vec<f64>,
+    },
+    /// Shortest remaining time first, preemptive.
+    Srtf,
 }
 
 /// Placement rule.
@@ -373,7 +381,7 @@ pub enum PlacementSpec {
 }
 
 /// Scheduling policy.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySpec {
     /// Queue order (default Fifo).
@@ -391,6 +399,18 @@ pub struct PolicySpec {
     /// Most jobs per GPU under time-slicing or MPS (default 4).
     #[serde(default = "default_max_jobs")]
     pub max_jobs_per_gpu: u32,
+    /// Seconds a preempted job holds its GPUs without progress while it checkpoints (Las and
+    /// Srtf only; default 0).
+    #[serde(default)]
+    pub checkpoint_s: f64,
+    /// Seconds a resumed job holds its GPUs without progress while it restores (Las and Srtf
+    /// only; default 0).
+    #[serde(default)]
+    pub restore_s: f64,
+    /// A job that has held its GPUs less than this since it (re)started is not preempted (Las
+    /// and Srtf only; default 0).
+    #[serde(default)]
+    pub min_run_s: f64,
 }
 
 fn default_backfill_depth() -> usize {
@@ -409,6 +429,9 @@ impl Default for PolicySpec {
             backfill_depth: default_backfill_depth(),
             placement: PlacementSpec::default(),
             max_jobs_per_gpu: default_max_jobs(),
+            checkpoint_s: 0.0,
+            restore_s: 0.0,
+            min_run_s: 0.0,
         }
     }
 }

@@ -293,3 +293,38 @@ fn no_power_section_or_no_alone_power_gives_null_with_a_reason() {
         "{s:?}"
     );
 }
+
+#[test]
+fn a_preempted_job_is_metered_only_while_it_computes() {
+    // `long` (1000 s of `mid` alone, 400 W) is preempted at 200 s by `new` (10 s) under Las;
+    // its checkpoint (10 s), the wait, and its restore (5 s) add nothing to its energy, and the
+    // GPU meters busy only while a job computes.
+    let power = with_power(&ALONE);
+    let mut cfg = config(
+        vec![group("h200", 1, ShareMode::Exclusive, None)],
+        vec![
+            job("long", "mid", 0.0, 50_000.0, 1),
+            job("new", "mid", 200.0, 500.0, 1),
+        ],
+        PlacementRule::BestFit,
+    );
+    cfg.perf = Arc::new(Parametric::new(power.clone()));
+    cfg.power = Some(power);
+    cfg.policy.order = crate::policy::QueueOrder::Las {
+        thresholds_gpu_s: vec![100.0],
+    };
+    cfg.policy.preemption = crate::policy::Preemption {
+        checkpoint_s: 10.0,
+        restore_s: 5.0,
+        min_run_s: 0.0,
+    };
+    let run = Simulation::run(&cfg, None).unwrap();
+    let (long, new) = (&run.outcomes[0], &run.outcomes[1]);
+    assert_eq!(long.preemptions(), 1, "{long:?}");
+    assert!(close(long.end_s, 1000.0 + 10.0 + 10.0 + 5.0), "{long:?}");
+    assert!(close(long.energy_j.unwrap(), 400.0 * 1000.0), "{long:?}");
+    assert!(close(new.energy_j.unwrap(), 400.0 * 10.0), "{new:?}");
+    let gpu = &run.energy.as_ref().unwrap().gpus[0];
+    assert!(close(gpu.busy_s, 1010.0), "{gpu:?}");
+    assert!(close(gpu.busy_j, 400.0 * 1010.0), "{gpu:?}");
+}

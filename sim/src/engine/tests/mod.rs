@@ -4,6 +4,7 @@ mod alone;
 mod energy;
 mod min_speed;
 mod naive;
+mod preempt;
 mod properties;
 
 use std::path::PathBuf;

@@ -1,7 +1,9 @@
 //! `NaiveEngine`: a slow, obviously-correct reference for the engine. At every step it looks
-//! at every job and every slot: the next event is the earliest arrival or finish over all jobs,
-//! placement is a linear scan, and every rate is recomputed from scratch. It shares only the
-//! inputs (SimConfig) and the PerfModel with the real engine.
+//! at every job and every slot: the next event is the earliest arrival, finish, checkpoint or
+//! restore end, Las threshold or end of a minimum run over all jobs, placement is a linear scan,
+//! preemption tries ever longer prefixes of the victim order on a copy of the slots, and every
+//! rate is recomputed from scratch. It shares only the inputs (SimConfig) and the PerfModel with
+//! the real engine.
 use std::cmp::Reverse;
 
 use crate::engine::{SimConfig, Unplaceable};
@@ -17,6 +19,8 @@ pub struct NaiveOutcome {
     pub end_s: f64,
     pub gpus: Vec<u32>,
     pub slice: Option<MigSlice>,
+    /// Runs cut short by a preemption: (start, end, GPUs, slice).
+    pub preempted: Vec<(f64, f64, Vec<u32>, Option<MigSlice>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -37,10 +41,35 @@ struct Job {
     remaining: f64,
     rate: f64,
     slots: Vec<usize>,
-    state: u8, // 0 pending, 1 queued, 2 running, 3 done, 4 skipped
+    /// 0 pending, 1 queued, 2 running (making progress), 3 done, 4 skipped, 5 restoring,
+    /// 6 checkpointing.
+    state: u8,
     start: f64,
     end: f64,
+    /// Start of the current (or last) run.
+    last_start: f64,
+    /// GPU-seconds held before the current run.
+    attained: f64,
+    /// Las level.
+    level: usize,
+    /// End of the restore or checkpoint under way.
+    phase_end: f64,
+    /// Las: when the current run reaches the next threshold.
+    demote_at: Option<f64>,
+    /// When the current run has lasted min_run_s.
+    min_run_at: Option<f64>,
+    /// Its victims still checkpointing for it.
+    victims_left: usize,
+    /// GPUs no job may start on until its victims are gone.
+    reserved: Vec<u32>,
+    /// While checkpointing: the job it makes room for.
+    room_for: usize,
+    preempted: Vec<(f64, f64, Vec<u32>, Option<MigSlice>)>,
 }
+
+const RUNNING: u8 = 2;
+const RESTORING: u8 = 5;
+const CHECKPOINTING: u8 = 6;
 
 /// Runs `config` naively.
 pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
@@ -59,7 +88,12 @@ pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
             .filter(|j| j.state == 2)
             .map(|j| now + j.remaining / j.rate)
             .fold(f64::INFINITY, f64::min);
-        let t0 = next_arrival.min(next_finish);
+        let next_step = jobs
+            .iter()
+            .flat_map(job_steps)
+            .map(|(_, at)| at)
+            .fold(f64::INFINITY, f64::min);
+        let t0 = next_arrival.min(next_finish).min(next_step);
         if !t0.is_finite() {
             break;
         }
@@ -75,10 +109,17 @@ pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
         let arrivals: Vec<usize> = (0..jobs.len())
             .filter(|&i| jobs[i].state == 0 && config.jobs[i].arrival_s <= horizon)
             .collect();
+        let steps: Vec<(usize, Step, f64)> = jobs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, j)| job_steps(j).map(move |(step, at)| (i, step, at)))
+            .filter(|(_, _, at)| *at <= horizon)
+            .collect();
         let t = finishes
             .iter()
             .map(|(_, f)| *f)
             .chain(arrivals.iter().map(|&i| config.jobs[i].arrival_s))
+            .chain(steps.iter().map(|(_, _, at)| *at))
             .fold(t0, f64::max);
         for job in jobs.iter_mut().filter(|j| j.state == 2) {
             job.remaining -= job.rate * (t - now);
@@ -90,6 +131,52 @@ pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
             job.end = finish;
             for &s in &job.slots {
                 slots[s].jobs.retain(|&k| k != i);
+            }
+        }
+        for (i, step, _) in steps {
+            match step {
+                Step::CheckpointEnd => {
+                    let gpus = config.jobs[i].gpus;
+                    let job = &mut jobs[i];
+                    job.preempted.push((
+                        job.last_start,
+                        now,
+                        job.slots.iter().map(|&s| slots[s].gpu).collect(),
+                        job.slots.first().and_then(|&s| slots[s].slice),
+                    ));
+                    job.attained += f64::from(gpus) * (now - job.last_start);
+                    if let QueueOrder::Las { thresholds_gpu_s } = &config.policy.order {
+                        let reached = thresholds_gpu_s
+                            .iter()
+                            .filter(|&&t| t <= job.attained)
+                            .count();
+                        job.level = job.level.max(reached);
+                    }
+                    job.state = 1;
+                    for &s in &job.slots {
+                        slots[s].jobs.retain(|&k| k != i);
+                    }
+                    job.slots.clear();
+                    let room_for = job.room_for;
+                    jobs[room_for].victims_left -= 1;
+                    if jobs[room_for].victims_left == 0 {
+                        jobs[room_for].reserved.clear();
+                    }
+                }
+                Step::RestoreEnd => {
+                    jobs[i].state = RUNNING;
+                    // It joins its partitions' running jobs last, as if placed now.
+                    for &s in &jobs[i].slots {
+                        slots[s].jobs.retain(|&k| k != i);
+                        slots[s].jobs.push(i);
+                    }
+                }
+                Step::Demote => {
+                    let job = &mut jobs[i];
+                    job.level += 1;
+                    job.demote_at = demote_time(config, job, config.jobs[i].gpus);
+                }
+                Step::MinRun => jobs[i].min_run_at = None,
             }
         }
         for i in arrivals {
@@ -105,8 +192,45 @@ pub fn run(config: &SimConfig) -> Vec<NaiveOutcome> {
             end_s: j.end,
             gpus: j.slots.iter().map(|&s| slots[s].gpu).collect(),
             slice: j.slots.first().and_then(|&s| slots[s].slice),
+            preempted: j.preempted.clone(),
         })
         .collect()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    CheckpointEnd,
+    RestoreEnd,
+    Demote,
+    MinRun,
+}
+
+/// The timed steps a job has pending.
+fn job_steps(j: &Job) -> impl Iterator<Item = (Step, f64)> {
+    let phase_end = match j.state {
+        CHECKPOINTING => Some((Step::CheckpointEnd, j.phase_end)),
+        RESTORING => Some((Step::RestoreEnd, j.phase_end)),
+        _ => None,
+    };
+    let running = matches!(j.state, RUNNING | RESTORING);
+    phase_end
+        .into_iter()
+        .chain(j.demote_at.filter(|_| running).map(|at| (Step::Demote, at)))
+        .chain(
+            j.min_run_at
+                .filter(|_| running)
+                .map(|at| (Step::MinRun, at)),
+        )
+}
+
+/// Las: when a run reaches the job's next threshold (GPUs x seconds since it began, on top of
+/// what it held before).
+fn demote_time(config: &SimConfig, job: &Job, gpus: u32) -> Option<f64> {
+    let QueueOrder::Las { thresholds_gpu_s } = &config.policy.order else {
+        return None;
+    };
+    let threshold = *thresholds_gpu_s.get(job.level)?;
+    Some(job.last_start + (threshold - job.attained) / f64::from(gpus))
 }
 
 fn build_slots(config: &SimConfig) -> Vec<Slot> {
@@ -185,6 +309,16 @@ fn build_jobs(config: &SimConfig, slots: &[Slot]) -> Vec<Job> {
                 state: 0,
                 start: f64::NAN,
                 end: f64::NAN,
+                last_start: f64::NAN,
+                attained: 0.0,
+                level: 0,
+                phase_end: f64::NAN,
+                demote_at: None,
+                min_run_at: None,
+                victims_left: 0,
+                reserved: Vec::new(),
+                room_for: usize::MAX,
+                preempted: Vec::new(),
             };
             if !can_ever_run(config, slots, &j, job.gpus)
                 || !meets_min_speed_somewhere(config, slots, &j, job)
@@ -253,27 +387,40 @@ fn meets_min_speed_somewhere(
     })
 }
 
+/// Seconds `samples` of job `i` take alone on the first group with a class for it.
+fn alone_s(config: &SimConfig, jobs: &[Job], i: usize, samples: f64) -> f64 {
+    let rate = jobs[i]
+        .class
+        .iter()
+        .flatten()
+        .next()
+        .map_or(f64::MAX, |c| c.solo_rate);
+    samples / (rate * f64::from(config.jobs[i].gpus))
+}
+
+/// Priority under a preemptive order, lower first: the Las level, or the remaining seconds
+/// alone (Srtf).
+fn priority(config: &SimConfig, jobs: &[Job], i: usize) -> f64 {
+    match config.policy.order {
+        QueueOrder::Las { .. } => jobs[i].level as f64,
+        _ => alone_s(config, jobs, i, jobs[i].remaining),
+    }
+}
+
 fn queue_order(config: &SimConfig, jobs: &[Job]) -> Vec<usize> {
     let mut queued: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].state == 1).collect();
-    let key = |i: usize| -> (u64, f64, usize) {
+    let key = |i: usize| -> (f64, f64, usize) {
         let j = &config.jobs[i];
         let order = match config.policy.order {
-            QueueOrder::Fifo => 0,
-            QueueOrder::ShortestFirst => {
-                let rate = jobs[i]
-                    .class
-                    .iter()
-                    .flatten()
-                    .next()
-                    .map_or(f64::MAX, |c| c.solo_rate);
-                (j.samples / (rate * f64::from(j.gpus))).to_bits()
-            }
+            QueueOrder::Fifo => 0.0,
+            QueueOrder::ShortestFirst => alone_s(config, jobs, i, j.samples),
+            QueueOrder::Las { .. } | QueueOrder::Srtf => priority(config, jobs, i),
         };
         (order, j.arrival_s, i)
     };
     queued.sort_by(|&a, &b| {
         let (ka, kb) = (key(a), key(b));
-        ka.0.cmp(&kb.0)
+        ka.0.total_cmp(&kb.0)
             .then(ka.1.total_cmp(&kb.1))
             .then(ka.2.cmp(&kb.2))
     });
@@ -287,26 +434,87 @@ fn schedule(config: &SimConfig, slots: &mut [Slot], jobs: &mut [Job], now: f64) 
         1
     };
     let mut misses = 0;
+    let costs = config.policy.preemption;
     for i in queue_order(config, jobs) {
         match find(config, slots, jobs, i) {
-            Some((group, chosen)) => {
-                let memory = jobs[i].memory_mib[group];
-                let _ = memory;
+            Some((_, chosen)) => {
                 for &s in &chosen {
                     slots[s].jobs.push(i);
                 }
+                let gpus = config.jobs[i].gpus;
                 let job = &mut jobs[i];
                 job.slots = chosen;
-                job.state = 2;
-                job.start = now;
+                let resumed = !job.preempted.is_empty();
+                if !resumed {
+                    job.start = now;
+                }
+                job.last_start = now;
+                if resumed && costs.restore_s > 0.0 {
+                    job.state = RESTORING;
+                    job.phase_end = now + costs.restore_s;
+                } else {
+                    job.state = RUNNING;
+                }
+                if config.policy.order.preempts() {
+                    job.demote_at = demote_time(config, job, gpus);
+                    job.min_run_at = (costs.min_run_s > 0.0).then_some(now + costs.min_run_s);
+                }
             }
             None => {
+                preempt(config, slots, jobs, i, now);
                 misses += 1;
                 if misses >= allowed_misses {
                     return;
                 }
             }
         }
+    }
+}
+
+/// If job `i` has a higher priority than some running jobs that have run `min_run_s`: take them
+/// in victim order (lowest priority, then latest start, then latest arrival) until `i` would fit
+/// without the first k of them, and suspend those of the k on the GPUs it would take.
+fn preempt(config: &SimConfig, slots: &[Slot], jobs: &mut [Job], i: usize, now: f64) {
+    if !config.policy.order.preempts() || jobs[i].victims_left > 0 {
+        return;
+    }
+    let costs = config.policy.preemption;
+    let mine = priority(config, jobs, i);
+    let mut victims: Vec<usize> = (0..jobs.len())
+        .filter(|&k| jobs[k].state == RUNNING && jobs[k].last_start + costs.min_run_s <= now)
+        .filter(|&k| priority(config, jobs, k) > mine)
+        .collect();
+    victims.sort_by(|&a, &b| {
+        priority(config, jobs, b)
+            .total_cmp(&priority(config, jobs, a))
+            .then(jobs[b].last_start.total_cmp(&jobs[a].last_start))
+            .then(
+                config.jobs[b]
+                    .arrival_s
+                    .total_cmp(&config.jobs[a].arrival_s),
+            )
+            .then(b.cmp(&a))
+    });
+    for k in 1..=victims.len() {
+        let mut without = slots.to_vec();
+        for slot in &mut without {
+            slot.jobs.retain(|j| !victims[..k].contains(j));
+        }
+        let Some((_, chosen)) = find(config, &without, jobs, i) else {
+            continue;
+        };
+        let taken: Vec<u32> = chosen.iter().map(|&s| slots[s].gpu).collect();
+        for &v in &victims[..k] {
+            if jobs[v].slots.iter().any(|&s| taken.contains(&slots[s].gpu)) {
+                let job = &mut jobs[v];
+                job.state = CHECKPOINTING;
+                job.phase_end = now + costs.checkpoint_s;
+                job.room_for = i;
+                jobs[i].victims_left += 1;
+            }
+        }
+        jobs[i].reserved = taken;
+        return;
     }
 }
 
@@ -326,12 +534,14 @@ fn gpu_jobs(slots: &[Slot], gpu: u32) -> usize {
         .sum()
 }
 
+/// Held by a multi-GPU job, or reserved for a job whose victims are checkpointing.
 fn locked(slots: &[Slot], jobs: &[Job], gpu: u32) -> bool {
     slots
         .iter()
         .filter(|s| s.gpu == gpu)
         .flat_map(|s| &s.jobs)
         .any(|&k| jobs[k].slots.len() > 1)
+        || jobs.iter().any(|j| j.reserved.contains(&gpu))
 }
 
 fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(usize, Vec<usize>)> {
@@ -347,7 +557,9 @@ fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(u
             let idle: Vec<usize> = in_group
                 .iter()
                 .copied()
-                .filter(|&s| gpu_jobs(slots, slots[s].gpu) == 0)
+                .filter(|&s| {
+                    gpu_jobs(slots, slots[s].gpu) == 0 && !locked(slots, jobs, slots[s].gpu)
+                })
                 .take(want as usize)
                 .collect();
             return (idle.len() == want as usize).then_some((g, idle));
@@ -454,7 +666,7 @@ fn rerate_all(config: &SimConfig, slots: &[Slot], jobs: &mut [Job]) {
             .jobs
             .iter()
             .copied()
-            .filter(|&k| slots[jobs[k].slots[0]].gpu == slot.gpu)
+            .filter(|&k| jobs[k].state == RUNNING && slots[jobs[k].slots[0]].gpu == slot.gpu)
             .collect();
         if lead.is_empty() {
             continue;
