@@ -34,8 +34,10 @@ pub struct PlotReport {
 }
 
 /// Draws every results figure of `folders` into `out_dir`: `jct_cdf`, `wait_cdf`,
-/// `queue_length`, `utilization`, `throughput` (all folders overlaid or grouped), and
-/// `occupancy` per folder (`occupancy_<label>` when there are several folders).
+/// `queue_length`, `utilization`, `throughput` (all folders overlaid or grouped); with several
+/// folders `variants_mean_jct`, `variants_p95_jct`, `variants_makespan` and `variants_energy`
+/// (one bar per folder; energy only when every summary has it); and `occupancy` per folder
+/// (`occupancy_<label>` when there are several folders).
 pub fn plot_results(
     folders: &[ResultFolder],
     out_dir: &Path,
@@ -81,6 +83,16 @@ pub fn plot_results(
     report
         .written
         .extend(write_figure(&bars, &out("throughput"))?);
+    if folders.len() > 1 {
+        for figure in figures::variants::SummaryFigure::ALL {
+            match figures::variants::variant_bars(folders, figure) {
+                Ok(chart) => report
+                    .written
+                    .extend(write_figure(&chart, &out(figure.stem()))?),
+                Err(why) => report.skipped.push(why),
+            }
+        }
+    }
     for folder in folders {
         let stem = match folders.len() {
             1 => "occupancy".to_string(),

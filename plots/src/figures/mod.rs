@@ -4,6 +4,7 @@ pub mod calibration;
 pub(crate) mod cdf;
 pub(crate) mod occupancy;
 pub(crate) mod timeline;
+pub(crate) mod variants;
 
 use crate::results::ResultFolder;
 
