@@ -148,8 +148,12 @@ pub(crate) fn format_tick(value: f64) -> String {
         format!("{scaled:.0}")
     } else if scaled.abs() >= 1.0 {
         format!("{scaled:.1}")
-    } else {
+    } else if scaled.abs() >= 0.01 || scaled == 0.0 {
         format!("{scaled:.2}")
+    } else {
+        // Small ticks (a log axis's 0.001) keep two significant digits rather than read "0".
+        let decimals = (-scaled.abs().log10()).ceil() as usize + 1;
+        format!("{scaled:.decimals$}")
     };
     let text = if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -370,6 +374,9 @@ mod tests {
         assert_eq!(format_tick(15_000.0), "15k");
         assert_eq!(format_tick(2.5e6), "2.5M");
         assert_eq!(format_tick(0.25), "0.25");
+        assert_eq!(format_tick(0.001), "0.001");
+        assert_eq!(format_tick(0.0025), "0.0025");
+        assert_eq!(format_tick(0.0), "0");
         assert_eq!(format_tick(3.0), "3");
         assert_eq!(format_tick(12.5), "12.5");
     }
