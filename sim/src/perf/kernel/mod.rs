@@ -469,6 +469,16 @@ impl PerfModel for KernelModel {
         if tenants.len() > MAX_JOBS || tenants.iter().any(|t| t.gpus > 1) && tenants.len() > 1 {
             return self.fallback.rates(gpu, mode, partition, tenants, out);
         }
+        // Alone on a whole GPU without an SM budget a job runs at its alone rate in any mode:
+        // the MPS globals are fitted on co-runs, and no measurement shows a lone MPS client
+        // faster (the host factor < 1 would make it so).
+        if let [t] = tenants
+            && !partition.is_mig_slice
+            && t.sm_budget.is_none_or(|b| b >= 1.0)
+        {
+            out[0] = t.class.solo_rate * f64::from(t.gpus);
+            return;
+        }
         let jobs: Vec<(usize, f64)> = tenants
             .iter()
             .zip(&idx)

@@ -101,6 +101,27 @@ fn alone_is_alone_and_gpu_bound_jobs_split_the_gpu() {
 }
 
 #[test]
+fn a_lone_job_on_a_whole_gpu_runs_at_its_alone_rate_in_every_mode() {
+    // A host factor below 1 shortens MPS clients' host time in co-runs; alone it must not make
+    // a job faster than alone (launchy is host-bound, so it would).
+    let mut m = model();
+    let gpu = hardware::gpu("h200").unwrap();
+    m.set_globals(
+        gpu,
+        KernelGlobals {
+            mps_host_factor: 0.5,
+            ..KernelGlobals::ALONE_ONLY
+        },
+    );
+    for mode in [ShareMode::Exclusive, ShareMode::Timeslice, ShareMode::Mps] {
+        assert_eq!(rates(&m, mode, &["launchy:1:1"], None), vec![1.0], "{mode}");
+    }
+    // Beside another client the factor applies: launchy loses less than half.
+    let pair = rates(&m, ShareMode::Mps, &["launchy:1:1", "launchy:1:1"], None);
+    assert!(pair[0] > 0.5, "{pair:?}");
+}
+
+#[test]
 fn a_small_kernel_job_keeps_most_of_its_speed_beside_a_light_one() {
     let m = model();
     let f = rates(&m, ShareMode::Mps, &["small:1:1", "launchy:1:1"], None);
