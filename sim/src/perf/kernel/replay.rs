@@ -434,32 +434,49 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             }
             s.speed = a;
         }
-        let mut dt = cap_t - now;
+        // The next event outside the kernels (warm-up end, a launch, the cap): the replay steps
+        // onto it exactly, so that rounding never leaves a launch a hair in the future.
+        let mut boundary = cap_t;
         if now < warm_t {
-            dt = dt.min(warm_t - now);
+            boundary = boundary.min(warm_t);
         }
         if let Some(&next) = order.get(ready) {
-            dt = dt.min(states[next].ready_t - now);
+            boundary = boundary.min(states[next].ready_t);
         }
+        let mut dt = boundary - now;
         for &j in &order[..ready] {
             let s = &mut states[j];
             let a = s.speed;
             if a <= 0.0 {
                 continue;
             }
-            let slow = stretch(s.memory_bound, a, s.holds(), p);
-            let contention = if s.memory_bound {
-                p.overlap * (total - a)
+            // Its last wave starts before it ends, if it has one still ahead.
+            let to_event = if s.left > s.tail_left && s.tail_left >= 0.0 {
+                s.left - s.tail_left
             } else {
-                0.0
+                s.left
             };
-            s.speed = 1.0 / (slow * (1.0 + contention));
-            dt = dt.min(s.left / s.speed);
-            if s.left > s.tail_left {
-                dt = dt.min((s.left - s.tail_left) / s.speed);
+            let holds = s.holds();
+            if s.memory_bound || a < holds {
+                let slow = stretch(s.memory_bound, a, holds, p);
+                let contention = if s.memory_bound {
+                    p.overlap * (total - a)
+                } else {
+                    0.0
+                };
+                s.speed = 1.0 / (slow * (1.0 + contention));
+                dt = dt.min(to_event / s.speed);
+            } else {
+                // A compute kernel given all it holds runs at full speed: no divisions needed.
+                s.speed = 1.0;
+                dt = dt.min(to_event);
             }
         }
-        now += dt;
+        if dt >= boundary - now {
+            (dt, now) = (boundary - now, boundary);
+        } else {
+            now += dt;
+        }
         ended.clear();
         for &j in &order[..ready] {
             let s = &mut states[j];
@@ -467,7 +484,12 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 continue;
             }
             s.left -= s.speed * dt;
-            if s.left > 1e-12 * s.full.max(1e-9) {
+            let tolerance = 1e-12 * s.full.max(1e-9);
+            if s.left > tolerance {
+                // A last wave reached up to rounding starts now, not in a step of 1e-16 s.
+                if s.left > s.tail_left && s.left <= s.tail_left + tolerance {
+                    s.left = s.tail_left;
+                }
                 continue;
             }
             // The kernel ends: the next one is ready once the host has launched it.
