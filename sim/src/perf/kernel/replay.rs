@@ -418,15 +418,16 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     let mut timed_left = n;
     let mut ended: Vec<usize> = Vec::with_capacity(n);
     while now < cap_t && (now < end_t || timed_left > 0) {
-        // Sets are small: a linear scan beats a binary search here.
-        let ready = order
-            .iter()
-            .position(|&j| states[j].ready_t > now)
-            .unwrap_or(n);
+        // Sets are small: a linear scan for the ready prefix beats a binary search here.
+        let mut ready = 0;
         let mut left = p.capacity;
         let mut total = 0.0;
-        for &j in &order[..ready] {
+        for &j in &order {
             let s = &mut states[j];
+            if s.ready_t > now {
+                break;
+            }
+            ready += 1;
             let a = s.holds().min(left).max(0.0);
             left -= a;
             if s.memory_bound {
@@ -464,12 +465,20 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 } else {
                     0.0
                 };
-                s.speed = 1.0 / (slow * (1.0 + contention));
-                dt = dt.min(to_event / s.speed);
+                // Time to the event from the slowdown, not from the speed: one division fewer
+                // on the path to the step.
+                let slowdown = slow * (1.0 + contention);
+                s.speed = 1.0 / slowdown;
+                let t = to_event * slowdown;
+                if t < dt {
+                    dt = t;
+                }
             } else {
                 // A compute kernel given all it holds runs at full speed: no divisions needed.
                 s.speed = 1.0;
-                dt = dt.min(to_event);
+                if to_event < dt {
+                    dt = to_event;
+                }
             }
         }
         if dt >= boundary - now {
@@ -518,7 +527,11 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
         }
         if !ended.is_empty() {
             // Out first (their positions are stale), then each in at its place.
-            order.retain(|o| !ended.contains(o));
+            for &j in &ended {
+                if let Some(at) = order.iter().position(|&o| o == j) {
+                    order.remove(at);
+                }
+            }
             for &j in &ended {
                 let to = order
                     .iter()
