@@ -418,16 +418,17 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     let mut timed_left = n;
     let mut ended: Vec<usize> = Vec::with_capacity(n);
     while now < cap_t && (now < end_t || timed_left > 0) {
-        // Sets are small: a linear scan for the ready prefix beats a binary search here.
-        let mut ready = 0;
+        // SMs go down the ready prefix until none are left; the jobs after that get none, so
+        // the passes below skip them (in a saturated set most ready jobs wait).
         let mut left = p.capacity;
         let mut total = 0.0;
+        let mut served = 0;
         for &j in &order {
             let s = &mut states[j];
-            if s.ready_t > now {
+            if s.ready_t > now || left <= 0.0 {
                 break;
             }
-            ready += 1;
+            served += 1;
             let a = s.holds().min(left).max(0.0);
             left -= a;
             if s.memory_bound {
@@ -435,6 +436,12 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             }
             s.speed = a;
         }
+        // Sets are small: a linear scan for the ready prefix beats a binary search here.
+        let ready = served
+            + order[served..]
+                .iter()
+                .take_while(|&&j| states[j].ready_t <= now)
+                .count();
         // The next event outside the kernels (warm-up end, a launch, the cap): the replay steps
         // onto it exactly, so that rounding never leaves a launch a hair in the future.
         let mut boundary = cap_t;
@@ -445,7 +452,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             boundary = boundary.min(states[next].ready_t);
         }
         let mut dt = boundary - now;
-        for &j in &order[..ready] {
+        for &j in &order[..served] {
             let s = &mut states[j];
             let a = s.speed;
             if a <= 0.0 {
@@ -487,7 +494,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             now += dt;
         }
         ended.clear();
-        for &j in &order[..ready] {
+        for &j in &order[..served] {
             let s = &mut states[j];
             if s.speed <= 0.0 {
                 continue;
