@@ -418,15 +418,17 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     let mut timed_left = n;
     let mut ended: Vec<usize> = Vec::with_capacity(n);
     while now < cap_t && (now < end_t || timed_left > 0) {
-        // Sets are small: a linear scan beats a binary search here.
-        let ready = order
-            .iter()
-            .position(|&j| states[j].ready_t > now)
-            .unwrap_or(n);
+        // SMs go down the ready prefix until none are left; the jobs after that get none, so
+        // the passes below skip them (in a saturated set most ready jobs wait).
         let mut left = p.capacity;
         let mut total = 0.0;
-        for &j in &order[..ready] {
+        let mut served = 0;
+        for &j in &order {
             let s = &mut states[j];
+            if s.ready_t > now || left <= 0.0 {
+                break;
+            }
+            served += 1;
             let a = s.holds().min(left).max(0.0);
             left -= a;
             if s.memory_bound {
@@ -434,40 +436,76 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
             }
             s.speed = a;
         }
-        let mut dt = cap_t - now;
+        // Sets are small: a linear scan for the ready prefix beats a binary search here.
+        let ready = served
+            + order[served..]
+                .iter()
+                .take_while(|&&j| states[j].ready_t <= now)
+                .count();
+        // The next event outside the kernels (warm-up end, a launch, the cap): the replay steps
+        // onto it exactly, so that rounding never leaves a launch a hair in the future.
+        let mut boundary = cap_t;
         if now < warm_t {
-            dt = dt.min(warm_t - now);
+            boundary = boundary.min(warm_t);
         }
         if let Some(&next) = order.get(ready) {
-            dt = dt.min(states[next].ready_t - now);
+            boundary = boundary.min(states[next].ready_t);
         }
-        for &j in &order[..ready] {
+        let mut dt = boundary - now;
+        for &j in &order[..served] {
             let s = &mut states[j];
             let a = s.speed;
             if a <= 0.0 {
                 continue;
             }
-            let slow = stretch(s.memory_bound, a, s.holds(), p);
-            let contention = if s.memory_bound {
-                p.overlap * (total - a)
+            // Its last wave starts before it ends, if it has one still ahead.
+            let to_event = if s.left > s.tail_left && s.tail_left >= 0.0 {
+                s.left - s.tail_left
             } else {
-                0.0
+                s.left
             };
-            s.speed = 1.0 / (slow * (1.0 + contention));
-            dt = dt.min(s.left / s.speed);
-            if s.left > s.tail_left {
-                dt = dt.min((s.left - s.tail_left) / s.speed);
+            let holds = s.holds();
+            if s.memory_bound || a < holds {
+                let slow = stretch(s.memory_bound, a, holds, p);
+                let contention = if s.memory_bound {
+                    p.overlap * (total - a)
+                } else {
+                    0.0
+                };
+                // Time to the event from the slowdown, not from the speed: one division fewer
+                // on the path to the step.
+                let slowdown = slow * (1.0 + contention);
+                s.speed = 1.0 / slowdown;
+                let t = to_event * slowdown;
+                if t < dt {
+                    dt = t;
+                }
+            } else {
+                // A compute kernel given all it holds runs at full speed: no divisions needed.
+                s.speed = 1.0;
+                if to_event < dt {
+                    dt = to_event;
+                }
             }
         }
-        now += dt;
+        if dt >= boundary - now {
+            (dt, now) = (boundary - now, boundary);
+        } else {
+            now += dt;
+        }
         ended.clear();
-        for &j in &order[..ready] {
+        for &j in &order[..served] {
             let s = &mut states[j];
             if s.speed <= 0.0 {
                 continue;
             }
             s.left -= s.speed * dt;
-            if s.left > 1e-12 * s.full.max(1e-9) {
+            let tolerance = 1e-12 * s.full.max(1e-9);
+            if s.left > tolerance {
+                // A last wave reached up to rounding starts now, not in a step of 1e-16 s.
+                if s.left > s.tail_left && s.left <= s.tail_left + tolerance {
+                    s.left = s.tail_left;
+                }
                 continue;
             }
             // The kernel ends: the next one is ready once the host has launched it.
@@ -496,7 +534,11 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
         }
         if !ended.is_empty() {
             // Out first (their positions are stale), then each in at its place.
-            order.retain(|o| !ended.contains(o));
+            for &j in &ended {
+                if let Some(at) = order.iter().position(|&o| o == j) {
+                    order.remove(at);
+                }
+            }
             for &j in &ended {
                 let to = order
                     .iter()
