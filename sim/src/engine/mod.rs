@@ -1229,13 +1229,18 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn finish(self, config: &SimConfig) -> RunRecord {
-        let outcomes = self
-            .state
-            .iter()
-            .enumerate()
-            .map(|(job, s)| self.outcome(job, s))
-            .collect();
+    fn finish(mut self, config: &SimConfig) -> RunRecord {
+        // Outcomes are built from the last job back while the job states are released in
+        // chunks, so that the two are never held whole at once (the peak of a long replay).
+        let mut state = std::mem::take(&mut self.state);
+        let mut outcomes = Vec::with_capacity(state.len());
+        while let Some(s) = state.pop() {
+            outcomes.push(self.outcome(state.len(), s));
+            if state.len() % 65_536 == 0 {
+                state.shrink_to_fit();
+            }
+        }
+        outcomes.reverse();
         let energy = self.meter_record();
         RunRecord {
             outcomes,
@@ -1248,7 +1253,7 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn outcome(&self, job: usize, s: &JobState) -> JobOutcome {
+    fn outcome(&self, job: usize, s: JobState) -> JobOutcome {
         let n_groups = self.groups.len();
         let class = (0..n_groups)
             .map(|g| (g, self.job_class[job * n_groups + g]))
@@ -1258,7 +1263,7 @@ impl<'a> Simulation<'a> {
         });
         let completed = s.phase == Phase::Done;
         let slot = s.slot.filter(|_| completed);
-        let mut gpus = s.gpus.clone();
+        let mut gpus = s.gpus;
         if gpus.is_empty() {
             gpus.extend(slot.map(|sl| sl.gpu));
         }
@@ -1272,7 +1277,7 @@ impl<'a> Simulation<'a> {
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
             energy_j: self.meter_job_energy(job).filter(|_| completed),
-            preempted: s.preempted.clone(),
+            preempted: s.preempted,
             resumed_s: s.run_start,
         }
     }

@@ -328,8 +328,13 @@ impl StackText {
             rest /= 10;
             written += 1;
         }
-        std::fmt::Write::write_str(self, std::str::from_utf8(&digits[at..]).unwrap_or_default())
-            .is_ok()
+        let text = &digits[at..];
+        let Some(slot) = self.buf.get_mut(self.len..self.len + text.len()) else {
+            return false;
+        };
+        slot.copy_from_slice(text);
+        self.len += text.len();
+        true
     }
 }
 
