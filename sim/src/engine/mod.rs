@@ -1236,7 +1236,7 @@ impl<'a> Simulation<'a> {
         let mut outcomes = Vec::with_capacity(state.len());
         while let Some(s) = state.pop() {
             outcomes.push(self.outcome(state.len(), s));
-            if state.len() % 65_536 == 0 {
+            if state.len().is_multiple_of(65_536) {
                 state.shrink_to_fit();
             }
         }

@@ -258,7 +258,11 @@ fn fixed<S: Serializer>(value: f64, decimals: u32, s: S) -> Result<S::Ok, S::Err
 /// `core::fmt`, as are negative, huge and non-finite values): then its digits are those
 /// `core::fmt` writes.
 fn scaled_round(value: f64, decimals: u32) -> Option<u64> {
-    if value.is_sign_negative() || !(value < 9_007_199_254_740_992.0) || decimals > 9 {
+    if value.is_sign_negative()
+        || value.is_nan()
+        || value >= 9_007_199_254_740_992.0
+        || decimals > 9
+    {
         return None;
     }
     let bits = value.to_bits();
