@@ -12,7 +12,9 @@ use std::ops::Bound::{Excluded, Unbounded};
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
-use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
+use crate::policy::{
+    self, ClusterView, Placement, PlacementRule, Policy, Pool, QueueOrder, SlotRef,
+};
 use crate::workload::Job;
 use heap::{Event, EventKind, JobEvent};
 pub use power::power_mode;
@@ -159,6 +161,8 @@ pub struct Simulation<'a> {
     /// candidates; raised as jobs start computing or drop a Las level): a waiting job at or above
     /// it has no candidate below it, without a look at the running jobs.
     priority_bound: f64,
+    /// One scheduling pass's jobs that found no place (when [`Self::misses_repeat`]).
+    pass_failed: Vec<u32>,
 }
 
 /// A running job that may be preempted, ordered as victims are taken: the highest `priority`
@@ -485,12 +489,30 @@ impl<'a> Simulation<'a> {
         };
         let mut misses = 0;
         let mut after: Option<(u64, u32)> = None;
-        loop {
-            let next = match after {
-                None => self.queue.first().copied(),
-                Some(key) => self.queue.range((Excluded(key), Unbounded)).next().copied(),
+        let mut failed = std::mem::take(&mut self.pass_failed);
+        failed.clear();
+        let repeats = self.misses_repeat();
+        'pass: loop {
+            let mut rest = match after {
+                None => self.queue.range(..),
+                Some(key) => self.queue.range((Excluded(key), Unbounded)),
             };
-            let Some((key, rank)) = next else { break };
+            // Jobs asking what a job already refused in this pass asked are passed over
+            // without a placement search (one walk of the queue, not a search per job).
+            let next = loop {
+                let Some(&(key, rank)) = rest.next() else {
+                    break 'pass;
+                };
+                let job = self.arrivals[rank as usize];
+                if !(repeats && failed.iter().any(|&f| self.asks_same(f, job))) {
+                    break (key, rank);
+                }
+                misses += 1;
+                if misses >= allowed_misses {
+                    break 'pass;
+                }
+            };
+            let (key, rank) = next;
             let job = self.arrivals[rank as usize];
             match self.find_placement(job) {
                 Some((group, placement)) => {
@@ -506,10 +528,14 @@ impl<'a> Simulation<'a> {
                     if misses >= allowed_misses {
                         break;
                     }
+                    if repeats {
+                        failed.push(job);
+                    }
                     after = Some((key, rank));
                 }
             }
         }
+        self.pass_failed = failed;
         started.sort_unstable();
         started.dedup();
         for &gpu in &started {
@@ -517,6 +543,27 @@ impl<'a> Simulation<'a> {
         }
         self.scratch_ids = started;
         Ok(())
+    }
+
+    /// Whether a job that found no place in a pass means that any later job of the pass asking
+    /// the same ([`Self::asks_same`]) finds none either: room only shrinks within a pass when
+    /// nothing is preempted or re-cut, and exclusive placement depends on nothing else.
+    fn misses_repeat(&self) -> bool {
+        self.policy.placement == PlacementRule::Exclusive
+            && !self.policy.order.preempts()
+            && self.groups.iter().all(|g| g.dynamic.is_none())
+    }
+
+    /// Whether two jobs ask the same of exclusive placement: GPUs, and per group whether they
+    /// can run there and their memory.
+    fn asks_same(&self, a: u32, b: u32) -> bool {
+        let n = self.groups.len();
+        let (a, b) = (a as usize, b as usize);
+        self.jobs[a].gpus == self.jobs[b].gpus
+            && (0..n).all(|g| {
+                (self.job_class[a * n + g] == u32::MAX) == (self.job_class[b * n + g] == u32::MAX)
+                    && self.job_memory[a * n + g] == self.job_memory[b * n + g]
+            })
     }
 
     /// The first group (in cluster order) whose placement rule finds the job a place now.
@@ -1182,13 +1229,18 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn finish(self, config: &SimConfig) -> RunRecord {
-        let outcomes = self
-            .state
-            .iter()
-            .enumerate()
-            .map(|(job, s)| self.outcome(job, s))
-            .collect();
+    fn finish(mut self, config: &SimConfig) -> RunRecord {
+        // Outcomes are built from the last job back while the job states are released in
+        // chunks, so that the two are never held whole at once (the peak of a long replay).
+        let mut state = std::mem::take(&mut self.state);
+        let mut outcomes = Vec::with_capacity(state.len());
+        while let Some(s) = state.pop() {
+            outcomes.push(self.outcome(state.len(), s));
+            if state.len().is_multiple_of(65_536) {
+                state.shrink_to_fit();
+            }
+        }
+        outcomes.reverse();
         let energy = self.meter_record();
         RunRecord {
             outcomes,
@@ -1201,7 +1253,7 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn outcome(&self, job: usize, s: &JobState) -> JobOutcome {
+    fn outcome(&self, job: usize, s: JobState) -> JobOutcome {
         let n_groups = self.groups.len();
         let class = (0..n_groups)
             .map(|g| (g, self.job_class[job * n_groups + g]))
@@ -1211,7 +1263,7 @@ impl<'a> Simulation<'a> {
         });
         let completed = s.phase == Phase::Done;
         let slot = s.slot.filter(|_| completed);
-        let mut gpus = s.gpus.clone();
+        let mut gpus = s.gpus;
         if gpus.is_empty() {
             gpus.extend(slot.map(|sl| sl.gpu));
         }
@@ -1225,7 +1277,7 @@ impl<'a> Simulation<'a> {
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
             energy_j: self.meter_job_energy(job).filter(|_| completed),
-            preempted: s.preempted.clone(),
+            preempted: s.preempted,
             resumed_s: s.run_start,
         }
     }

@@ -2,7 +2,7 @@
 //! serde types of [`super::rows`].
 use std::path::Path;
 
-use super::rows::{JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes};
+use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
 use super::{RunRecord, slowdown_of};
 use crate::hardware::MigSlice;
 use crate::workload::Job;
@@ -95,14 +95,31 @@ fn slice_label(slice: Option<MigSlice>) -> Option<String> {
     slice.map(|s| format!("{}@{}", s.profile.name, s.start))
 }
 
-/// Writes each `(file name, bytes)` into `dir`, creating `dir` (not its parent) when missing.
-/// `dir` is a folder being written whole ([`crate::fsutil::WholeDir`]) or a subfolder of one,
-/// so the files are written plainly: the folder is swapped in whole once complete.
-pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+/// Creates `dir` (not its parent) when missing. `dir` is a folder being written whole
+/// ([`crate::fsutil::WholeDir`]) or a subfolder of one, so files are written into it plainly:
+/// the folder is swapped in whole once complete.
+pub fn create_result_dir(dir: &Path) -> std::io::Result<()> {
     match std::fs::create_dir(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-        _ => {}
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
     }
+}
+
+/// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`]), streamed
+/// through a buffer rather than rendered whole first: a million jobs' files are hundreds of MiB.
+pub fn write_csv_file<R: CsvRow>(
+    dir: &Path,
+    rows: impl IntoIterator<Item = R>,
+) -> std::io::Result<()> {
+    let file = std::fs::File::create(dir.join(R::FILE))?;
+    let buffered = write_csv(std::io::BufWriter::with_capacity(1 << 16, file), rows)?;
+    buffered.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
+}
+
+/// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.
+pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+    create_result_dir(dir)?;
     for (name, bytes) in files {
         std::fs::write(dir.join(name), bytes)?;
     }

@@ -1,7 +1,7 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
-//! bytes. Writing them is a separate step ([`write_result_dir`], into a folder written whole
-//! through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
+//! bytes, or streamed into a result folder ([`write_csv_file`], [`write_result_dir`]; a folder
+//! written whole through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
 //! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
 pub mod energy;
 mod files;
@@ -15,8 +15,8 @@ use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
 use energy::{EnergySummary, RunEnergy};
 pub use files::{
-    job_rows, jobs_csv, placement_rows, placements_csv, timeline_csv, timeline_rows,
-    write_result_dir,
+    create_result_dir, job_rows, jobs_csv, placement_rows, placements_csv, timeline_csv,
+    timeline_rows, write_csv_file, write_result_dir,
 };
 
 /// Cluster state after a change.

@@ -186,9 +186,18 @@ impl CsvRow for TimelineCsvRow {
 /// `rows` as CSV bytes: the header ([`CsvRow::COLUMNS`], written even without rows), then one
 /// line per row.
 pub fn csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> std::io::Result<Vec<u8>> {
+    write_csv(Vec::new(), rows)
+}
+
+/// Writes `rows` as CSV into `out` (as [`csv_bytes`] renders them) and hands `out` back,
+/// flushed.
+pub fn write_csv<R: CsvRow, W: std::io::Write>(
+    out: W,
+    rows: impl IntoIterator<Item = R>,
+) -> std::io::Result<W> {
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
-        .from_writer(Vec::new());
+        .from_writer(out);
     writer.write_record(R::COLUMNS)?;
     for row in rows {
         writer.serialize(row)?;
@@ -199,26 +208,148 @@ pub fn csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> std::io::Resul
 }
 
 fn fixed3<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("{value:.3}"))
+    fixed(*value, 3, s)
 }
 
 fn opt_fixed3<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match value {
-        Some(v) => fixed3(v, s),
+        Some(v) => fixed(*v, 3, s),
         None => s.serialize_none(),
     }
 }
 
 fn opt_fixed4<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match value {
-        Some(v) => s.collect_str(&format_args!("{v:.4}")),
+        Some(v) => fixed(*v, 4, s),
         None => s.serialize_none(),
     }
 }
 
-/// The number as Rust's `Display` writes it (no exponent; `1000`, not serde's `1000.0`).
 fn display<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(value)
+    let mut buf = StackText::default();
+    match std::fmt::Write::write_fmt(&mut buf, format_args!("{value}")) {
+        Ok(()) => s.serialize_str(buf.as_str()),
+        Err(_) => s.collect_str(value),
+    }
+}
+
+/// `value` with `decimals` decimals, as `format!("{value:.N}")` writes it, from a stack
+/// buffer: formatting the result files' numbers through `core::fmt` (exact float formatting,
+/// one `String` per field) was most of a replay's wall time.
+fn fixed<S: Serializer>(value: f64, decimals: u32, s: S) -> Result<S::Ok, S::Error> {
+    let mut buf = StackText::default();
+    let written = match scaled_round(value, decimals) {
+        Some(q) => buf.push_fixed(q, decimals),
+        None => std::fmt::Write::write_fmt(
+            &mut buf,
+            format_args!("{value:.prec$}", prec = decimals as usize),
+        )
+        .is_ok(),
+    };
+    if written {
+        s.serialize_str(buf.as_str())
+    } else {
+        s.collect_str(&format_args!("{value:.prec$}", prec = decimals as usize))
+    }
+}
+
+/// `value * 10^decimals` rounded to the nearest integer, computed exactly from the value's
+/// binary fraction, for `0 <= value < 2^53` when that is no exact tie (whose rounding is left to
+/// `core::fmt`, as are negative, huge and non-finite values): then its digits are those
+/// `core::fmt` writes.
+fn scaled_round(value: f64, decimals: u32) -> Option<u64> {
+    if value.is_sign_negative()
+        || value.is_nan()
+        || value >= 9_007_199_254_740_992.0
+        || decimals > 9
+    {
+        return None;
+    }
+    let bits = value.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    // value = mantissa * 2^exp exactly.
+    let (mantissa, exp) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    let scaled = u128::from(mantissa) * u128::from(10u64.pow(decimals));
+    if exp >= 0 {
+        return u64::try_from(scaled << exp).ok();
+    }
+    let shift = exp.unsigned_abs();
+    if shift >= 127 {
+        // scaled < 2^83: below a quarter.
+        return Some(0);
+    }
+    let q = scaled >> shift;
+    let r = scaled & ((1u128 << shift) - 1);
+    let q = match r.cmp(&(1u128 << (shift - 1))) {
+        std::cmp::Ordering::Less => q,
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal => return None,
+    };
+    u64::try_from(q).ok()
+}
+
+/// A field's text, on the stack (long enough for any `f64` the standard formats write here;
+/// longer text is an error and the caller falls back to an allocated `String`).
+struct StackText {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> Self {
+        Self {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        // Only whole `str`s and ASCII digits are written.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+
+    /// `scaled / 10^decimals` with `decimals` decimals; false if it does not fit.
+    fn push_fixed(&mut self, scaled: u64, decimals: u32) -> bool {
+        let mut digits = [b'0'; 32];
+        let mut at = digits.len();
+        let mut rest = scaled;
+        let mut written = 0;
+        // Digits from the last; at least one before the point.
+        while rest > 0 || written <= decimals {
+            if written == decimals && decimals > 0 {
+                at -= 1;
+                digits[at] = b'.';
+            }
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            written += 1;
+        }
+        let text = &digits[at..];
+        let Some(slot) = self.buf.get_mut(self.len..self.len + text.len()) else {
+            return false;
+        };
+        slot.copy_from_slice(text);
+        self.len += text.len();
+        true
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let slot = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        slot.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -281,6 +412,77 @@ mod tests {
             memory_total_gib: 1.0,
         };
         assert_eq!(serde_header(timeline), TimelineCsvRow::COLUMNS.join(","));
+    }
+
+    /// The fast fixed-decimal path writes what `format!` writes, ties and edges included.
+    fn fixed_text(value: f64) -> String {
+        let bytes = csv_bytes([PlacementRow {
+            job: 0,
+            gpu: 0,
+            slice: None,
+            start_s: value,
+            end_s: 0.0,
+        }])
+        .unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let field = text.lines().nth(1).unwrap().split(',').nth(3).unwrap();
+        field.to_owned()
+    }
+
+    #[test]
+    fn fixed_decimals_match_core_fmt() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.0005,
+            0.0015,
+            0.0625,
+            1.0625,
+            2.5e-4,
+            1e-300,
+            5e-324,
+            0.1,
+            0.2,
+            0.3,
+            1234.5675,
+            999.9995,
+            999.9996,
+            4503599627370495.5,
+            9007199254740991.0,
+            9007199254740992.0,
+            1e20,
+            -1.5,
+            -0.0004,
+            f64::INFINITY,
+            f64::NAN,
+            f64::MAX,
+        ];
+        for v in edges {
+            assert_eq!(fixed_text(v), format!("{v:.3}"), "{v:e}");
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let v = match i % 4 {
+                0 => unit * 1e7,
+                1 => (unit * 1e6).round() / 1e3 + (i % 7) as f64 * 5e-4,
+                2 => unit * 10f64.powi((i % 30) as i32 - 10),
+                _ => f64::from_bits(x >> 2),
+            };
+            let mut buf = StackText::default();
+            let fast = match scaled_round(v, 4) {
+                Some(q) => {
+                    assert!(buf.push_fixed(q, 4));
+                    buf.as_str().to_owned()
+                }
+                None => format!("{v:.4}"),
+            };
+            assert_eq!(fast, format!("{v:.4}"), "{v:e}");
+            assert_eq!(fixed_text(v), format!("{v:.3}"), "{v:e}");
+        }
     }
 
     #[test]

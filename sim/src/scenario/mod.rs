@@ -368,25 +368,22 @@ fn simulate_into(
     let summary = metrics::summarize(&config.jobs, &run, labels);
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
-    let mut files = Vec::with_capacity(4);
+    let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
+    write(metrics::create_result_dir(dir))?;
     if outputs != Outputs::Summary {
-        files.push((
-            "jobs.csv",
-            metrics::jobs_csv(&config.jobs, &run).map_err(SimulateError::Write)?,
-        ));
+        write(metrics::write_csv_file(
+            dir,
+            metrics::job_rows(&config.jobs, &run),
+        ))?;
     }
     if outputs == Outputs::All {
-        files.push((
-            "placements.csv",
-            metrics::placements_csv(&run).map_err(SimulateError::Write)?,
-        ));
-        files.push((
-            "timeline.csv",
-            metrics::timeline_csv(&run).map_err(SimulateError::Write)?,
-        ));
+        write(metrics::write_csv_file(dir, metrics::placement_rows(&run)))?;
+        write(metrics::write_csv_file(dir, metrics::timeline_rows(&run)))?;
     }
-    files.push(("summary.json", summary_json));
-    metrics::write_result_dir(dir, &files).map_err(SimulateError::Write)?;
+    write(metrics::write_result_dir(
+        dir,
+        &[("summary.json", summary_json)],
+    ))?;
     Ok(summary)
 }
 
