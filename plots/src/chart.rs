@@ -231,14 +231,7 @@ impl LineChart {
             self.draw_series(&mut chart, series, color)?;
         }
         if self.series.iter().any(|s| !s.label.is_empty()) {
-            chart
-                .configure_series_labels()
-                .position(self.legend_at.clone())
-                .label_font((FONT, TICK_PX))
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK.mix(0.5))
-                .margin(15)
-                .draw()?;
+            draw_legend(&mut chart, self.legend_at.clone())?;
         }
         Ok(())
     }
@@ -329,6 +322,27 @@ impl Ranged for CategoryAxis {
     fn range(&self) -> std::ops::Range<f64> {
         -0.5..self.n as f64 - 0.5
     }
+}
+
+/// Draws the legend of `chart`'s labelled series at `at`, in the style every figure shares.
+pub(crate) fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    at: SeriesLabelPosition,
+) -> Result<(), DrawError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font((FONT, TICK_PX))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .margin(15)
+        .draw()?;
+    Ok(())
 }
 
 /// The label of category `value` (a tick position), or "" off the categories.

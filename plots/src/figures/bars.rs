@@ -8,8 +8,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{
-    AXIS_LABEL_PX, CategoryAxis, ChartText, TICK_PX, TITLE_PX, category_label, format_tick,
-    series_color,
+    AXIS_LABEL_PX, CategoryAxis, ChartText, TICK_PX, TITLE_PX, category_label, draw_legend,
+    format_tick, series_color,
 };
 use crate::error::{DrawError, PlotError};
 use crate::figures::provenance;
@@ -177,14 +177,7 @@ impl Figure for ThroughputBars {
         for (series_idx, name) in self.series.iter().enumerate() {
             self.draw_bar_series(&mut chart, series_idx, name)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, TICK_PX))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .margin(15)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

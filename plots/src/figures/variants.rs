@@ -6,7 +6,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::chart::{
-    AXIS_LABEL_PX, CategoryAxis, TICK_PX, TITLE_PX, category_label, format_tick, series_color,
+    AXIS_LABEL_PX, CategoryAxis, TICK_PX, TITLE_PX, category_label, draw_legend, format_tick,
+    series_color,
 };
 use crate::error::DrawError;
 use crate::figures::provenance;
@@ -194,14 +195,7 @@ impl Figure for VariantBars {
                 Text::new(format!(" {}", format_tick(v)), (v, y), value_style.clone())
             }))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, TICK_PX))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .margin(15)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }
