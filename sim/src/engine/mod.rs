@@ -12,9 +12,7 @@ use std::ops::Bound::{Excluded, Unbounded};
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
-use crate::policy::{
-    self, ClusterView, Placement, PlacementRule, Policy, Pool, QueueOrder, SlotRef,
-};
+use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
 use crate::workload::Job;
 use heap::{Event, EventKind, JobEvent};
 pub use power::power_mode;
@@ -161,8 +159,6 @@ pub struct Simulation<'a> {
     /// candidates; raised as jobs start computing or drop a Las level): a waiting job at or above
     /// it has no candidate below it, without a look at the running jobs.
     priority_bound: f64,
-    /// One scheduling pass's jobs that found no place (when [`Self::misses_repeat`]).
-    pass_failed: Vec<u32>,
 }
 
 /// A running job that may be preempted, ordered as victims are taken: the highest `priority`
@@ -489,30 +485,12 @@ impl<'a> Simulation<'a> {
         };
         let mut misses = 0;
         let mut after: Option<(u64, u32)> = None;
-        let mut failed = std::mem::take(&mut self.pass_failed);
-        failed.clear();
-        let repeats = self.misses_repeat();
-        'pass: loop {
-            let mut rest = match after {
-                None => self.queue.range(..),
-                Some(key) => self.queue.range((Excluded(key), Unbounded)),
+        loop {
+            let next = match after {
+                None => self.queue.first().copied(),
+                Some(key) => self.queue.range((Excluded(key), Unbounded)).next().copied(),
             };
-            // Jobs asking what a job already refused in this pass asked are passed over
-            // without a placement search (one walk of the queue, not a search per job).
-            let next = loop {
-                let Some(&(key, rank)) = rest.next() else {
-                    break 'pass;
-                };
-                let job = self.arrivals[rank as usize];
-                if !(repeats && failed.iter().any(|&f| self.asks_same(f, job))) {
-                    break (key, rank);
-                }
-                misses += 1;
-                if misses >= allowed_misses {
-                    break 'pass;
-                }
-            };
-            let (key, rank) = next;
+            let Some((key, rank)) = next else { break };
             let job = self.arrivals[rank as usize];
             match self.find_placement(job) {
                 Some((group, placement)) => {
@@ -528,14 +506,10 @@ impl<'a> Simulation<'a> {
                     if misses >= allowed_misses {
                         break;
                     }
-                    if repeats {
-                        failed.push(job);
-                    }
                     after = Some((key, rank));
                 }
             }
         }
-        self.pass_failed = failed;
         started.sort_unstable();
         started.dedup();
         for &gpu in &started {
@@ -543,27 +517,6 @@ impl<'a> Simulation<'a> {
         }
         self.scratch_ids = started;
         Ok(())
-    }
-
-    /// Whether a job that found no place in a pass means that any later job of the pass asking
-    /// the same ([`Self::asks_same`]) finds none either: room only shrinks within a pass when
-    /// nothing is preempted or re-cut, and exclusive placement depends on nothing else.
-    fn misses_repeat(&self) -> bool {
-        self.policy.placement == PlacementRule::Exclusive
-            && !self.policy.order.preempts()
-            && self.groups.iter().all(|g| g.dynamic.is_none())
-    }
-
-    /// Whether two jobs ask the same of exclusive placement: GPUs, and per group whether they
-    /// can run there and their memory.
-    fn asks_same(&self, a: u32, b: u32) -> bool {
-        let n = self.groups.len();
-        let (a, b) = (a as usize, b as usize);
-        self.jobs[a].gpus == self.jobs[b].gpus
-            && (0..n).all(|g| {
-                (self.job_class[a * n + g] == u32::MAX) == (self.job_class[b * n + g] == u32::MAX)
-                    && self.job_memory[a * n + g] == self.job_memory[b * n + g]
-            })
     }
 
     /// The first group (in cluster order) whose placement rule finds the job a place now.

@@ -317,7 +317,6 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         pass: Default::default(),
         reserved: Vec::new(),
         priority_bound: f64::NEG_INFINITY,
-        pass_failed: Vec::new(),
     })
 }
 
