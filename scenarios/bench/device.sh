@@ -4,7 +4,7 @@
 # cases, then synthgen_1m as an MPS cluster (parametric model, 4 jobs per GPU) under each packing
 # placement rule, summary output only: BestFit and Spread 3 runs each, LeastSlowdown once (it asks
 # the model about every open GPU per decision: 293 s for one run on the 16-core device, 2026-12-01).
-# Everything lands in $OUT; device-runs/ keeps past outputs.
+# Everything lands in $OUT; docs/bench/device-* keeps past outputs.
 set -u
 cd "$(dirname "$0")/../.."
 B=./target/release/colo
