@@ -744,12 +744,13 @@ mod tests {
     use super::*;
     use crate::ronfile::parse_ron;
 
-    fn build(workload: &str, dir: &Path) -> Result<(SimConfig, RunLabels), ScenarioError> {
+    /// A scenario `(name: "t", profiles: [the provisional H200 profile], FIELDS)` at
+    /// `dir/t.ron`, built.
+    fn build_fields(fields: &str, dir: &Path) -> Result<(SimConfig, RunLabels), ScenarioError> {
         let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../calibrate/profiles/h200-provisional.ron");
         let text = format!(
-            "(name: \"t\", profiles: [{:?}], cluster: [(gpu: \"h200\", count: 1, mode: \
-             Exclusive)], workload: {workload})",
+            "(name: \"t\", profiles: [{:?}], {fields})",
             profile.display().to_string()
         );
         let path = dir.join("t.ron");
@@ -759,22 +760,24 @@ mod tests {
         build_variant(&scenario, &variant, None)
     }
 
+    fn build(workload: &str, dir: &Path) -> Result<(SimConfig, RunLabels), ScenarioError> {
+        build_fields(
+            &format!("cluster: [(gpu: \"h200\", count: 1, mode: Exclusive)], workload: {workload}"),
+            dir,
+        )
+    }
+
     /// One listed job under `policy` (RON of a policy).
     fn build_policy(policy: &str) -> Result<(SimConfig, RunLabels), ScenarioError> {
         let dir = tempfile::tempdir().unwrap();
-        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../calibrate/profiles/h200-provisional.ron");
-        let text = format!(
-            "(name: \"t\", profiles: [{:?}], cluster: [(gpu: \"h200\", count: 1, mode: \
-             Exclusive)], workload: Jobs([(model: \"resnet18:128:32\", samples: 195000.0)]), \
-             policy: {policy})",
-            profile.display().to_string()
-        );
-        let path = dir.path().join("t.ron");
-        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
-        let scenario = Scenario { path, file };
-        let variant = scenario.variants().remove(0);
-        build_variant(&scenario, &variant, None)
+        build_fields(
+            &format!(
+                "cluster: [(gpu: \"h200\", count: 1, mode: Exclusive)], \
+                 workload: Jobs([(model: \"resnet18:128:32\", samples: 195000.0)]), \
+                 policy: {policy}"
+            ),
+            dir.path(),
+        )
     }
 
     #[test]
@@ -928,25 +931,17 @@ mod tests {
 
     fn build_with(cluster: &str, policy: &str, workload: &str) -> Result<SimConfig, String> {
         let dir = tempfile::tempdir().unwrap();
-        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../calibrate/profiles/h200-provisional.ron");
         std::fs::write(
             dir.path().join("t.csv"),
             "name,arrival_s,duration_s,gpus\na,0,60,1\nb,3600,60,1\n",
         )
         .unwrap();
-        let text = format!(
-            "(name: \"t\", profiles: [{:?}], cluster: [{cluster}], policy: {policy}, \
-             workload: {workload})",
-            profile.display().to_string()
-        );
-        let path = dir.path().join("t.ron");
-        let file: ScenarioFile = parse_ron(&text, &path).unwrap();
-        let scenario = Scenario { path, file };
-        let variant = scenario.variants().remove(0);
-        build_variant(&scenario, &variant, None)
-            .map(|(cfg, _)| cfg)
-            .map_err(|e| e.to_string())
+        build_fields(
+            &format!("cluster: [{cluster}], policy: {policy}, workload: {workload}"),
+            dir.path(),
+        )
+        .map(|(cfg, _)| cfg)
+        .map_err(|e| e.to_string())
     }
 
     const MPS: &str = "(gpu: \"h200\", count: 2, mode: Mps)";

@@ -631,8 +631,27 @@ fn find(config: &SimConfig, slots: &[Slot], jobs: &[Job], i: usize) -> Option<(u
 /// last, or `None` if one would run below its minimum speed.
 fn set_loss(config: &SimConfig, slots: &[Slot], jobs: &[Job], s: usize, i: usize) -> Option<f64> {
     let slot = &slots[s];
-    let group = &config.cluster.groups[slot.group];
     let members: Vec<usize> = slot.jobs.iter().copied().chain([i]).collect();
+    let rates = member_rates(config, slot, jobs, &members);
+    let mut loss = 0.0;
+    for (&k, rate) in members.iter().zip(rates) {
+        let class = jobs[k].class[slot.group]
+            .as_ref()
+            .expect("placed job has a class");
+        let speed = rate / (class.solo_rate * f64::from(config.jobs[k].gpus));
+        if let Some(min) = config.jobs[k].min_speed.map(crate::workload::MinSpeed::get)
+            && (speed < min || speed.is_nan())
+        {
+            return None;
+        }
+        loss += 1.0 - speed;
+    }
+    Some(loss)
+}
+
+/// The rates the performance model gives `members` (job indices) sharing `slot`'s partition.
+fn member_rates(config: &SimConfig, slot: &Slot, jobs: &[Job], members: &[usize]) -> Vec<f64> {
+    let group = &config.cluster.groups[slot.group];
     let tenants: Vec<Tenant<'_>> = members
         .iter()
         .map(|&k| Tenant {
@@ -647,17 +666,7 @@ fn set_loss(config: &SimConfig, slots: &[Slot], jobs: &[Job], s: usize, i: usize
     config
         .perf
         .rates(group.gpu, group.mode, &slot.partition, &tenants, &mut rates);
-    let mut loss = 0.0;
-    for ((&k, tenant), rate) in members.iter().zip(&tenants).zip(rates) {
-        let speed = rate / (tenant.class.solo_rate * f64::from(tenant.gpus));
-        if let Some(min) = config.jobs[k].min_speed.map(crate::workload::MinSpeed::get)
-            && (speed < min || speed.is_nan())
-        {
-            return None;
-        }
-        loss += 1.0 - speed;
-    }
-    Some(loss)
+    rates
 }
 
 fn rerate_all(config: &SimConfig, slots: &[Slot], jobs: &mut [Job]) {
@@ -671,28 +680,7 @@ fn rerate_all(config: &SimConfig, slots: &[Slot], jobs: &mut [Job]) {
         if lead.is_empty() {
             continue;
         }
-        let group = &config.cluster.groups[slot.group];
-        let classes: Vec<JobClass> = lead
-            .iter()
-            .map(|&k| {
-                jobs[k].class[slot.group]
-                    .clone()
-                    .expect("placed job has a class")
-            })
-            .collect();
-        let tenants: Vec<Tenant<'_>> = classes
-            .iter()
-            .zip(&lead)
-            .map(|(c, &k)| Tenant {
-                class: c,
-                sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
-                gpus: config.jobs[k].gpus,
-            })
-            .collect();
-        let mut rates = vec![0.0; tenants.len()];
-        config
-            .perf
-            .rates(group.gpu, group.mode, &slot.partition, &tenants, &mut rates);
+        let rates = member_rates(config, slot, jobs, &lead);
         for (&k, r) in lead.iter().zip(rates) {
             jobs[k].rate = r;
         }
