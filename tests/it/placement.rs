@@ -57,13 +57,10 @@ fn a_minimum_speed_needs_least_slowdown_and_a_fraction() {
     let tmp = tempfile::tempdir().unwrap();
     let cluster = "(gpu: \"h200\", count: 1, mode: Mps)";
     let job = |min: &str| format!("(model: \"resnet50:64:224\", samples: 1e6, min_speed: {min})");
+    let out = tmp.path().join("o");
+    let simulate = |path: &str| colo(&["simulate", path, "--out", out.to_str().unwrap()]);
     let path = write(tmp.path(), "bf.ron", &scenario(cluster, &job("0.5")));
-    let run = colo(&[
-        "simulate",
-        &path,
-        "--out",
-        tmp.path().join("o").to_str().unwrap(),
-    ]);
+    let run = simulate(&path);
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("bf.ron"), "{}", run.stderr);
     assert!(run.stderr.contains("policy.placement"), "{}", run.stderr);
@@ -77,12 +74,7 @@ fn a_minimum_speed_needs_least_slowdown_and_a_fraction() {
         "policy: (placement: LeastSlowdown),\n    workload:",
     );
     let path = write(tmp.path(), "range.ron", &least);
-    let run = colo(&[
-        "simulate",
-        &path,
-        "--out",
-        tmp.path().join("o").to_str().unwrap(),
-    ]);
+    let run = simulate(&path);
     assert_ne!(run.code, 0);
     assert!(
         run.stderr.contains("workload.Jobs[0].min_speed"),
