@@ -699,6 +699,19 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Whether `job` holds `slot` (one of [`Self::held_slots`], without building the list).
+    fn holds(&self, job: u32, slot: SlotRef) -> bool {
+        let s = &self.state[job as usize];
+        let Some(own) = s.slot else {
+            return false;
+        };
+        if s.gpus.is_empty() {
+            own == slot
+        } else {
+            slot.group == own.group && slot.slot == 0 && s.gpus.contains(&slot.gpu)
+        }
+    }
+
     /// A restored job starts making progress.
     fn restore_done(&mut self, job: u32) -> Result<(), EngineError> {
         self.pausing.retain(|&j| j != job);

@@ -24,7 +24,7 @@ impl Simulation<'_> {
             .pausing
             .iter()
             .copied()
-            .filter(move |&job| self.held_slots(job).contains(&slot));
+            .filter(move |&job| self.holds(job, slot));
         self.parts[self.part_index(slot)]
             .tenants
             .iter()
