@@ -143,7 +143,7 @@ enum Knob {
     Switch,
     Overhead,
     Waves,
-    Bandwidth,
+    Memory,
     HostFactor,
 }
 
@@ -155,7 +155,7 @@ impl Knob {
             Knob::Switch => g.timeslice_switch_s = v,
             Knob::Overhead => g.timeslice_overhead = v,
             Knob::Waves => g.wave_exponent = v,
-            Knob::Bandwidth => g.bandwidth_share = v,
+            Knob::Memory => g.memory_exponent = v,
             Knob::HostFactor => g.mps_host_factor = v,
         }
     }
@@ -167,7 +167,7 @@ impl Knob {
             Knob::Switch => (0.0, 10e-6),
             Knob::Overhead => (0.0, 0.3),
             Knob::Waves => (0.0, 1.0),
-            Knob::Bandwidth => (0.0, 1.0),
+            Knob::Memory => (0.0, 1.0),
             Knob::HostFactor => (0.3, 1.5),
         }
     }
@@ -187,9 +187,7 @@ pub fn fit_globals(
     let mut fitted_on = 0;
     let mut every_stage = true;
     let stages: [Stage<'_>; 3] = [
-        (&[Knob::Waves, Knob::Bandwidth], &|s: &RunSet| {
-            s.n_jobs() == 1
-        }),
+        (&[Knob::Waves, Knob::Memory], &|s: &RunSet| s.n_jobs() == 1),
         (
             &[Knob::Overlap, Knob::Launch, Knob::HostFactor],
             &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Mps,
@@ -306,7 +304,7 @@ pub fn kernel_params(
         timeslice_switch_us: round(g.timeslice_switch_s * 1e6, 4),
         timeslice_overhead: round(g.timeslice_overhead, 4),
         wave_exponent: round(g.wave_exponent, 4),
-        bandwidth_share: round(g.bandwidth_share, 4),
+        memory_exponent: round(g.memory_exponent, 4),
         mps_host_factor: round(g.mps_host_factor, 4),
         origin,
         held_out_error: held_out,

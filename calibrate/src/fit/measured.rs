@@ -541,11 +541,15 @@ fn run_set(
             .collect();
         let mut sorted = fractions.clone();
         let fraction = median(&mut sorted);
-        let sm_budget = match (first.mode.as_str(), &r0.mig_profile) {
-            ("mig-emulated", Some(profile)) => {
+        // An emulated slice ran as an MPS client at the percentage recorded (12% for a
+        // 16-SM 1g slice of the H200, which the driver gives as 14 SMs): that, not the slice's
+        // SMs, is what ran; the slice's share only where no percentage was recorded.
+        let sm_budget = match (first.mode.as_str(), &r0.mig_profile, r0.sm_percent) {
+            (_, _, Some(p)) => Some(f64::from(p) / 100.0),
+            ("mig-emulated", Some(profile), None) => {
                 gpu.mig_profile(profile).ok().map(|p| gpu.sm_fraction(p))
             }
-            _ => r0.sm_percent.map(|p| f64::from(p) / 100.0),
+            _ => None,
         };
         members.push(Member {
             class,

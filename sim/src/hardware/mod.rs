@@ -157,4 +157,17 @@ impl GpuSpec {
     pub fn sm_fraction(&self, profile: &MigProfile) -> f64 {
         f64::from(profile.sms) / f64::from(self.sms)
     }
+
+    /// SMs an MPS client limited to `fraction` of the GPU's threads
+    /// (`CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` / 100) runs on: whole TPCs of two SMs, rounded
+    /// down, at least one TPC. Measured on the H200 (132 SMs; the SM count PyTorch reports in
+    /// the client, calibrate/data/h200/logs/budget-traces-call1.txt): 12% gives 14 SMs, 24% 30,
+    /// 50% 66. Two SMs per TPC holds for every GPU of the catalog (Volta to Hopper).
+    pub fn mps_client_sms(&self, fraction: f64) -> u32 {
+        let tpcs = f64::from(self.sms / 2);
+        // Percentages are whole numbers: the epsilon keeps 50% of 66 TPCs at 33, not 32.999.
+        let held = (fraction.clamp(0.0, 1.0) * tpcs + 1e-9).floor().max(1.0);
+        // Cast: held is in 1..=tpcs.
+        2 * held as u32
+    }
 }

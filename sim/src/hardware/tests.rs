@@ -396,3 +396,16 @@ proptest! {
         let _ = h200().parse_mig_layout(&text);
     }
 }
+
+#[test]
+fn an_mps_budget_holds_whole_tpcs_as_measured_on_the_h200() {
+    let h200 = h200();
+    // PyTorch's SM count in MPS clients on the H200 (budget-traces-call1.txt).
+    assert_eq!(h200.mps_client_sms(0.12), 14);
+    assert_eq!(h200.mps_client_sms(0.24), 30);
+    assert_eq!(h200.mps_client_sms(0.50), 66);
+    assert_eq!(h200.mps_client_sms(1.0), 132);
+    // Never below one TPC, never above the GPU.
+    assert_eq!(h200.mps_client_sms(0.001), 2);
+    assert_eq!(h200.mps_client_sms(1.5), 132);
+}

@@ -377,8 +377,9 @@ pub struct KernelParams {
     pub timeslice_overhead: f64,
     /// How a compute-bound kernel's time grows with its waves on fewer SMs (1: in proportion).
     pub wave_exponent: f64,
-    /// Share of the SMs a bandwidth-bound kernel needs for full memory bandwidth.
-    pub bandwidth_share: f64,
+    /// How a bandwidth-bound kernel's time grows on fewer SMs than its grid fills: as
+    /// (SMs it fills / SMs it gets) to this power (1: in proportion, 0: not at all).
+    pub memory_exponent: f64,
     /// Host time of an MPS client relative to a plain process (launch path through MPS).
     pub mps_host_factor: f64,
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
@@ -540,7 +541,7 @@ impl Profile {
                 ("timeslice_switch_us", k.timeslice_switch_us),
                 ("timeslice_overhead", k.timeslice_overhead),
                 ("wave_exponent", k.wave_exponent),
-                ("bandwidth_share", k.bandwidth_share),
+                ("memory_exponent", k.memory_exponent),
                 ("mps_host_factor", k.mps_host_factor),
             ];
             for (name, value) in globals {

@@ -36,8 +36,8 @@ pub struct KernelGlobals {
     pub timeslice_overhead: f64,
     /// Kernel time growth with waves on fewer SMs (compute-bound kernels).
     pub wave_exponent: f64,
-    /// Share of SMs that saturates memory bandwidth (bandwidth-bound kernels).
-    pub bandwidth_share: f64,
+    /// Time growth of bandwidth-bound kernels on fewer SMs, as a power of the SM ratio.
+    pub memory_exponent: f64,
     /// Host time of an MPS client relative to a plain process.
     pub mps_host_factor: f64,
 }
@@ -50,7 +50,7 @@ impl KernelGlobals {
         timeslice_switch_s: 0.0,
         timeslice_overhead: 0.0,
         wave_exponent: 1.0,
-        bandwidth_share: 1.0,
+        memory_exponent: 1.0,
         mps_host_factor: 1.0,
     };
 
@@ -62,7 +62,7 @@ impl KernelGlobals {
             timeslice_switch_s: params.timeslice_switch_us * 1e-6,
             timeslice_overhead: params.timeslice_overhead,
             wave_exponent: params.wave_exponent,
-            bandwidth_share: params.bandwidth_share,
+            memory_exponent: params.memory_exponent,
             mps_host_factor: params.mps_host_factor,
         }
     }
@@ -129,7 +129,7 @@ impl GpuTraces {
             overlap: self.globals.mps_overlap,
             wave_exponent: self.globals.wave_exponent,
             launch_cost_s: if mps { self.globals.mps_launch_s } else { 0.0 },
-            bandwidth_share: self.globals.bandwidth_share,
+            memory_exponent: self.globals.memory_exponent,
             host_factor: if mps {
                 self.globals.mps_host_factor
             } else {
@@ -479,16 +479,21 @@ impl PerfModel for KernelModel {
             out[0] = t.class.solo_rate * f64::from(t.gpus);
             return;
         }
+        // Each job's SMs: its partition's, or fewer under an MPS budget (whole TPCs, as the
+        // driver gives them); as a fraction of the GPU, an exact multiple of one SM.
+        let sms = f64::from(gpu.sms);
+        let partition_sms = (partition.sm_fraction * sms).round();
         let jobs: Vec<(usize, f64)> = tenants
             .iter()
             .zip(&idx)
             .map(|(t, &i)| {
-                let budget = if mode.is_mps_client() {
-                    t.sm_budget.unwrap_or(1.0)
-                } else {
-                    1.0
+                let held = match t.sm_budget {
+                    Some(b) if mode.is_mps_client() && b < 1.0 => {
+                        f64::from(gpu.mps_client_sms(b)).min(partition_sms)
+                    }
+                    _ => partition_sms,
                 };
-                (i, budget.min(partition.sm_fraction))
+                (i, held / sms)
             })
             .collect();
         let fractions = self.memo_fractions(g, mode, partition, jobs);
