@@ -136,6 +136,8 @@ pub struct Simulation<'a> {
     memory_used_mib: u64,
     timeline: Vec<TimelineRow>,
     timeline_every_s: f64,
+    /// Whether timeline rows are kept (not when no result file reads them).
+    keep_timeline: bool,
     scratch_rates: Vec<f64>,
     scratch_ids: Vec<u32>,
     completed: u64,
@@ -245,6 +247,19 @@ impl<'a> Simulation<'a> {
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
+        sim.drive(progress)?;
+        Ok(sim.finish(config))
+    }
+
+    /// [`Self::run`] without the timeline (the record's `timeline` is empty): for runs that write
+    /// no timeline, since the summary does not read it and a long replay records a row per
+    /// instant. Everything else is as `run` gives it.
+    pub fn run_without_timeline(
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut sim = setup::build(config)?;
+        sim.keep_timeline = false;
         sim.drive(progress)?;
         Ok(sim.finish(config))
     }
@@ -1226,6 +1241,9 @@ impl<'a> Simulation<'a> {
     }
 
     fn record_timeline(&mut self) {
+        if !self.keep_timeline {
+            return;
+        }
         let last = self.timeline.last().map(|r| r.time_s);
         let row = TimelineRow {
             time_s: self.now,

@@ -316,6 +316,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         memory_used_mib: 0,
         timeline: Vec::new(),
         timeline_every_s: config.timeline_every_s.max(0.0),
+        keep_timeline: true,
         scratch_rates: Vec::new(),
         scratch_ids: Vec::new(),
         completed: 0,
