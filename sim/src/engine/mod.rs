@@ -1,5 +1,6 @@
 //! The discrete-event engine: fluid job progress, one pending completion per GPU.
 #![doc = include_str!("README.md")]
+mod backfill;
 mod heap;
 mod power;
 mod setup;
@@ -122,6 +123,10 @@ pub struct Simulation<'a> {
     view: ClusterView,
     /// Waiting jobs as (policy key, arrival rank); ties go to the earlier arrival.
     queue: BTreeSet<(u64, u32)>,
+    /// The queue again, by request class, for unbounded backfill passes without a rescan
+    /// (`backfill.rs`); `None` where a pass may free room (preemption, dynamic MIG) or without
+    /// backfill.
+    index: Option<backfill::BackfillIndex>,
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
     now: f64,
@@ -131,6 +136,8 @@ pub struct Simulation<'a> {
     memory_used_mib: u64,
     timeline: Vec<TimelineRow>,
     timeline_every_s: f64,
+    /// Whether timeline rows are kept (not when no result file reads them).
+    keep_timeline: bool,
     scratch_rates: Vec<f64>,
     scratch_ids: Vec<u32>,
     completed: u64,
@@ -240,6 +247,19 @@ impl<'a> Simulation<'a> {
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
+        sim.drive(progress)?;
+        Ok(sim.finish(config))
+    }
+
+    /// [`Self::run`] without the timeline (the record's `timeline` is empty): for runs that write
+    /// no timeline, since the summary does not read it and a long replay records a row per
+    /// instant. Everything else is as `run` gives it.
+    pub fn run_without_timeline(
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut sim = setup::build(config)?;
+        sim.keep_timeline = false;
         sim.drive(progress)?;
         Ok(sim.finish(config))
     }
@@ -360,6 +380,9 @@ impl<'a> Simulation<'a> {
             QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
+        if let Some(index) = &mut self.index {
+            index.insert(job, (key, rank));
+        }
     }
 
     /// Seconds `samples` of the job take alone on the first group that can run it.
@@ -483,6 +506,14 @@ impl<'a> Simulation<'a> {
         } else {
             1
         };
+        if self.index.is_some() && allowed_misses >= self.queue.len() {
+            let result = self.indexed_pass(&mut started);
+            if let Some(index) = &mut self.index {
+                index.end_pass();
+            }
+            result?;
+            return self.rerate_started(started);
+        }
         let mut misses = 0;
         let mut after: Option<(u64, u32)> = None;
         loop {
@@ -495,6 +526,9 @@ impl<'a> Simulation<'a> {
             match self.find_placement(job) {
                 Some((group, placement)) => {
                     self.queue.remove(&(key, rank));
+                    if let Some(index) = &mut self.index {
+                        index.remove(job, (key, rank));
+                    }
                     self.start(job, group, placement)?;
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
                 }
@@ -510,6 +544,33 @@ impl<'a> Simulation<'a> {
                 }
             }
         }
+        self.rerate_started(started)
+    }
+
+    /// An unbounded greedy pass through the backfill index: the first waiting job of each
+    /// request class not passed over yet, in queue order, until every class has been passed
+    /// over. It starts the same jobs in the same order as the scan (`backfill.rs` says why).
+    fn indexed_pass(&mut self, started: &mut Vec<u32>) -> Result<(), EngineError> {
+        while let Some(head) = self.index.as_ref().and_then(|ix| ix.first()) {
+            let (key, rank, _) = head;
+            let job = self.arrivals[rank as usize];
+            let placement = self.find_placement(job);
+            let index = self.index.as_mut().expect("an indexed pass has an index");
+            match placement {
+                Some((group, placement)) => {
+                    index.remove(job, (key, rank));
+                    self.queue.remove(&(key, rank));
+                    self.start(job, group, placement)?;
+                    started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
+                }
+                None => index.park(head),
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-rates the GPUs jobs started on in a pass (`started`, the scratch list, given back).
+    fn rerate_started(&mut self, mut started: Vec<u32>) -> Result<(), EngineError> {
         started.sort_unstable();
         started.dedup();
         for &gpu in &started {
@@ -1180,6 +1241,9 @@ impl<'a> Simulation<'a> {
     }
 
     fn record_timeline(&mut self) {
+        if !self.keep_timeline {
+            return;
+        }
         let last = self.timeline.last().map(|r| r.time_s);
         let row = TimelineRow {
             time_s: self.now,

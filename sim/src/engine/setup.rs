@@ -280,6 +280,17 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         let (ja, jb) = (&config.jobs[a as usize], &config.jobs[b as usize]);
         ja.arrival_s.total_cmp(&jb.arrival_s).then(a.cmp(&b))
     });
+    let index = indexes_backfill(config, &groups).then(|| {
+        super::backfill::BackfillIndex::new(config.jobs.len(), |job, sig| {
+            let j = &config.jobs[job];
+            sig.push(u64::from(j.gpus));
+            sig.push(j.min_speed.map_or(u64::MAX, |m| m.get().to_bits()));
+            for g in job * n_groups..(job + 1) * n_groups {
+                sig.push(u64::from(job_class[g]));
+                sig.push(job_memory[g]);
+            }
+        })
+    });
     Ok(Simulation {
         perf: config.perf.as_ref(),
         policy: config.policy.clone(),
@@ -295,6 +306,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         job_memory,
         view,
         queue: BTreeSet::new(),
+        index,
         heap: BinaryHeap::new(),
         seq: 0,
         now: 0.0,
@@ -304,6 +316,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         memory_used_mib: 0,
         timeline: Vec::new(),
         timeline_every_s: config.timeline_every_s.max(0.0),
+        keep_timeline: true,
         scratch_rates: Vec::new(),
         scratch_ids: Vec::new(),
         completed: 0,
@@ -318,6 +331,14 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         reserved: Vec::new(),
         priority_bound: f64::NEG_INFINITY,
     })
+}
+
+/// Whether waiting jobs are indexed by request class for backfill passes without a rescan:
+/// with backfill, where nothing in a pass frees room (no preemption, no dynamic MIG re-cut).
+fn indexes_backfill(config: &SimConfig, groups: &[GroupState]) -> bool {
+    config.policy.backfill
+        && !config.policy.order.preempts()
+        && groups.iter().all(|g| g.dynamic.is_none())
 }
 
 /// Las thresholds and preemption costs: finite, not negative, thresholds increasing.

@@ -364,7 +364,13 @@ fn simulate_into(
     outputs: Outputs,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, SimulateError> {
-    let run = Simulation::run(config, Some(progress)).map_err(SimulateError::Engine)?;
+    // The timeline is only written with `Outputs::All`; the summary does not read it.
+    let run = if outputs == Outputs::All {
+        Simulation::run(config, Some(progress))
+    } else {
+        Simulation::run_without_timeline(config, Some(progress))
+    }
+    .map_err(SimulateError::Engine)?;
     let summary = metrics::summarize(&config.jobs, &run, labels);
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;

@@ -341,6 +341,27 @@ fn dynamic_mig_never_recuts_a_gpu_with_running_jobs() {
 }
 
 #[test]
+fn a_run_without_timeline_gives_the_same_outcomes_and_no_rows() {
+    let jobs = (0..6)
+        .map(|i| job(&format!("j{i}"), "small", f64::from(i), 1000.0, 1 + i % 2))
+        .collect();
+    let cfg = config(
+        vec![group("h200", 2, ShareMode::Exclusive, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let with = Simulation::run(&cfg, None).unwrap();
+    let without = Simulation::run_without_timeline(&cfg, None).unwrap();
+    assert!(!with.timeline.is_empty());
+    assert!(without.timeline.is_empty());
+    assert_eq!(
+        crate::metrics::jobs_csv(&cfg.jobs, &with).unwrap(),
+        crate::metrics::jobs_csv(&cfg.jobs, &without).unwrap()
+    );
+    assert_eq!(with.events, without.events);
+}
+
+#[test]
 fn simulation_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Simulation<'static>>();

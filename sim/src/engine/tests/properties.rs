@@ -98,7 +98,8 @@ fn any_config() -> impl Strategy<Value = SimConfig> {
         (
             any_order(),
             any::<bool>(),
-            1usize..4,
+            // Unbounded depth too: those passes go through the backfill index.
+            prop_oneof![3 => 1usize..4, 1 => Just(1_000_000_000usize)],
             0usize..5,
             1u32..4,
             any::<bool>(),
