@@ -11,9 +11,7 @@ use colo_sim::perf::{Origin, Parametric, ShareMode};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
-use super::parametric::{
-    FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions, profile_of,
-};
+use super::parametric::{FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions};
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -400,13 +398,7 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
 /// The profile of a fit on all of `ds` (every set), with provenance.
 pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
     let problem = problem(ds, &|_| true);
-    let mut profile = profile_of(
-        &problem,
-        &fitted.classes,
-        &fitted.globals,
-        Origin::Fitted,
-        "",
-    );
+    let mut profile = fitted.profile(&problem);
     let c = constrained(&problem);
     let mut source = String::new();
     if ds.fake {
