@@ -2,6 +2,19 @@
 //! and bad requests say what is wrong.
 use crate::common::colo;
 
+/// `colo predict ARGS --format json`, which must succeed, parsed.
+fn predict_json(args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = ["predict"]
+        .iter()
+        .chain(args)
+        .chain(&["--format", "json"])
+        .copied()
+        .collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
 #[test]
 fn every_mode_answers_with_rates_and_a_memory_verdict() {
     let cases: [&[&str]; 4] = [
@@ -46,17 +59,7 @@ fn every_mode_answers_with_rates_and_a_memory_verdict() {
 
 #[test]
 fn json_output_has_the_documented_shape() {
-    let run = colo(&[
-        "predict",
-        "--mode",
-        "mps",
-        "resnet50:64:224",
-        "vit_b_16:32:224",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = predict_json(&["--mode", "mps", "resnet50:64:224", "vit_b_16:32:224"]);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2);
     for key in [
@@ -223,19 +226,14 @@ fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
 
 #[test]
 fn issue_11_zoo_pair_is_answered_by_the_kernel_model() {
-    let run = colo(&[
-        "predict",
+    let v = predict_json(&[
         "--gpu",
         "h200",
         "--mode",
         "mps",
         "convnext_tiny:64:224",
         "densenet121:64:224",
-        "--format",
-        "json",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["perf_model"], "kernel");
     let fractions: Vec<f64> = v["jobs"]
         .as_array()
@@ -350,19 +348,14 @@ fn the_built_in_profile_is_named_so_and_a_named_file_is_read_from_disk() {
 /// spread; alone there is no model error.
 #[test]
 fn the_band_holds_the_kernel_models_held_out_error() {
-    let run = colo(&[
-        "predict",
+    let v = predict_json(&[
         "--gpu",
         "h200",
         "--mode",
         "mps",
-        "--format",
-        "json",
         "convnext_tiny:64:224",
         "vgg16:64:224",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["perf_model"], "kernel");
     let profile =
         std::fs::read_to_string(crate::common::root().join("calibrate/profiles/h200.ron")).unwrap();
@@ -420,21 +413,16 @@ fn the_parametric_models_band_holds_its_held_out_error() {
     let path = crate::common::root().join("calibrate/profiles/h200.ron");
     let text = std::fs::read_to_string(&path).unwrap();
     let profile = colo_sim::perf::profile::Profile::parse(&text, &path).unwrap();
-    let run = colo(&[
-        "predict",
+    let v = predict_json(&[
         "--gpu",
         "h200",
         "--mode",
         "mps",
         "--model",
         "parametric",
-        "--format",
-        "json",
         "resnet50:64:224",
         "vit_b_16:32:224",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["perf_model"], "parametric");
     let gpu_bound = profile
         .held_out("mps", false)
