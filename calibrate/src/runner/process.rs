@@ -413,8 +413,8 @@ impl Runner for ProcessRunner {
         &self.gpu
     }
 
-    fn source_label(&self) -> &'static str {
-        "measured"
+    fn source(&self) -> crate::store::Source {
+        crate::store::Source::Measured
     }
 
     fn trace(
