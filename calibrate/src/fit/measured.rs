@@ -204,8 +204,8 @@ impl RunSet {
 /// ran out of memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryCase {
-    /// `exclusive`, `timeslice`, `mps` or `mig-emulated`.
-    pub mode_label: String,
+    /// The mode it ran under.
+    pub mode: Mode,
     /// Each process's point.
     pub points: Vec<ModelKey>,
     /// Each process's (emulated) MIG profile, by rank.
@@ -352,7 +352,7 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
         .into_iter()
         .filter(|procs| store::ran_to_the_end(procs))
         .map(|procs| MemoryCase {
-            mode_label: procs[0].mode.label().to_owned(),
+            mode: procs[0].mode,
             points: procs.iter().map(|r| key_of(r)).collect(),
             mig_profiles: procs.iter().map(|r| r.mig_profile.clone()).collect(),
             mps_memory_limit: procs[0].mode == Mode::Mps
