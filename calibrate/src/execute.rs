@@ -10,7 +10,7 @@ use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
 };
-use crate::store::{self, Appender, Record, RecordKey, Status};
+use crate::store::{self, Appender, Record, RecordKey, Source, Status};
 use crate::tracing::{self, Origin, TRACES_DIR};
 
 /// Options of a plan run.
@@ -230,7 +230,7 @@ fn run_launch(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), RunError> {
     let gpu = runner.gpu().clone();
-    let source = runner.source_label();
+    let source = runner.source();
     let mut on_report = |report: Report| -> Result<(), RunError> {
         let rec = make_record(plan, launch, &report, &gpu, source);
         if rec.status != Status::Ok {
@@ -253,7 +253,7 @@ fn make_record(
     launch: &Launch<'_>,
     report: &Report,
     gpu: &crate::gpu::GpuInfo,
-    source: &str,
+    source: Source,
 ) -> Record {
     let group = launch.group;
     let step = launch.steps[report.step];
@@ -267,7 +267,7 @@ fn make_record(
         .map(|(_, p)| p.to_string())
         .collect();
     Record {
-        source: source.to_string(),
+        source,
         plan: plan.name.clone(),
         group: group.id.clone(),
         set_index: step.set_index,
@@ -277,7 +277,7 @@ fn make_record(
         model: point.model.clone(),
         batch: point.batch,
         image: point.image,
-        mode: group.mode.label().to_string(),
+        mode: group.mode,
         n_procs: group.n_procs(),
         co_runners,
         sm_percent: proc.sm_percent,
@@ -404,7 +404,7 @@ fn command_record(
 ) -> Record {
     let proc = &plan.procs[res.rank];
     Record {
-        source: "measured".into(),
+        source: Source::Measured,
         plan: plan.name.clone(),
         group: "cmd".into(),
         set_index: 0,
@@ -414,7 +414,7 @@ fn command_record(
         model: "cmd".into(),
         batch: 0,
         image: 0,
-        mode: plan.mode.label().into(),
+        mode: plan.mode,
         n_procs: plan.commands.len(),
         co_runners: plan
             .commands

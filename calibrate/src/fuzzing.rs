@@ -8,6 +8,7 @@
 use std::io::Write as _;
 use std::path::Path;
 
+use colo_sim::fuzz_edit::{Edit, mutate};
 use proptest::prelude::*;
 
 use crate::fit::{gavel, miso};
@@ -18,29 +19,8 @@ use crate::{store, trace};
 /// Cases per reader.
 const CASES: u32 = 96;
 
-/// One edit of a fixture: at `position` (modulo the length), `op` 0 replaces the byte with
-/// `byte`, 1 inserts `byte`, 2 deletes the byte, 3 cuts the input there.
-type Edit = (usize, u8, u8);
-
 fn edits() -> impl Strategy<Value = Vec<Edit>> {
     prop::collection::vec((any::<usize>(), 0u8..4, any::<u8>()), 1..10)
-}
-
-fn mutate(fixture: &[u8], edits: &[Edit]) -> Vec<u8> {
-    let mut bytes = fixture.to_vec();
-    for &(position, op, byte) in edits {
-        let at = position % (bytes.len() + 1);
-        match op {
-            0 if at < bytes.len() => bytes[at] = byte,
-            1 => bytes.insert(at, byte),
-            2 if at < bytes.len() => {
-                bytes.remove(at);
-            }
-            3 => bytes.truncate(at),
-            _ => {}
-        }
-    }
-    bytes
 }
 
 fn bytes() -> impl Strategy<Value = Vec<u8>> {

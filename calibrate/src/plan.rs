@@ -84,6 +84,20 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order tables list them.
+    pub const ALL: [Mode; 5] = [
+        Mode::Exclusive,
+        Mode::Timeslice,
+        Mode::Mps,
+        Mode::Mig,
+        Mode::MigEmulated,
+    ];
+
+    /// The mode of a record's label ([`Mode::label`]), if it names one.
+    pub fn from_label(label: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.label() == label)
+    }
+
     /// Name used in records and tables.
     pub fn label(self) -> &'static str {
         match self {
@@ -98,6 +112,12 @@ impl Mode {
     /// Whether the mode runs under the calibrator's MPS daemon.
     pub fn uses_mps(self) -> bool {
         matches!(self, Mode::Mps | Mode::MigEmulated)
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
     }
 }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::WindowStats;
+use crate::plan::Mode;
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -48,11 +49,60 @@ pub enum Status {
     Timeout,
 }
 
+/// Where a record's numbers come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// Measured on a GPU.
+    Measured,
+    /// Invented by the fake runner (`--fake-gpu`).
+    Fake,
+    /// A source this version does not know (a newer writer's); such records are never fitted
+    /// as measured.
+    #[serde(other)]
+    Unknown,
+}
+
+impl Source {
+    /// The name records write (`measured`, `fake`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::Measured => "measured",
+            Source::Fake => "fake",
+            Source::Unknown => "unknown",
+        }
+    }
+}
+
+/// Records write a mode as its label (`mig-emulated`), where plans name the variant
+/// (`MigEmulated`).
+mod mode_label {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::plan::Mode;
+
+    pub fn serialize<S: Serializer>(mode: &Mode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(mode.label())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        let text = String::deserialize(d)?;
+        Mode::from_label(&text).ok_or_else(|| {
+            let known: Vec<&str> = Mode::ALL.iter().map(|m| m.label()).collect();
+            D::Error::custom(format!(
+                "unknown mode `{text}`; expected one of {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
 /// One measured (or failed) process-point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// `measured` on a GPU, `fake` from the fake runner.
-    pub source: String,
+    pub source: Source,
     /// Plan name.
     pub plan: String,
     /// Group id.
@@ -71,8 +121,10 @@ pub struct Record {
     pub batch: u32,
     /// Image size or sequence length.
     pub image: u32,
-    /// Sharing mode (`exclusive`, `timeslice`, `mps`, `mig`, `mig-emulated`).
-    pub mode: String,
+    /// Sharing mode, written as its label (`exclusive`, `timeslice`, `mps`, `mig`,
+    /// `mig-emulated`).
+    #[serde(with = "mode_label")]
+    pub mode: Mode,
     /// Processes in the set.
     pub n_procs: usize,
     /// Points of the other processes of the set.
@@ -316,6 +368,58 @@ mod tests {
         (rec.gpu_uuid, rec.repeat, rec.rank, rec.samples_per_s) =
             (gpu.to_owned(), repeat, rank, Some(rate));
         rec
+    }
+
+    /// Every committed record reads as typed fields and writes back what it read.
+    #[test]
+    fn committed_records_read_typed_and_write_back_what_they_read() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+        let mut lines = 0;
+        for gpu in std::fs::read_dir(&data).expect("data folder") {
+            let gpu = gpu.expect("entry").path();
+            if !gpu.is_dir() {
+                continue;
+            }
+            for (path, loaded) in load_dir(&gpu).expect("store files") {
+                assert!(
+                    loaded.skipped.is_empty(),
+                    "{}: {:?}",
+                    path.display(),
+                    loaded.skipped
+                );
+                let text = std::fs::read_to_string(&path).expect("store file");
+                for (line, rec) in text.lines().zip(&loaded.records) {
+                    assert_ne!(rec.source, Source::Unknown, "{}", path.display());
+                    // As JSON values: serde_json's default float parsing is not exact to
+                    // the last digit, so the same text is compared as parsed the same way.
+                    let written = serde_json::to_value(rec).expect("encodes");
+                    let read: serde_json::Value = serde_json::from_str(line).expect("JSON");
+                    assert_eq!(written, read, "{}", path.display());
+                    lines += 1;
+                }
+            }
+        }
+        assert!(lines > 100, "{lines} committed records");
+    }
+
+    #[test]
+    fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_is_kept_apart() {
+        let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
+        let bad = line.replacen("\"mode\":\"exclusive\"", "\"mode\":\"mig-x\"", 1);
+        assert_ne!(bad, line);
+        let loaded = parse(&bad);
+        assert!(loaded.records.is_empty());
+        let (number, message) = &loaded.skipped[0];
+        assert_eq!(*number, 1);
+        assert!(
+            message.contains(
+                "unknown mode `mig-x`; expected one of exclusive, timeslice, mps, mig, mig-emulated"
+            ),
+            "{message}"
+        );
+        let newer = line.replacen("\"source\":\"measured\"", "\"source\":\"replayed\"", 1);
+        assert_ne!(newer, line);
+        assert_eq!(parse(&newer).records[0].source, Source::Unknown);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::plan::Mode;
 use crate::store::{Record, Status};
 
 /// One row of the summary.
@@ -47,7 +48,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 }
 
 fn is_alone(rec: &Record) -> bool {
-    rec.mode == "exclusive" && rec.co_runners.is_empty()
+    rec.mode == Mode::Exclusive && rec.co_runners.is_empty()
 }
 
 fn budget_label(rec: &Record) -> String {
@@ -86,11 +87,17 @@ fn co_runner_label(co_runners: &[String]) -> String {
 /// Sort and group key of a row: point, mode order, processes, budget, co-runners, mode, source.
 type RowKey = (String, usize, usize, String, String, String, String);
 
-fn mode_rank(mode: &str) -> usize {
-    ["exclusive", "mps", "mig-emulated", "mig", "timeslice"]
-        .iter()
-        .position(|m| *m == mode)
-        .unwrap_or(9)
+fn mode_rank(mode: Mode) -> usize {
+    [
+        Mode::Exclusive,
+        Mode::Mps,
+        Mode::MigEmulated,
+        Mode::Mig,
+        Mode::Timeslice,
+    ]
+    .iter()
+    .position(|m| *m == mode)
+    .unwrap_or(9)
 }
 
 fn ok_rate(rec: &Record) -> Option<f64> {
@@ -151,12 +158,12 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
         let co = co_runner_label(&rec.co_runners);
         let key = (
             rec.point.clone(),
-            mode_rank(&rec.mode),
+            mode_rank(rec.mode),
             rec.n_procs,
             budget_label(rec),
             co,
-            rec.mode.clone(),
-            rec.source.clone(),
+            rec.mode.label().to_owned(),
+            rec.source.label().to_owned(),
         );
         groups.entry(key).or_default().push(rec);
     }

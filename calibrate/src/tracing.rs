@@ -145,7 +145,7 @@ pub fn trace_points(
         })?;
         let mut index = Index::open(&index_path)?;
         let gpu = runner.gpu().clone();
-        let source = runner.source_label();
+        let source = runner.source().label();
         let sub_job = TraceJob {
             points: &to_trace,
             ..job.clone()

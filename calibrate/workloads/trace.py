@@ -115,15 +115,7 @@ def trace_point(torch, spec, args, meta):
     t_begin = time.perf_counter()
     try:
         torch.cuda.reset_peak_memory_stats()
-        model, inputs, targets, loss_fn = train.build(torch, model_name, batch, image)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        model.train()
-
-        def train_step():
-            opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(inputs), targets)
-            loss.backward()
-            opt.step()
+        train_step = train.training_step(torch, model_name, batch, image)
 
         for _ in range(2):
             train_step()
@@ -171,7 +163,7 @@ def trace_point(torch, spec, args, meta):
         if not oom:
             traceback.print_exc(file=sys.stderr)
     finally:
-        model = inputs = targets = opt = train_step = None  # noqa: F841 - drop references
+        train_step = None  # noqa: F841 - drop the model, its inputs and optimiser
         gc.collect()
         torch.cuda.empty_cache()
     rec["trace_s"] = time.perf_counter() - t_begin

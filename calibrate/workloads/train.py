@@ -176,6 +176,22 @@ def build(torch, model_name, batch, image):
     return model.to(dev), inputs, targets, lambda out, y: ce(getattr(out, "logits", out), y)
 
 
+def training_step(torch, model_name, batch, image):
+    """Builds the point's model, inputs and SGD optimiser on the GPU; returns one training step
+    (forward, loss, backward, update), which holds them."""
+    model, inputs, targets, loss_fn = build(torch, model_name, batch, image)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    model.train()
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(inputs), targets)
+        loss.backward()
+        opt.step()
+
+    return train_step
+
+
 def cpu_seconds():
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -189,15 +205,7 @@ def measure_point(torch, spec, args, barrier, step):
     started = False
     try:
         torch.cuda.reset_peak_memory_stats()
-        model, inputs, targets, loss_fn = build(torch, model_name, batch, image)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        model.train()
-
-        def train_step():
-            opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(inputs), targets)
-            loss.backward()
-            opt.step()
+        train_step = training_step(torch, model_name, batch, image)
 
         t_warm = time.perf_counter()
         for _ in range(2):  # cudnn.benchmark tries algorithms here
@@ -247,7 +255,7 @@ def measure_point(torch, spec, args, barrier, step):
         barrier.mark(f"e{step}")
         barrier.wait(f"e{step}")
     finally:
-        model = inputs = targets = opt = train_step = None  # noqa: F841 - drop references
+        train_step = None  # noqa: F841 - drop the model, its inputs and optimiser
         gc.collect()
         torch.cuda.empty_cache()
     return rec

@@ -49,26 +49,19 @@ pub fn plot_results(
         format,
     };
     let mut report = PlotReport::default();
+    let (no_job, no_timeline) = ("no completed job", "empty timeline.csv");
     let line_charts = [
-        (
-            "jct_cdf",
-            cdf_chart(folders, JobTime::Completion),
-            "no completed job",
-        ),
-        (
-            "wait_cdf",
-            cdf_chart(folders, JobTime::Wait),
-            "no completed job",
-        ),
+        ("jct_cdf", cdf_chart(folders, JobTime::Completion), no_job),
+        ("wait_cdf", cdf_chart(folders, JobTime::Wait), no_job),
         (
             "queue_length",
             timeline_chart(folders, ClusterQuantity::QueueLength),
-            "empty timeline.csv",
+            no_timeline,
         ),
         (
             "utilization",
             timeline_chart(folders, ClusterQuantity::Utilization),
-            "empty timeline.csv",
+            no_timeline,
         ),
     ];
     for (stem, chart, why_empty) in line_charts {

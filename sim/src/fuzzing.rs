@@ -8,37 +8,16 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
+pub(crate) use crate::fuzz_edit::{Edit, mutate};
 use crate::perf::Profile;
 use crate::scenario::Scenario;
 
 /// Cases per reader: cheap enough for every `cargo test`, many enough to shake the parsers.
 pub(crate) const CASES: u32 = 96;
 
-/// One edit of a fixture: at `position` (taken modulo the length), `op` 0 replaces the byte
-/// with `byte`, 1 inserts `byte`, 2 deletes the byte, 3 cuts the input there.
-pub(crate) type Edit = (usize, u8, u8);
-
 /// A few edits of a fixture.
 pub(crate) fn edits() -> impl Strategy<Value = Vec<Edit>> {
     prop::collection::vec((any::<usize>(), 0u8..4, any::<u8>()), 1..10)
-}
-
-/// `fixture` with `edits` applied in order.
-pub(crate) fn mutate(fixture: &[u8], edits: &[Edit]) -> Vec<u8> {
-    let mut bytes = fixture.to_vec();
-    for &(position, op, byte) in edits {
-        let at = position % (bytes.len() + 1);
-        match op {
-            0 if at < bytes.len() => bytes[at] = byte,
-            1 => bytes.insert(at, byte),
-            2 if at < bytes.len() => {
-                bytes.remove(at);
-            }
-            3 => bytes.truncate(at),
-            _ => {}
-        }
-    }
-    bytes
 }
 
 const SCENARIO: &[u8] = include_bytes!("../../scenarios/default.ron");

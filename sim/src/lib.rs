@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod engine;
 pub mod fsutil;
+pub mod fuzz_edit;
 #[cfg(test)]
 mod fuzzing;
 /// GPU catalog: SMs, memory, bandwidth, MIG profiles and their placement rules.

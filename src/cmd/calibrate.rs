@@ -483,7 +483,7 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
     );
     super::print(&tracing::outcome_table(
         &traced.reports,
-        runner.source_label(),
+        runner.source().label(),
     ))?;
     let all_failed = traced.reports.iter().all(|r| r.status.failed());
     Ok(if all_failed {

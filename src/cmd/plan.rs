@@ -156,48 +156,37 @@ const CLIP: f64 = 5.0;
 fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let t = &report.target;
     let y_label = format!("{} ({}, simulated)", t.metric.name(), t.unit.suffix());
-    let (mut by_size, mut by_cost) = curves(report);
-    let target_line = |x_max: f64| Curve {
-        label: format!("target: {t}"),
-        points: vec![(0.0, t.in_unit(t.bound)), (x_max, t.in_unit(t.bound))],
-    };
-    let x_max = |curves: &[Curve]| {
-        curves
+    let (by_size, by_cost) = curves(report);
+    let cost_label = "cluster cost per hour (price per GPU-hour x GPUs)";
+    let mut charts = vec![(by_size, "size", "GPUs in the cluster", "plan_target")];
+    if !by_cost.is_empty() {
+        charts.push((by_cost, "cost", cost_label, "plan_cost"));
+    }
+    let mut written = Vec::new();
+    for (mut curves, against, x_label, stem) in charts {
+        let x_max = curves
             .iter()
             .flat_map(|c| c.points.iter().map(|p| p.0))
-            .fold(1.0, f64::max)
-    };
-    let mut written = Vec::new();
-    let out_of = |stem: &str| FigureOut {
-        dir: out.to_path_buf(),
-        stem: stem.into(),
-        format: colo_plots::Format::Both,
-    };
-    let size_max = x_max(&by_size);
-    by_size.push(target_line(size_max));
-    let text = ChartText {
-        title: format!(
-            "{} against cluster size (simulated){}",
-            t.metric.name(),
-            clip_note(t)
-        ),
-        x_label: "GPUs in the cluster".into(),
-        y_label: y_label.clone(),
-    };
-    written.extend(plot_curves(&by_size, &text, &out_of("plan_target"))?);
-    if !by_cost.is_empty() {
-        let cost_max = x_max(&by_cost);
-        by_cost.push(target_line(cost_max));
+            .fold(1.0, f64::max);
+        curves.push(Curve {
+            label: format!("target: {t}"),
+            points: vec![(0.0, t.in_unit(t.bound)), (x_max, t.in_unit(t.bound))],
+        });
         let text = ChartText {
             title: format!(
-                "{} against cluster cost (simulated){}",
+                "{} against cluster {against} (simulated){}",
                 t.metric.name(),
                 clip_note(t)
             ),
-            x_label: "cluster cost per hour (price per GPU-hour x GPUs)".into(),
-            y_label,
+            x_label: x_label.into(),
+            y_label: y_label.clone(),
         };
-        written.extend(plot_curves(&by_cost, &text, &out_of("plan_cost"))?);
+        let figure = FigureOut {
+            dir: out.to_path_buf(),
+            stem: stem.into(),
+            format: colo_plots::Format::Both,
+        };
+        written.extend(plot_curves(&curves, &text, &figure)?);
     }
     Ok(written)
 }

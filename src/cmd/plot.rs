@@ -21,9 +21,10 @@ pub struct PlotArgs {
     format: FormatArg,
 }
 
-/// File formats on the command line (kept apart from the library's type).
+/// Figure file formats on the command line (kept apart from the library's type); `colo
+/// report paper` takes them too.
 #[derive(Clone, Copy, clap::ValueEnum)]
-enum FormatArg {
+pub enum FormatArg {
     /// PNG only.
     Png,
     /// SVG only.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use super::plot::FormatArg;
 use anyhow::Context;
 use colo_sim::study::{self, StudySpec};
 
@@ -47,17 +48,6 @@ struct PaperArgs {
     format: FormatArg,
 }
 
-/// File formats on the command line.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum FormatArg {
-    /// PNG only.
-    Png,
-    /// SVG only.
-    Svg,
-    /// PNG and SVG.
-    Both,
-}
-
 /// Runs `colo report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     match args.command {
@@ -78,11 +68,7 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
     }
     let spec = StudySpec::load(&spec_path)?;
     let rep = study::reproduce(&spec, args.profile.as_deref())?;
-    let format = match args.format {
-        FormatArg::Png => colo_plots::Format::Png,
-        FormatArg::Svg => colo_plots::Format::Svg,
-        FormatArg::Both => colo_plots::Format::Both,
-    };
+    let format: colo_plots::Format = args.format.into();
     let data = args.data.or_else(|| {
         let dir = PathBuf::from(format!("calibrate/data/{}", args.gpu));
         dir.is_dir().then_some(dir)

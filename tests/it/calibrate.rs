@@ -19,6 +19,37 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
+/// `colo args...`, which must succeed: its stdout and stderr.
+fn ok(args: &[&str]) -> (String, String) {
+    let out = colo(args);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+/// `args` run again write nothing new (stderr: `0 records written` and `also`); `file` keeps
+/// its `n` lines.
+fn assert_rerun_writes_nothing(args: &[&str], also: &str, file: &Path, n: usize) {
+    let (_, stderr) = text(&colo(args));
+    assert!(
+        stderr.contains("0 records written") && stderr.contains(also),
+        "{stderr}"
+    );
+    assert_eq!(lines(file).len(), n);
+}
+
+/// `colo calibrate run PLAN --out OUT EXTRA...`.
+fn run_plan(plan: &Path, out: &str, extra: &[&str]) -> Output {
+    let head = [
+        "calibrate",
+        "run",
+        plan.to_str().expect("utf8"),
+        "--out",
+        out,
+    ];
+    colo(&[&head[..], extra].concat())
+}
+
 fn write_plan(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("plan.ron");
     std::fs::write(&path, body).expect("write plan");
@@ -51,9 +82,7 @@ fn run_on_the_fake_gpu_records_every_process_point_then_resumes() {
         out_dir.to_str().expect("utf8"),
         "--fake-gpu",
     ];
-    let first = colo(&args);
-    let (stdout, stderr) = text(&first);
-    assert!(first.status.success(), "{stderr}");
+    let (stdout, stderr) = ok(&args);
     assert!(stderr.contains("15 records written (0 failed)"), "{stderr}");
     assert!(
         stdout.contains("resnet50:64:224")
@@ -71,27 +100,15 @@ fn run_on_the_fake_gpu_records_every_process_point_then_resumes() {
     assert_eq!(slice["mode"], "mig-emulated");
     assert_eq!(slice["env"]["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "12");
     assert_eq!(slice["env"]["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=16384M");
-    let again = colo(&args);
-    let (_, stderr) = text(&again);
-    assert!(
-        stderr.contains("0 records written") && stderr.contains("12 set repeats already recorded"),
-        "{stderr}"
-    );
-    assert_eq!(lines(&out_dir.join("cli.jsonl")).len(), 15);
+    let repeats = "12 set repeats already recorded";
+    assert_rerun_writes_nothing(&args, repeats, &out_dir.join("cli.jsonl"), 15);
 }
 
 #[test]
 fn dry_run_prints_the_plan_and_its_estimated_gpu_time() {
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = write_plan(dir.path(), PLAN);
-    let out = colo(&[
-        "calibrate",
-        "run",
-        plan.to_str().expect("utf8"),
-        "--out",
-        "unused",
-        "--dry-run",
-    ]);
+    let out = run_plan(&plan, "unused", &["--dry-run"]);
     let (stdout, _) = text(&out);
     assert!(out.status.success());
     assert!(stdout.contains("1g.18gb (12% SMs, 16384 MiB)"), "{stdout}");
@@ -107,15 +124,7 @@ fn without_a_gpu_run_exits_2_with_a_clear_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let plan = write_plan(dir.path(), PLAN);
     // GPU index 999 exists nowhere, so this holds on machines with a GPU too.
-    let out = colo(&[
-        "calibrate",
-        "run",
-        plan.to_str().expect("utf8"),
-        "--out",
-        dir.path().to_str().expect("utf8"),
-        "--gpu",
-        "999",
-    ]);
+    let out = run_plan(&plan, dir.path().to_str().expect("utf8"), &["--gpu", "999"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("GPU"), "{stderr}");
@@ -161,14 +170,7 @@ fn plan_errors_name_file_line_and_column() {
         dir.path(),
         "(name: \"x\",\n groups: [(id: \"a\", mode: Exclusive, sets: [[\"r:1:1\"]], window: 3)])",
     );
-    let out = colo(&[
-        "calibrate",
-        "run",
-        plan.to_str().expect("utf8"),
-        "--out",
-        "x",
-        "--fake-gpu",
-    ]);
+    let out = run_plan(&plan, "x", &["--fake-gpu"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("plan.ron:2:"), "{stderr}");
@@ -179,7 +181,7 @@ fn profile_measures_commands_by_progress_or_lifetime() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out_dir = dir.path().join("out");
     let progress = "for i in 1 2 3 4 5 6; do echo samples=$((i*100)); sleep 0.05; done";
-    let out = colo(&[
+    let (stdout, _) = ok(&[
         "calibrate",
         "profile",
         "--fake-gpu",
@@ -194,8 +196,6 @@ fn profile_measures_commands_by_progress_or_lifetime() {
         "--mode",
         "timeslice",
     ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("measured"), "{stdout}");
     let records = lines(&out_dir.join("profile.jsonl"));
     assert_eq!(records.len(), 6);
@@ -209,15 +209,13 @@ fn profile_measures_commands_by_progress_or_lifetime() {
 fn summary_of_the_committed_h200_data() {
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = dir.path().join("summary.csv");
-    let out = colo(&[
+    let (stdout, _) = ok(&[
         "calibrate",
         "summary",
         "calibrate/data/h200",
         "--csv",
         csv.to_str().expect("utf8"),
     ]);
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stderr}");
     for needle in [
         "resnet50:64:224",
         "timeslice",
@@ -248,15 +246,7 @@ fn mig_profiles_without_the_flag_are_refused_before_anything_runs() {
     let plan = write_plan(dir.path(), MIG_PLAN);
     let out_dir = dir.path().join("out");
     // GPU 999 exists nowhere: the refusal comes before the GPU is probed (which would exit 2).
-    let out = colo(&[
-        "calibrate",
-        "run",
-        plan.to_str().expect("utf8"),
-        "--out",
-        out_dir.to_str().expect("utf8"),
-        "--gpu",
-        "999",
-    ]);
+    let out = run_plan(&plan, out_dir.to_str().expect("utf8"), &["--gpu", "999"]);
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -282,9 +272,7 @@ fn mig_profiles_with_the_flag_run_on_new_instances() {
     );
     let out_arg = out_dir.to_str().expect("utf8");
     let args = ["calibrate", "run", plan_arg, "--out", out_arg, "--fake-gpu"];
-    let out = colo(&[&args[..], &["--allow-mig-reconfigure"]].concat());
-    let (_, stderr) = text(&out);
-    assert!(out.status.success(), "{stderr}");
+    ok(&[&args[..], &["--allow-mig-reconfigure"]].concat());
     let records = lines(&out_dir.join("mig.jsonl"));
     let slice = records
         .iter()
@@ -341,9 +329,7 @@ fn trace_on_the_fake_gpu_writes_traces_sim_reads_then_skips_them() {
         out_arg,
         "--fake-gpu",
     ];
-    let first = colo(&args);
-    let (stdout, stderr) = text(&first);
-    assert!(first.status.success(), "{stderr}");
+    let (stdout, stderr) = ok(&args);
     assert!(
         stderr.contains("2 traced, 0 skipped (trace file exists), 1 failed"),
         "{stderr}"
@@ -380,9 +366,7 @@ fn trace_on_the_fake_gpu_writes_traces_sim_reads_then_skips_them() {
     );
     assert_eq!(index[1]["status"], "oom");
     // Again: the traced points are skipped, the failed one is tried again.
-    let again = colo(&args);
-    let (stdout, stderr) = text(&again);
-    assert!(again.status.success(), "{stderr}");
+    let (stdout, stderr) = ok(&args);
     assert!(
         stderr.contains("0 traced, 2 skipped (trace file exists), 1 failed"),
         "{stderr}"
@@ -446,9 +430,7 @@ fn a_plan_with_trace_true_traces_its_alone_points_once() {
     let out_dir = dir.path().join("out");
     let out_arg = out_dir.to_str().expect("utf8");
     let args = ["calibrate", "run", plan_arg, "--out", out_arg, "--fake-gpu"];
-    let first = colo(&args);
-    let (_, stderr) = text(&first);
-    assert!(first.status.success(), "{stderr}");
+    let (_, stderr) = ok(&args);
     assert!(
         stderr.contains("15 records written (0 failed)")
             && stderr.contains("2 kernel traces written (0 failed)"),
@@ -483,13 +465,8 @@ fn a_plan_with_trace_true_traces_its_alone_points_once() {
             .join(linked["file"].as_str().expect("file"))
             .is_file()
     );
-    let again = colo(&args);
-    let (_, stderr) = text(&again);
-    assert!(
-        stderr.contains("0 records written") && stderr.contains("0 kernel traces written"),
-        "{stderr}"
-    );
-    assert_eq!(lines(&traces.join("index.jsonl")).len(), 2);
+    let index = traces.join("index.jsonl");
+    assert_rerun_writes_nothing(&args, "0 kernel traces written", &index, 2);
 }
 
 #[test]
@@ -499,14 +476,11 @@ fn trace_outside_an_exclusive_group_is_refused() {
         dir.path(),
         r#"(name: "x", groups: [(id: "pairs", mode: Mps, trace: true, sets: [["a:1:1", "b:1:1"]])])"#,
     );
-    let out = colo(&[
-        "calibrate",
-        "run",
-        plan.to_str().expect("utf8"),
-        "--out",
+    let out = run_plan(
+        &plan,
         dir.path().join("out").to_str().expect("utf8"),
-        "--fake-gpu",
-    ]);
+        &["--fake-gpu"],
+    );
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -34,6 +34,13 @@ pub fn colo(args: &[&str]) -> Run {
     colo_env(args, &[])
 }
 
+/// Runs `colo args...` in the repository root; it must succeed.
+pub fn colo_ok(args: &[&str]) -> Run {
+    let run = colo(args);
+    assert_eq!(run.code, 0, "colo {args:?} failed:\n{}", run.stderr);
+    run
+}
+
 /// Writes `text` to `dir/name` and returns the path as a string.
 pub fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);

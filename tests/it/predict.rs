@@ -2,6 +2,19 @@
 //! and bad requests say what is wrong.
 use crate::common::colo;
 
+/// `colo predict ARGS --format json`, which must succeed, parsed.
+fn predict_json(args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = ["predict"]
+        .iter()
+        .chain(args)
+        .chain(&["--format", "json"])
+        .copied()
+        .collect();
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
 #[test]
 fn every_mode_answers_with_rates_and_a_memory_verdict() {
     let cases: [&[&str]; 4] = [
@@ -46,17 +59,7 @@ fn every_mode_answers_with_rates_and_a_memory_verdict() {
 
 #[test]
 fn json_output_has_the_documented_shape() {
-    let run = colo(&[
-        "predict",
-        "--mode",
-        "mps",
-        "resnet50:64:224",
-        "vit_b_16:32:224",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = predict_json(&["--mode", "mps", "resnet50:64:224", "vit_b_16:32:224"]);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2);
     for key in [
@@ -223,19 +226,14 @@ fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
 
 #[test]
 fn issue_11_zoo_pair_is_answered_by_the_kernel_model() {
-    let run = colo(&[
-        "predict",
+    let v = predict_json(&[
         "--gpu",
         "h200",
         "--mode",
         "mps",
         "convnext_tiny:64:224",
         "densenet121:64:224",
-        "--format",
-        "json",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["perf_model"], "kernel");
     let fractions: Vec<f64> = v["jobs"]
         .as_array()
@@ -350,19 +348,14 @@ fn the_built_in_profile_is_named_so_and_a_named_file_is_read_from_disk() {
 /// spread; alone there is no model error.
 #[test]
 fn the_band_holds_the_kernel_models_held_out_error() {
-    let run = colo(&[
-        "predict",
+    let v = predict_json(&[
         "--gpu",
         "h200",
         "--mode",
         "mps",
-        "--format",
-        "json",
         "convnext_tiny:64:224",
         "vgg16:64:224",
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["perf_model"], "kernel");
     let profile =
         std::fs::read_to_string(crate::common::root().join("calibrate/profiles/h200.ron")).unwrap();
@@ -397,22 +390,8 @@ fn the_band_holds_the_kernel_models_held_out_error() {
         "{}",
         table.stdout
     );
-    let alone = colo(&[
-        "predict",
-        "--gpu",
-        "h200",
-        "--mode",
-        "exclusive",
-        "--format",
-        "json",
-        "vgg16:64:224",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&alone.stdout).unwrap();
-    assert!(
-        v["jobs"][0]["model_error_pct"].is_null(),
-        "{}",
-        alone.stdout
-    );
+    let v = predict_json(&["--gpu", "h200", "--mode", "exclusive", "vgg16:64:224"]);
+    assert!(v["jobs"][0]["model_error_pct"].is_null(), "{v}");
 }
 
 #[test]
@@ -420,21 +399,17 @@ fn the_parametric_models_band_holds_its_held_out_error() {
     let path = crate::common::root().join("calibrate/profiles/h200.ron");
     let text = std::fs::read_to_string(&path).unwrap();
     let profile = colo_sim::perf::profile::Profile::parse(&text, &path).unwrap();
-    let run = colo(&[
-        "predict",
+    let set = [
         "--gpu",
         "h200",
         "--mode",
         "mps",
         "--model",
         "parametric",
-        "--format",
-        "json",
         "resnet50:64:224",
         "vit_b_16:32:224",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    ];
+    let v = predict_json(&set);
     assert_eq!(v["perf_model"], "parametric");
     let gpu_bound = profile
         .held_out("mps", false)
@@ -446,17 +421,7 @@ fn the_parametric_models_band_holds_its_held_out_error() {
         assert_eq!(model, gpu_bound.mape_pct, "{job}");
         assert!((band - model.hypot(noise)).abs() < 1e-9, "{job}");
     }
-    let table = colo(&[
-        "predict",
-        "--gpu",
-        "h200",
-        "--mode",
-        "mps",
-        "--model",
-        "parametric",
-        "resnet50:64:224",
-        "vit_b_16:32:224",
-    ]);
+    let table = colo(&[&["predict"][..], &set].concat());
     assert!(
         table
             .stdout
@@ -488,9 +453,7 @@ fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
         line.contains(" W (fitted power model") && line.contains("held-out error"),
         "{line}"
     );
-    let json: Vec<&str> = set.iter().copied().chain(["--format", "json"]).collect();
-    let run = colo(&json);
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = predict_json(&set[1..]);
     let watts = v["power_w"].as_f64().expect("power_w");
     assert!((100.0..=800.0).contains(&watts), "{watts}");
     assert!(v["power_error_pct"].as_f64().is_some_and(|e| e > 0.0));
@@ -504,30 +467,14 @@ fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
         run.stdout
     );
     // The A100 profile has no power section.
-    let run = colo(&[
-        "predict",
-        "--gpu",
-        "a100-40gb",
-        "--mode",
-        "mps",
-        "miso_cyclegan:1:1",
-    ]);
+    let a100 = ["--gpu", "a100-40gb", "--mode", "mps", "miso_cyclegan:1:1"];
+    let run = colo(&[&["predict"][..], &a100].concat());
     assert!(
         run.stdout
             .contains("predicted GPU power: unknown (the profile has no power section"),
         "{}",
         run.stdout
     );
-    let json = colo(&[
-        "predict",
-        "--gpu",
-        "a100-40gb",
-        "--mode",
-        "mps",
-        "miso_cyclegan:1:1",
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let v = predict_json(&a100);
     assert!(v["power_w"].is_null() && v["power_error_pct"].is_null());
 }

@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{Run, colo, root};
+use crate::common::{Run, colo, colo_ok, root};
 
-fn run_ok(args: &[&str]) -> Run {
-    let out = colo(args);
-    assert_eq!(out.code, 0, "colo {args:?} failed:\n{}", out.stderr);
-    out
+/// `colo simulate SCENARIO EXTRA... --out OUT_DIR`.
+fn simulate(scenario: &Path, extra: &[&str], out_dir: &Path) -> Run {
+    let mut args = vec!["simulate", scenario.to_str().unwrap()];
+    args.extend(extra);
+    args.extend(["--out", out_dir.to_str().unwrap()]);
+    colo(&args)
 }
 
 fn summary(dir: &Path) -> Value {
@@ -38,7 +40,7 @@ fn run_limited(name: &str, limit: usize) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let scenario = limited_copy(name, tmp.path(), limit);
     let out = tmp.path().join("out");
-    run_ok(&[
+    colo_ok(&[
         "simulate",
         scenario.to_str().unwrap(),
         "--out",
@@ -108,12 +110,8 @@ fn philly_fixture_skips_reach_summary_and_stderr() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = fixture_scenario(tmp.path(), "Philly", "philly_bad_rows.csv", "");
     let out_dir = tmp.path().join("out");
-    let out = run_ok(&[
-        "simulate",
-        scenario.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = simulate(&scenario, &[], &out_dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let s = summary(&out_dir);
     let expected = serde_json::json!({
         "missing_field": 1, "unparsable": 2, "negative_duration": 1, "negative_gpus": 1,
@@ -138,13 +136,7 @@ fn strict_flag_and_field_make_a_bad_row_an_error_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = fixture_scenario(tmp.path(), "Philly", "philly_bad_rows.csv", "");
     let out_dir = tmp.path().join("out");
-    let out = colo(&[
-        "simulate",
-        scenario.to_str().unwrap(),
-        "--strict",
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = simulate(&scenario, &["--strict"], &out_dir);
     assert_ne!(out.code, 0);
     let stderr = &out.stderr;
     assert!(
@@ -154,12 +146,7 @@ fn strict_flag_and_field_make_a_bad_row_an_error_with_its_line() {
     assert!(!out_dir.join("summary.json").exists());
 
     let scenario = fixture_scenario(tmp.path(), "Colo", "colo_bad_rows.csv", "strict: true,");
-    let out = colo(&[
-        "simulate",
-        scenario.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = simulate(&scenario, &[], &out_dir);
     assert_ne!(out.code, 0);
     let stderr = &out.stderr;
     assert!(
@@ -185,7 +172,7 @@ fn openb_fixture_defines_the_cluster_and_counts_sharing_pods() {
     );
     std::fs::write(dir.join("fixture.ron"), text).unwrap();
     let out_dir = dir.join("out");
-    run_ok(&[
+    colo_ok(&[
         "simulate",
         dir.join("fixture.ron").to_str().unwrap(),
         "--out",
@@ -210,12 +197,8 @@ fn issue_5_openb_replay_reports_3078_gpu_sharing_pods() {
         .replace(&format!("limit: {},", usize::MAX), "");
     std::fs::write(&scenario, text).unwrap();
     let out_dir = tmp.path().join("out");
-    let out = run_ok(&[
-        "simulate",
-        scenario.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = simulate(&scenario, &[], &out_dir);
+    assert_eq!(out.code, 0, "{}", out.stderr);
     let s = summary(&out_dir.join("mps"));
     let sharing = &s["trace"]["gpu_sharing"];
     assert_eq!(sharing["pods_in_trace"], 3078);

@@ -27,6 +27,24 @@ pub struct GavelTable {
     pub failed_pairs: usize,
 }
 
+impl GavelTable {
+    /// The first `n` job types and the pairs among them (keeps debug-build tests fast).
+    #[cfg(test)]
+    pub(crate) fn first_jobs(&self, n: usize) -> GavelTable {
+        GavelTable {
+            gpu: self.gpu.clone(),
+            jobs: self.jobs[..n].to_vec(),
+            pairs: self
+                .pairs
+                .iter()
+                .filter(|((i, j), _)| *i < n && *j < n)
+                .map(|(k, v)| (*k, *v))
+                .collect(),
+            failed_pairs: 0,
+        }
+    }
+}
+
 /// Reads the table for `gpu` (`k80`, `p100`, `v100`) from Gavel's JSON (plain or gzipped).
 pub fn read_table(path: &Path, gpu: &str) -> Result<GavelTable, TableError> {
     parse_table(&super::read_table_text(path)?, path, gpu)
@@ -255,12 +273,7 @@ pub(crate) fn pair_problem(
         gpu,
         classes,
         observations,
-        globals: Globals {
-            switch_overhead: 0.05,
-            interference: 0.3,
-            mig_efficiency: 1.0,
-            queueing: 0.0,
-        },
+        globals: Globals::START,
         fit_globals: FitGlobals {
             switch_overhead: mode == ShareMode::Timeslice,
             interference: mode == ShareMode::Mps,
@@ -309,24 +322,9 @@ mod tests {
         );
     }
 
-    /// The first `n` job types of a table and the pairs among them (keeps debug-build tests fast).
-    fn first_jobs(table: &GavelTable, n: usize) -> GavelTable {
-        GavelTable {
-            gpu: table.gpu.clone(),
-            jobs: table.jobs[..n].to_vec(),
-            pairs: table
-                .pairs
-                .iter()
-                .filter(|((i, j), _)| *i < n && *j < n)
-                .map(|(k, v)| (*k, *v))
-                .collect(),
-            failed_pairs: 0,
-        }
-    }
-
     #[test]
     fn held_out_fit_beats_equal_share_on_v100() {
-        let table = first_jobs(&read_table(&shipped(), "v100").unwrap(), 10);
+        let table = read_table(&shipped(), "v100").unwrap().first_jobs(10);
         assert!(table.pairs.len() >= 30, "{}", table.pairs.len());
         let report = cross_validate(&table, hardware::gpu("h100").unwrap(), 3);
         let best = report.rows[..2]

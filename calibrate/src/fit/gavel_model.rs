@@ -19,7 +19,7 @@ use colo_sim::workload::ModelKey;
 use super::TableError;
 use super::gavel::{GavelTable, model_key, pair_problem, parse_table};
 use super::lm::LmConfig;
-use super::parametric::{fit, profile_of};
+use super::parametric::fit;
 
 /// Gavel's table shipped inside the crate (stanford-futuredata/gavel, MIT).
 const SHIPPED_TABLE: &[u8] =
@@ -78,13 +78,7 @@ impl GavelModel {
             table.pairs.iter().map(|(k, v)| (*k, *v)),
         );
         let fitted = fit(&problem, &LmConfig::default());
-        let mut profile = profile_of(
-            &problem,
-            &fitted.classes,
-            &fitted.globals,
-            Origin::Fitted,
-            "",
-        );
+        let mut profile = fitted.profile(&problem);
         profile.version = PROFILE_VERSION;
         profile.provenance = Provenance {
             source: "parametric model fitted to Gavel's measured pairs (MPS form)".into(),
@@ -212,19 +206,7 @@ mod tests {
             .join("data/external/gavel/simulation_throughputs.json.gz");
         let full = super::super::gavel::read_table(&path, "v100").unwrap();
         // A subset keeps the fallback fit fast in debug builds.
-        let n = 6;
-        let table = GavelTable {
-            gpu: full.gpu.clone(),
-            jobs: full.jobs[..n].to_vec(),
-            pairs: full
-                .pairs
-                .iter()
-                .filter(|((i, j), _)| *i < n && *j < n)
-                .map(|(k, v)| (*k, *v))
-                .collect(),
-            failed_pairs: 0,
-        };
-        GavelModel::new(table)
+        GavelModel::new(full.first_jobs(6))
     }
 
     #[test]

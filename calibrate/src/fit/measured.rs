@@ -11,7 +11,8 @@ use colo_sim::workload::ModelKey;
 use thiserror::Error;
 
 use super::parametric::{ClassSpec, Member, Observation};
-use crate::store::{self, Record, Status, StoreError};
+use crate::plan::Mode;
+use crate::store::{self, Record, Source, Status, StoreError};
 
 /// Measurements that cannot be fitted. Fatal.
 #[derive(Debug, Error)]
@@ -73,7 +74,7 @@ fn select_records(
     let mut other_gpus: BTreeMap<String, usize> = BTreeMap::new();
     let mut fake = 0usize;
     for (idx, r) in records {
-        if r.source == "fake" {
+        if r.source == Source::Fake {
             if select.allow_fake {
                 kept.push((idx, r));
             } else {
@@ -203,8 +204,8 @@ impl RunSet {
 /// ran out of memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryCase {
-    /// `exclusive`, `timeslice`, `mps` or `mig-emulated`.
-    pub mode_label: String,
+    /// The mode it ran under.
+    pub mode: Mode,
     /// Each process's point.
     pub points: Vec<ModelKey>,
     /// Each process's (emulated) MIG profile, by rank.
@@ -290,19 +291,19 @@ pub fn load_dataset(
         .filter_map(|(p, u)| u.then_some(p))
         .collect();
     let records: Vec<Record> = kept.into_iter().map(|(_, r)| r).collect();
-    let fake = records.iter().any(|r| r.source == "fake");
+    let fake = records.iter().any(|r| r.source == Source::Fake);
     let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
     let memory_cases = memory_cases(&records);
     let context_mib = (
-        context_overhead(&records, &["exclusive", "timeslice"]),
-        context_overhead(&records, &["mps", "mig-emulated"]),
+        context_overhead(&records, &[Mode::Exclusive, Mode::Timeslice]),
+        context_overhead(&records, &[Mode::Mps, Mode::MigEmulated]),
     );
     let mut drivers: Vec<String> = records.iter().map(|r| r.driver.clone()).collect();
     drivers.sort();
     drivers.dedup();
     let alone: Vec<&Record> = records
         .iter()
-        .filter(|r| r.mode == "exclusive" && r.n_procs == 1 && r.status == Status::Ok)
+        .filter(|r| r.mode == Mode::Exclusive && r.n_procs == 1 && r.status == Status::Ok)
         .collect();
     let (classes, info, host_alone) = classes_from_alone(&alone);
     if classes.is_empty() {
@@ -316,7 +317,7 @@ pub fn load_dataset(
     let mut left_out = BTreeMap::new();
     let mut sets = Vec::new();
     let mut grouped: BTreeMap<(String, String, usize), Vec<&Record>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.mode != "exclusive") {
+    for r in records.iter().filter(|r| r.mode != Mode::Exclusive) {
         grouped
             .entry((r.plan.clone(), r.group.clone(), r.set_index))
             .or_default()
@@ -351,10 +352,10 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
         .into_iter()
         .filter(|procs| store::ran_to_the_end(procs))
         .map(|procs| MemoryCase {
-            mode_label: procs[0].mode.clone(),
+            mode: procs[0].mode,
             points: procs.iter().map(|r| key_of(r)).collect(),
             mig_profiles: procs.iter().map(|r| r.mig_profile.clone()).collect(),
-            mps_memory_limit: procs[0].mode == "mps"
+            mps_memory_limit: procs[0].mode == Mode::Mps
                 && procs.iter().any(|r| r.mem_limit_mib.is_some()),
             any_oom: procs.iter().any(|r| r.status == Status::Oom),
         })
@@ -363,10 +364,10 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
 
 /// Median of NVML's process memory minus PyTorch's peak reserved memory over `modes`' ok
 /// records where it is positive (NVML samples taken before the peak give negative values).
-fn context_overhead(records: &[Record], modes: &[&str]) -> Option<f64> {
+fn context_overhead(records: &[Record], modes: &[Mode]) -> Option<f64> {
     let mut diffs: Vec<f64> = records
         .iter()
-        .filter(|r| r.status == Status::Ok && modes.contains(&r.mode.as_str()))
+        .filter(|r| r.status == Status::Ok && modes.contains(&r.mode))
         .filter_map(|r| Some(r.gpu.proc_mem_mib? - r.peak_reserved_mib?))
         .filter(|d| *d > 0.0)
         .collect();
@@ -493,9 +494,9 @@ fn run_set(
 ) -> Result<RunSet, String> {
     let first = records[0];
     let n = first.n_procs;
-    let mode = match first.mode.as_str() {
-        "timeslice" => ShareMode::Timeslice,
-        "mps" | "mig-emulated" => ShareMode::Mps,
+    let mode = match first.mode {
+        Mode::Timeslice => ShareMode::Timeslice,
+        Mode::Mps | Mode::MigEmulated => ShareMode::Mps,
         other => return Err(format!("mode {other} (not fitted)")),
     };
     let mut by_repeat: BTreeMap<u32, Vec<&Record>> = BTreeMap::new();
@@ -544,9 +545,9 @@ fn run_set(
         // An emulated slice ran as an MPS client at the percentage recorded (12% for a
         // 16-SM 1g slice of the H200, which the driver gives as 14 SMs): that, not the slice's
         // SMs, is what ran; the slice's share only where no percentage was recorded.
-        let sm_budget = match (first.mode.as_str(), &r0.mig_profile, r0.sm_percent) {
+        let sm_budget = match (first.mode, &r0.mig_profile, r0.sm_percent) {
             (_, _, Some(p)) => Some(f64::from(p) / 100.0),
-            ("mig-emulated", Some(profile), None) => {
+            (Mode::MigEmulated, Some(profile), None) => {
                 gpu.mig_profile(profile).ok().map(|p| gpu.sm_fraction(p))
             }
             _ => None,
@@ -584,7 +585,7 @@ fn run_set(
     Ok(RunSet {
         power_w,
         label: format!("{} [{group}]: {}{budget}", first.mode, names.join(" + ")),
-        mode_label: first.mode.clone(),
+        mode_label: first.mode.label().to_owned(),
         observation: Observation {
             mode,
             partition: Partition::whole(gpu),
@@ -626,7 +627,7 @@ mod tests {
     }
 
     fn fake(rec: &mut Record) {
-        rec.source = "fake".into();
+        rec.source = Source::Fake;
         rec.gpu_name = "Fake GPU".into();
         rec.gpu_uuid = "GPU-fake".into();
     }

@@ -15,7 +15,6 @@ use super::TableError;
 use super::lm::LmConfig;
 use super::parametric::{
     ClassSpec, FitGlobals, FitProblem, Globals, Member, Observation, fit, mape, predictions,
-    profile_of,
 };
 
 /// One model at one batch size alone in one slice.
@@ -219,12 +218,7 @@ fn problem(
         gpu,
         classes,
         observations,
-        globals: Globals {
-            switch_overhead: 0.05,
-            interference: 0.3,
-            mig_efficiency: 1.0,
-            queueing: 0.0,
-        },
+        globals: Globals::START,
         fit_globals: FitGlobals::NONE,
     })
 }
@@ -257,7 +251,7 @@ pub fn a100_profile(
         heldout_mape,
         median_spread: spreads.get(spreads.len() / 2).copied().unwrap_or(f64::NAN),
     };
-    let mut profile = profile_of(&full, &fitted.classes, &fitted.globals, Origin::Fitted, "");
+    let mut profile = fitted.profile(&full);
     profile.provenance = Provenance {
         source: format!(
             "per-model numbers fitted to MISO's A100-40GB MIG slice runs (boringlee24/socc22-miso @ 39b1ee6); whole-GPU rates extrapolated from slices with MIG efficiency fixed at 1; time-slicing, MPS and context memory transferred from {source_name}"

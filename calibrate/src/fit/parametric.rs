@@ -111,6 +111,17 @@ pub struct Globals {
     pub queueing: f64,
 }
 
+impl Globals {
+    /// Where a fit starts the globals: 5% switch overhead, MPS interference 0.3, MIG at full
+    /// efficiency, no queueing.
+    pub const START: Globals = Globals {
+        switch_overhead: 0.05,
+        interference: 0.3,
+        mig_efficiency: 1.0,
+        queueing: 0.0,
+    };
+}
+
 /// What to fit.
 #[derive(Clone, Debug)]
 pub struct FitProblem {
@@ -163,6 +174,13 @@ pub struct Fitted {
     pub iterations: usize,
     /// Whether LM converged.
     pub converged: bool,
+}
+
+impl Fitted {
+    /// The fitted profile of `problem`, its provenance left for the caller to write.
+    pub fn profile(&self, problem: &FitProblem) -> Profile {
+        profile_of(problem, &self.classes, &self.globals, Origin::Fitted, "")
+    }
 }
 
 const PRIOR_WEIGHT: f64 = 1e-3;
@@ -526,12 +544,7 @@ mod tests {
                 k += 1;
             }
         }
-        p.globals = Globals {
-            switch_overhead: 0.05,
-            interference: 0.3,
-            mig_efficiency: 1.0,
-            queueing: 0.0,
-        };
+        p.globals = Globals::START;
         p
     }
 

@@ -11,9 +11,8 @@ use colo_sim::perf::{Origin, Parametric, ShareMode};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
-use super::parametric::{
-    FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions, profile_of,
-};
+use super::parametric::{FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions};
+use crate::plan::Mode;
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -212,7 +211,7 @@ pub fn memory_verdicts(ds: &Dataset, profile: Profile) -> MemoryVerdicts {
         if !right {
             let points: Vec<String> = case.points.iter().map(ToString::to_string).collect();
             out.wrong
-                .push(format!("{}: {}", case.mode_label, points.join(" + ")));
+                .push(format!("{}: {}", case.mode, points.join(" + ")));
         }
     }
     out.wrong.sort();
@@ -229,11 +228,11 @@ fn predicted_fit(
     if case.mps_memory_limit {
         return Err("MPS memory limit");
     }
-    let (mode, layout) = match case.mode_label.as_str() {
-        "exclusive" => (ShareMode::Exclusive, None),
-        "timeslice" => (ShareMode::Timeslice, None),
-        "mps" => (ShareMode::Mps, None),
-        "mig-emulated" => {
+    let (mode, layout) = match case.mode {
+        Mode::Exclusive => (ShareMode::Exclusive, None),
+        Mode::Timeslice => (ShareMode::Timeslice, None),
+        Mode::Mps => (ShareMode::Mps, None),
+        Mode::MigEmulated => {
             let names: Option<Vec<&str>> = case.mig_profiles.iter().map(Option::as_deref).collect();
             let layout = names.and_then(|names| ds.gpu.mig_layout(&names).ok());
             (
@@ -241,7 +240,7 @@ fn predicted_fit(
                 Some(layout.ok_or("MIG layout unknown to the GPU catalog")?),
             )
         }
-        _ => return Err("real MIG (its instances' memory is not in the records)"),
+        Mode::Mig => return Err("real MIG (its instances' memory is not in the records)"),
     };
     let query = SetQuery {
         gpu: ds.gpu,
@@ -400,13 +399,7 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
 /// The profile of a fit on all of `ds` (every set), with provenance.
 pub fn fitted_profile(ds: &Dataset, fitted: &Fitted, created: &str) -> Profile {
     let problem = problem(ds, &|_| true);
-    let mut profile = profile_of(
-        &problem,
-        &fitted.classes,
-        &fitted.globals,
-        Origin::Fitted,
-        "",
-    );
+    let mut profile = fitted.profile(&problem);
     let c = constrained(&problem);
     let mut source = String::new();
     if ds.fake {

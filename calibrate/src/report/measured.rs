@@ -6,6 +6,7 @@ use std::path::Path;
 use colo_sim::study::{Outcome, Reproduction, SetMode};
 
 use super::ReportError;
+use crate::plan::Mode;
 use crate::store::{self, Record, Status};
 use crate::summary::{AloneBaseline, median};
 
@@ -66,7 +67,7 @@ pub(crate) fn load_records(
     let total = all.len();
     let kept: Vec<Record> = all
         .into_iter()
-        .filter(|r| r.source == "measured" && r.gpu_name == gpu_name)
+        .filter(|r| r.source == store::Source::Measured && r.gpu_name == gpu_name)
         .collect();
     let left_out = total - kept.len();
     Ok((kept, left_out))
@@ -83,8 +84,8 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
             continue;
         };
         let mode = match set.mode {
-            SetMode::Naive => "timeslice",
-            SetMode::Mps => "mps",
+            SetMode::Naive => Mode::Timeslice,
+            SetMode::Mps => Mode::Mps,
             SetMode::Mig => continue,
         };
         let (n, point) = (set.jobs.len(), key.to_string());
@@ -152,7 +153,7 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
 
 /// Whether a set repeat is `n` copies of `point` under `mode`, with no SM budget or memory
 /// limit, every process ended ok or out of memory.
-fn is_copies(procs: &[&Record], mode: &str, point: &str, n: usize) -> bool {
+fn is_copies(procs: &[&Record], mode: Mode, point: &str, n: usize) -> bool {
     store::ran_to_the_end(procs)
         && procs.len() == n
         && procs.iter().all(|r| {

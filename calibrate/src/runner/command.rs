@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{CLEARED_ENV, MpsDaemon, MpsDirs, RunError, interrupted, worker_env};
-use crate::gpu::{self, Sampler, Source, WindowStats};
+use super::{CLEARED_ENV, MpsDirs, RunError, interrupted, worker_env};
+use crate::gpu::{self, Sampler, WindowStats};
 use crate::plan::{Mode, ProcSettings};
 use crate::store::Status;
 
@@ -106,19 +106,7 @@ impl super::ProcessRunner {
             source,
         })?;
         let dirs = MpsDirs::under(&root);
-        let daemon = match set.mode.uses_mps() {
-            true => Some(MpsDaemon::start(
-                &self.cfg.mps_control,
-                &dirs,
-                &self.cfg.gpu_index.to_string(),
-            )?),
-            false => None,
-        };
-        let sampler = Sampler::start(
-            self.source.take().unwrap_or(Source::Off),
-            self.cfg.gpu_index,
-            self.cfg.sample_interval,
-        );
+        let (daemon, sampler) = self.start_shared(set.mode, &dirs)?;
         let res = self.watch_commands(set, &dirs, &sampler);
         self.source = Some(sampler.stop());
         if let Some(daemon) = daemon {

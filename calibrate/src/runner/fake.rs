@@ -24,7 +24,7 @@ use super::{
 };
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
 use crate::plan::{Mode, Point};
-use crate::store::Status;
+use crate::store::{Source, Status};
 
 /// The fake runner.
 pub struct FakeRunner {
@@ -302,8 +302,8 @@ impl Runner for FakeRunner {
         Ok(())
     }
 
-    fn source_label(&self) -> &'static str {
-        "fake"
+    fn source(&self) -> Source {
+        Source::Fake
     }
 
     fn run(

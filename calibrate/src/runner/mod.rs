@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::gpu::{GpuInfo, WindowStats};
 use crate::plan::{Group, Mode, ProcSettings};
-use crate::store::Status;
+use crate::store::{Source, Status};
 
 mod command;
 mod fake;
@@ -204,7 +204,7 @@ pub trait Runner {
     /// The GPU measured.
     fn gpu(&self) -> &GpuInfo;
     /// `measured` or `fake`: written into every record.
-    fn source_label(&self) -> &'static str;
+    fn source(&self) -> Source;
     /// Runs the launch; `on_report` is called once per process-point, in arrival order.
     fn run(
         &mut self,

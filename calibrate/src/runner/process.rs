@@ -19,6 +19,7 @@ use super::{
     TraceReport, interrupted, worker_env,
 };
 use crate::gpu::{self, GpuInfo, Sampler, Source, WindowStats};
+use crate::plan::Mode;
 use crate::store::Status;
 
 /// How the real runner starts workers.
@@ -107,18 +108,18 @@ impl ProcessRunner {
         }
     }
 
-    /// Runs a launch and says whether it finished or met the deadline.
-    pub fn run_launch(
+    /// Starts what the processes of a set share: the MPS daemon (in a mode that uses MPS, with
+    /// its folders under `dirs`) and the GPU sampler (hand its source back with
+    /// `self.source = Some(sampler.stop())`).
+    pub(super) fn start_shared(
         &mut self,
-        launch: &Launch<'_>,
-        on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
-    ) -> Result<Completion, RunError> {
-        let dir = LaunchDir::create(&self.cfg.tmp_root)?;
-        let mps_dirs = MpsDirs::under(&dir.path);
-        let daemon = match launch.group.mode.uses_mps() {
+        mode: Mode,
+        dirs: &MpsDirs,
+    ) -> Result<(Option<MpsDaemon>, Sampler), RunError> {
+        let daemon = match mode.uses_mps() {
             true => Some(MpsDaemon::start(
                 &self.cfg.mps_control,
-                &mps_dirs,
+                dirs,
                 &self.cfg.gpu_index.to_string(),
             )?),
             false => None,
@@ -128,6 +129,18 @@ impl ProcessRunner {
             self.cfg.gpu_index,
             self.cfg.sample_interval,
         );
+        Ok((daemon, sampler))
+    }
+
+    /// Runs a launch and says whether it finished or met the deadline.
+    pub fn run_launch(
+        &mut self,
+        launch: &Launch<'_>,
+        on_report: &mut dyn FnMut(Report) -> Result<(), RunError>,
+    ) -> Result<Completion, RunError> {
+        let dir = LaunchDir::create(&self.cfg.tmp_root)?;
+        let mps_dirs = MpsDirs::under(&dir.path);
+        let (daemon, sampler) = self.start_shared(launch.group.mode, &mps_dirs)?;
         let res = self.supervise(
             launch,
             &dir.path,
@@ -400,8 +413,8 @@ impl Runner for ProcessRunner {
         &self.gpu
     }
 
-    fn source_label(&self) -> &'static str {
-        "measured"
+    fn source(&self) -> crate::store::Source {
+        crate::store::Source::Measured
     }
 
     fn trace(

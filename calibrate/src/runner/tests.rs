@@ -101,6 +101,20 @@ fn run_mig(runner: &mut ProcessRunner, plan: &Plan) -> Result<Vec<Report>, RunEr
     run_with(runner, plan, 1, true)
 }
 
+/// Each report's MPS budget: (active thread percentage, pinned memory limit) as the worker saw
+/// them.
+fn mps_budgets(reports: &[Report]) -> Vec<(&str, &str)> {
+    reports
+        .iter()
+        .map(|r| {
+            (
+                env_of(r, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                env_of(r, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
+            )
+        })
+        .collect()
+}
+
 fn env_of<'a>(report: &'a Report, key: &str) -> &'a str {
     report
         .env
@@ -181,17 +195,10 @@ fn mps_mode_sets_budgets_and_shuts_the_daemon_down() {
         r#"(id: "g", mode: Mps, sm_percent: [50, 25], mem_limit_mib: [2048], sets: [["a:1:1", "b:1:1"]])"#,
     );
     let reports = run(&mut s.runner(60.0), &plan, 1).expect("runs");
+    let budgets = mps_budgets(&reports);
     assert_eq!(
-        env_of(&reports[0], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
-        "50"
-    );
-    assert_eq!(
-        env_of(&reports[1], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
-        "25"
-    );
-    assert_eq!(
-        env_of(&reports[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
-        "0=2048M"
+        (budgets[0].0, budgets[1].0, budgets[1].1),
+        ("50", "25", "0=2048M")
     );
     assert_eq!(
         env_of(&reports[0], "CUDA_VISIBLE_DEVICES"),
@@ -210,20 +217,8 @@ fn mig_emulated_takes_budget_and_memory_from_the_profile() {
     );
     let reports = run(&mut s.runner(60.0), &plan, 1).expect("runs");
     assert_eq!(
-        env_of(&reports[0], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
-        "12"
-    );
-    assert_eq!(
-        env_of(&reports[0], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
-        "0=16384M"
-    );
-    assert_eq!(
-        env_of(&reports[1], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
-        "45"
-    );
-    assert_eq!(
-        env_of(&reports[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"),
-        "0=71424M"
+        mps_budgets(&reports),
+        [("12", "0=16384M"), ("45", "0=71424M")]
     );
     assert!(s.calls().ends_with("quit\n"));
 }

@@ -160,15 +160,7 @@ fn for_each_round_robin_mig_config(
             continue;
         }
         let group_of = round_robin_groups(ctx, members, k);
-        for layout in layouts {
-            for_each_assignment(layout, k, &mut |slice_of_group| {
-                let slice_of = group_of.iter().map(|&g| slice_of_group[g]).collect();
-                offer(GpuConfig::Mig {
-                    layout: layout.clone(),
-                    slice_of,
-                });
-            });
-        }
+        offer_on_layouts(layouts, &group_of, k, offer);
     }
 }
 
@@ -246,19 +238,29 @@ fn budget_options(ctx: &Ctx<'_>, members: &[usize]) -> Vec<Vec<f64>> {
 fn for_each_mig_config(ctx: &Ctx<'_>, members: &[usize], offer: &mut dyn FnMut(GpuConfig)) {
     let mut group_of = vec![0usize; members.len()];
     set_partitions(&mut group_of, 0, 0, &mut |group_of, k| {
-        let Some(layouts) = ctx.layouts_by_slices.get(k) else {
-            return;
-        };
-        for layout in layouts {
-            for_each_assignment(layout, k, &mut |slice_of_group| {
-                let slice_of = group_of.iter().map(|&g| slice_of_group[g]).collect();
-                offer(GpuConfig::Mig {
-                    layout: layout.clone(),
-                    slice_of,
-                });
-            });
+        if let Some(layouts) = ctx.layouts_by_slices.get(k) {
+            offer_on_layouts(layouts, group_of, k, offer);
         }
     });
+}
+
+/// Offers the `k` groups of `group_of` (the group of each member) on each of `layouts` (`k`
+/// slices each), in each distinct assignment of groups to slices.
+fn offer_on_layouts(
+    layouts: &[MigLayout],
+    group_of: &[usize],
+    k: usize,
+    offer: &mut dyn FnMut(GpuConfig),
+) {
+    for layout in layouts {
+        for_each_assignment(layout, k, &mut |slice_of_group| {
+            let slice_of = group_of.iter().map(|&g| slice_of_group[g]).collect();
+            offer(GpuConfig::Mig {
+                layout: layout.clone(),
+                slice_of,
+            });
+        });
+    }
 }
 
 /// Restricted-growth enumeration of set partitions: `group_of[i]` is the group of item i and

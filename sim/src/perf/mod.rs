@@ -25,18 +25,22 @@ pub use kernel::KernelModel;
 pub use parametric::Parametric;
 pub use profile::{Origin, Profile, ProfileError};
 
-/// How jobs share a GPU.
+/// How jobs share a GPU: the one vocabulary of the engine, the scenario file (`mode: Mps`,
+/// read as the variant's name) and the result rows (`mps`, written snake_case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all(serialize = "snake_case", deserialize = "PascalCase"))]
 pub enum ShareMode {
     /// One job per GPU.
+    #[serde(alias = "exclusive")]
     Exclusive,
     /// Plain processes; the GPU runs one context at a time.
-    #[serde(alias = "time_slice", alias = "naive")]
+    #[serde(alias = "timeslice", alias = "time_slice", alias = "naive")]
     Timeslice,
     /// One MPS server; kernels of several processes run side by side.
+    #[serde(alias = "mps")]
     Mps,
     /// MIG slices; jobs inside one slice share it under MPS.
+    #[serde(alias = "mig")]
     Mig,
 }
 

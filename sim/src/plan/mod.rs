@@ -32,7 +32,7 @@ use thiserror::Error;
 use crate::engine::Simulation;
 use crate::hardware;
 use crate::metrics::{self, Summary};
-use crate::scenario::schema::{CandidateSpec, GroupSpec, ModeSpec, VariantSpec, WorkloadSpec};
+use crate::scenario::schema::{CandidateSpec, GroupSpec, ShareMode, VariantSpec, WorkloadSpec};
 use crate::scenario::{Scenario, ScenarioError, build_variant};
 pub use csv::{PLAN_CSV_HEADER, plan_csv};
 pub use target::{Metric, Target, TargetError, Unit};
@@ -248,15 +248,12 @@ fn mode_text(candidate: &CandidateSpec) -> String {
         &candidate.mig_layout,
         candidate.sm_budget_pct,
     ) {
-        (ModeSpec::Mig, Some(layout), _) if !candidate.dynamic_layouts.is_empty() => {
+        (ShareMode::Mig, Some(layout), _) if !candidate.dynamic_layouts.is_empty() => {
             format!("mig dynamic from {layout}")
         }
-        (ModeSpec::Mig, Some(layout), _) => format!("mig {layout}"),
-        (ModeSpec::Mps, _, Some(pct)) => format!("mps {pct}%"),
-        (ModeSpec::Exclusive, ..) => "exclusive".into(),
-        (ModeSpec::Timeslice, ..) => "timeslice".into(),
-        (ModeSpec::Mps, ..) => "mps".into(),
-        (ModeSpec::Mig, ..) => "mig".into(),
+        (ShareMode::Mig, Some(layout), _) => format!("mig {layout}"),
+        (ShareMode::Mps, _, Some(pct)) => format!("mps {pct}%"),
+        (mode, ..) => mode.to_string(),
     }
 }
 

@@ -26,13 +26,7 @@ fn first_empty_slice(view: &ClusterView, group: usize, demand: Demand) -> Option
     let index = &view.groups[group];
     (0..index.open_slices.len())
         .filter_map(|slot| {
-            index.open_slices[slot]
-                .iter()
-                .map(|&gpu| SlotRef {
-                    group: group as u32,
-                    gpu,
-                    slot: slot as u32,
-                })
+            view.open_slots(group, slot)
                 .find(|s| view.jobs_in(*s) == 0 && view.capacity_mib(*s) >= demand.memory_mib)
         })
         .min_by_key(|s| (s.gpu, s.slot))

@@ -39,12 +39,6 @@ pub(super) fn first_open(
     if slice_memory_mib[slot] < demand.memory_mib {
         return None;
     }
-    index.open_slices[slot]
-        .iter()
-        .map(|&gpu| SlotRef {
-            group: group as u32,
-            gpu,
-            slot: slot as u32,
-        })
+    view.open_slots(group, slot)
         .find(|s| view.free_mib(*s) >= demand.memory_mib)
 }

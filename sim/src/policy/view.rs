@@ -249,6 +249,17 @@ impl ClusterView {
         self.slot_capacity[self.slot_id(slot)]
     }
 
+    /// The slots at position `slot` of MIG group `group` that have room open, by GPU index.
+    pub(super) fn open_slots(&self, group: usize, slot: usize) -> impl Iterator<Item = SlotRef> {
+        self.groups[group].open_slices[slot]
+            .iter()
+            .map(move |&gpu| SlotRef {
+                group: group as u32,
+                gpu,
+                slot: slot as u32,
+            })
+    }
+
     /// Jobs in a slot.
     pub fn jobs_in(&self, slot: SlotRef) -> u32 {
         self.slot_jobs[self.slot_id(slot)]

@@ -242,12 +242,7 @@ fn group(
     let field = |name: &str| format!("cluster[{idx}].{name}");
     let gpu = hardware::gpu(&spec.gpu).map_err(|e| ScenarioError::field(path, field("gpu"), e))?;
     let count = group_count(path, idx, spec, gpu, node_gpus)?;
-    let mode = match spec.mode {
-        ModeSpec::Exclusive => ShareMode::Exclusive,
-        ModeSpec::Timeslice => ShareMode::Timeslice,
-        ModeSpec::Mps => ShareMode::Mps,
-        ModeSpec::Mig => ShareMode::Mig,
-    };
+    let mode = spec.mode;
     let mig_layout = match (&spec.mig_layout, mode) {
         (Some(text), ShareMode::Mig) => Some(
             gpu.parse_mig_layout(text)

@@ -1,8 +1,11 @@
 //! The scenario file's types, exactly as written in RON. Separate from the engine's types and
-//! converted by hand in `build.rs`; every field is documented in scenarios/README.md.
+//! converted by hand in `build.rs`, but for the sharing mode: [`ShareMode`] is read as written
+//! (`mode: Mps`). Every field is documented in scenarios/README.md.
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+pub use crate::perf::ShareMode;
 
 /// A scenario file.
 #[derive(Clone, Debug, Deserialize)]
@@ -104,19 +107,6 @@ fn default_per_corunner() -> f64 {
     0.15
 }
 
-/// Sharing mode of a GPU group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum ModeSpec {
-    /// One job per GPU.
-    Exclusive,
-    /// Plain processes, time-sliced.
-    Timeslice,
-    /// MPS.
-    Mps,
-    /// MIG slices with a static layout.
-    Mig,
-}
-
 /// A group of identical GPUs.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -131,7 +121,7 @@ pub struct GroupSpec {
     #[serde(default)]
     pub from_trace: bool,
     /// Sharing mode.
-    pub mode: ModeSpec,
+    pub mode: ShareMode,
     /// MIG layout of each GPU, e.g. "3g.71gb,4g.71gb" or "7x1g.18gb" (mode Mig only).
     #[serde(default)]
     pub mig_layout: Option<String>,
@@ -469,7 +459,7 @@ pub struct CandidateSpec {
     /// GPU type.
     pub gpu: String,
     /// Sharing mode.
-    pub mode: ModeSpec,
+    pub mode: ShareMode,
     /// MIG layout of each GPU (mode Mig only).
     #[serde(default)]
     pub mig_layout: Option<String>,

@@ -51,6 +51,24 @@ fn assert_prefix(text: String, prefix: &str) {
     );
 }
 
+/// Reads the fixture `file` leniently; its jobs (name, arrival, duration, GPUs) and skips per
+/// reason must be `jobs` and `skipped`.
+fn assert_fixture(
+    format: TraceFormat,
+    file: &str,
+    jobs: &[(&str, f64, f64, u32)],
+    skipped: &[(SkipReason, u64)],
+) {
+    let trace = read_trace(format, &fixture(file), &LENIENT).unwrap();
+    let got: Vec<_> = trace
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.arrival_s, j.duration_s, j.gpus))
+        .collect();
+    assert_eq!(got, jobs);
+    assert_eq!(skips(&trace), skipped);
+}
+
 fn names(trace: &Trace) -> Vec<&str> {
     trace.jobs.iter().map(|j| j.name.as_str()).collect()
 }
@@ -80,29 +98,24 @@ fn colo_fixture_skips_per_reason() {
 
 #[test]
 fn philly_fixture_skips_per_reason() {
-    let path = fixture("philly_bad_rows.csv");
-    let trace = read_trace(TraceFormat::Philly, &path, &LENIENT).unwrap();
-    let got: Vec<_> = trace
-        .jobs
-        .iter()
-        .map(|j| (j.name.as_str(), j.arrival_s, j.duration_s, j.gpus))
-        .collect();
-    let expected = [
-        ("philly-3", 0.0, 2951.0, 2),
-        ("philly-2", 2932.0, 66.0, 1),
-        ("philly-11", 6417.0, 120.0, 8),
-    ];
-    assert_eq!(got, expected);
     use SkipReason::*;
-    let expected = [
-        (MissingField, 1),
-        (Unparsable, 2),
-        (NegativeDuration, 1),
-        (NegativeGpus, 1),
-        (ZeroGpus, 1),
-        (ZeroDuration, 1),
-    ];
-    assert_eq!(skips(&trace), expected);
+    assert_fixture(
+        TraceFormat::Philly,
+        "philly_bad_rows.csv",
+        &[
+            ("philly-3", 0.0, 2951.0, 2),
+            ("philly-2", 2932.0, 66.0, 1),
+            ("philly-11", 6417.0, 120.0, 8),
+        ],
+        &[
+            (MissingField, 1),
+            (Unparsable, 2),
+            (NegativeDuration, 1),
+            (NegativeGpus, 1),
+            (ZeroGpus, 1),
+            (ZeroDuration, 1),
+        ],
+    );
     assert_eq!(
         strict_error(TraceFormat::Philly, "philly_bad_rows.csv"),
         "philly_bad_rows.csv:4: field `duration` `-5` is negative (negative_duration); fix the \
@@ -133,29 +146,24 @@ fn itp_fixture_skips_per_reason() {
 
 #[test]
 fn helios_fixture_skips_per_reason() {
-    let path = fixture("helios_cluster_log.csv");
-    let trace = read_trace(TraceFormat::Helios, &path, &LENIENT).unwrap();
-    let got: Vec<_> = trace
-        .jobs
-        .iter()
-        .map(|j| (j.name.as_str(), j.arrival_s, j.duration_s, j.gpus))
-        .collect();
-    let expected = [
-        ("1425519", 0.0, 3600.0, 8),
-        ("1425511", 61.0, 36848.0, 1),
-        ("1425512", 87.0, 249.0, 4),
-    ];
-    assert_eq!(got, expected);
     use SkipReason::*;
-    let expected = [
-        (MissingField, 1),
-        (Unparsable, 1),
-        (NegativeDuration, 1),
-        (EndBeforeStart, 1),
-        (ZeroDuration, 1),
-        (NoGpu, 1),
-    ];
-    assert_eq!(skips(&trace), expected);
+    assert_fixture(
+        TraceFormat::Helios,
+        "helios_cluster_log.csv",
+        &[
+            ("1425519", 0.0, 3600.0, 8),
+            ("1425511", 61.0, 36848.0, 1),
+            ("1425512", 87.0, 249.0, 4),
+        ],
+        &[
+            (MissingField, 1),
+            (Unparsable, 1),
+            (NegativeDuration, 1),
+            (EndBeforeStart, 1),
+            (ZeroDuration, 1),
+            (NoGpu, 1),
+        ],
+    );
     assert_prefix(
         strict_error(TraceFormat::Helios, "helios_cluster_log.csv"),
         "helios_cluster_log.csv:6: field `end_time` is 300 s before `start_time` \

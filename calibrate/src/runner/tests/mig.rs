@@ -214,8 +214,8 @@ fn records_carry_mode_mig_the_profile_and_the_instance() {
     for rec in &records {
         let profile = ["3g.71gb", "4g.71gb"][rec.rank];
         assert_eq!(
-            (rec.mode.as_str(), rec.mig_profile.as_deref()),
-            ("mig", Some(profile))
+            (rec.mode, rec.mig_profile.as_deref()),
+            (crate::plan::Mode::Mig, Some(profile))
         );
         let uuid = rec.mig_uuid.as_deref().unwrap_or("");
         assert!(uuid.starts_with("MIG-fake-3-"), "{uuid}");
