@@ -283,8 +283,11 @@ fn steps(job: &ReplayJob<'_>, p: &ReplayParams, launch_extra_s: f64) -> Vec<Step
             // (it slows less than its SMs shrink), so it presses harder on co-runners in other
             // slices: overlap counts its bandwidth, not its SMs. This took emulated-MIG layouts
             // from 11.1% to 7.7% (fitted; zoo layouts 9.6% -> 9.8%, MPS zoo 7.1% -> 7.2%).
-            let (full_dur, fill) = kernel_at(&ReplayJob { cap: 1.0, ..*job }, k, p);
-            let draw = if demand > 0.0 && dur > 0.0 {
+            // Only a bandwidth-bound kernel under a budget draws other than 1 (and only
+            // bandwidth-bound draws are read), so only it pays for a second, uncapped lookup.
+            let memory_bound = job.trace.memory_bound[k] != 0;
+            let draw = if memory_bound && job.cap < 1.0 && dur > 0.0 && demand > 0.0 {
+                let (full_dur, fill) = kernel_at(&ReplayJob { cap: 1.0, ..*job }, k, p);
                 fill * full_dur / dur / demand
             } else {
                 1.0
@@ -299,7 +302,7 @@ fn steps(job: &ReplayJob<'_>, p: &ReplayParams, launch_extra_s: f64) -> Vec<Step
                 tail_left,
                 tail_demand,
                 host_s: host_at(job, k, p.host_factor, launch_extra_s),
-                memory_bound: job.trace.memory_bound[k] != 0,
+                memory_bound,
                 draw,
             }
         })
