@@ -143,7 +143,8 @@ enum Knob {
     Switch,
     Overhead,
     Waves,
-    Memory,
+    MemoryKnee,
+    MemoryKneeWaves,
     HostFactor,
 }
 
@@ -155,7 +156,8 @@ impl Knob {
             Knob::Switch => g.timeslice_switch_s = v,
             Knob::Overhead => g.timeslice_overhead = v,
             Knob::Waves => g.wave_exponent = v,
-            Knob::Memory => g.memory_exponent = v,
+            Knob::MemoryKnee => g.memory_knee = v,
+            Knob::MemoryKneeWaves => g.memory_knee_waves = v,
             Knob::HostFactor => g.mps_host_factor = v,
         }
     }
@@ -167,7 +169,8 @@ impl Knob {
             Knob::Switch => (0.0, 10e-6),
             Knob::Overhead => (0.0, 0.3),
             Knob::Waves => (0.0, 1.0),
-            Knob::Memory => (0.0, 1.0),
+            Knob::MemoryKnee => (0.0, 6.0),
+            Knob::MemoryKneeWaves => (0.0, 0.6),
             Knob::HostFactor => (0.3, 1.5),
         }
     }
@@ -187,7 +190,10 @@ pub fn fit_globals(
     let mut fitted_on = 0;
     let mut every_stage = true;
     let stages: [Stage<'_>; 3] = [
-        (&[Knob::Waves, Knob::Memory], &|s: &RunSet| s.n_jobs() == 1),
+        (
+            &[Knob::Waves, Knob::MemoryKnee, Knob::MemoryKneeWaves],
+            &|s: &RunSet| s.n_jobs() == 1,
+        ),
         (
             &[Knob::Overlap, Knob::Launch, Knob::HostFactor],
             &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Mps,
@@ -304,7 +310,8 @@ pub fn kernel_params(
         timeslice_switch_us: round(g.timeslice_switch_s * 1e6, 4),
         timeslice_overhead: round(g.timeslice_overhead, 4),
         wave_exponent: round(g.wave_exponent, 4),
-        memory_exponent: round(g.memory_exponent, 4),
+        memory_knee: round(g.memory_knee, 4),
+        memory_knee_waves: round(g.memory_knee_waves, 4),
         mps_host_factor: round(g.mps_host_factor, 4),
         origin,
         held_out_error: held_out,

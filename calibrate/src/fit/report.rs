@@ -290,7 +290,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3}, MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, memory exponent {:.3}; {} sets left out (a member untraced)",
+        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3}, MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}; {} sets left out (a member untraced)",
         if kv.every_stage {
             "fitted"
         } else {
@@ -303,7 +303,8 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         g.timeslice_switch_s * 1e6,
         g.timeslice_overhead,
         g.wave_exponent,
-        g.memory_exponent,
+        g.memory_knee,
+        g.memory_knee_waves,
         kv.untraced_sets
     );
     let _ = writeln!(

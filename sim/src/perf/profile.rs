@@ -377,9 +377,12 @@ pub struct KernelParams {
     pub timeslice_overhead: f64,
     /// How a compute-bound kernel's time grows with its waves on fewer SMs (1: in proportion).
     pub wave_exponent: f64,
-    /// How a bandwidth-bound kernel's time grows on fewer SMs than its grid fills: as
-    /// (SMs it fills / SMs it gets) to this power (1: in proportion, 0: not at all).
-    pub memory_exponent: f64,
+    /// Where a bandwidth-bound kernel's bandwidth saturates on fewer SMs than its grid fills:
+    /// the SMs it fills alone over the SMs that already draw its bandwidth (0: never, its time
+    /// grows in proportion to its SMs).
+    pub memory_knee: f64,
+    /// How that knee moves with the kernel's waves alone (knee / waves^this).
+    pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process (launch path through MPS).
     pub mps_host_factor: f64,
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
@@ -541,7 +544,8 @@ impl Profile {
                 ("timeslice_switch_us", k.timeslice_switch_us),
                 ("timeslice_overhead", k.timeslice_overhead),
                 ("wave_exponent", k.wave_exponent),
-                ("memory_exponent", k.memory_exponent),
+                ("memory_knee", k.memory_knee),
+                ("memory_knee_waves", k.memory_knee_waves),
                 ("mps_host_factor", k.mps_host_factor),
             ];
             for (name, value) in globals {

@@ -36,8 +36,10 @@ pub struct KernelGlobals {
     pub timeslice_overhead: f64,
     /// Kernel time growth with waves on fewer SMs (compute-bound kernels).
     pub wave_exponent: f64,
-    /// Time growth of bandwidth-bound kernels on fewer SMs, as a power of the SM ratio.
-    pub memory_exponent: f64,
+    /// Bandwidth knee of bandwidth-bound kernels on fewer SMs (see `ReplayParams`).
+    pub memory_knee: f64,
+    /// How the knee moves with a kernel's waves.
+    pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process.
     pub mps_host_factor: f64,
 }
@@ -50,7 +52,8 @@ impl KernelGlobals {
         timeslice_switch_s: 0.0,
         timeslice_overhead: 0.0,
         wave_exponent: 1.0,
-        memory_exponent: 1.0,
+        memory_knee: 0.0,
+        memory_knee_waves: 0.0,
         mps_host_factor: 1.0,
     };
 
@@ -62,7 +65,8 @@ impl KernelGlobals {
             timeslice_switch_s: params.timeslice_switch_us * 1e-6,
             timeslice_overhead: params.timeslice_overhead,
             wave_exponent: params.wave_exponent,
-            memory_exponent: params.memory_exponent,
+            memory_knee: params.memory_knee,
+            memory_knee_waves: params.memory_knee_waves,
             mps_host_factor: params.mps_host_factor,
         }
     }
@@ -129,7 +133,8 @@ impl GpuTraces {
             overlap: self.globals.mps_overlap,
             wave_exponent: self.globals.wave_exponent,
             launch_cost_s: if mps { self.globals.mps_launch_s } else { 0.0 },
-            memory_exponent: self.globals.memory_exponent,
+            memory_knee: self.globals.memory_knee,
+            memory_knee_waves: self.globals.memory_knee_waves,
             host_factor: if mps {
                 self.globals.mps_host_factor
             } else {

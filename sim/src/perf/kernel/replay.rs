@@ -26,9 +26,13 @@ pub struct ReplayParams {
     pub wave_exponent: f64,
     /// Extra host time per kernel launch while two or more jobs share, seconds.
     pub launch_cost_s: f64,
-    /// How a bandwidth-bound kernel's time grows on fewer SMs than it fills: as the SM ratio
-    /// to this power (1: in proportion, 0: not at all).
-    pub memory_exponent: f64,
+    /// Where a bandwidth-bound kernel's memory system saturates: the SMs it fills alone over
+    /// the SMs that already draw all the bandwidth it uses (0: never saturated, its time grows
+    /// in proportion to its SMs; see [`stretch`]).
+    pub memory_knee: f64,
+    /// How the knee moves with the kernel's waves alone: `memory_knee / waves^this` (kernels of
+    /// many waves stream longer and need more SMs to saturate).
+    pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process (MPS changes launch cost).
     pub host_factor: f64,
 }
@@ -87,7 +91,8 @@ impl AloneTimeline {
 
 /// Slowdown of kernel `k` of `job` (its time relative to alone on the whole GPU) when it holds
 /// `share` of the GPU's SMs where alone it would fill `fill`.
-fn stretch(memory_bound: bool, share: f64, fill: f64, p: &ReplayParams) -> f64 {
+/// `waves` is its waves alone on the whole GPU.
+fn stretch(memory_bound: bool, share: f64, fill: f64, waves: f64, p: &ReplayParams) -> f64 {
     if share >= fill {
         return 1.0;
     }
@@ -95,7 +100,11 @@ fn stretch(memory_bound: bool, share: f64, fill: f64, p: &ReplayParams) -> f64 {
         // Bandwidth-bound kernels slow far less than their SMs shrink: traced at 14 of 132 SMs
         // (an MPS client at 12%), their time grew 1.2x (grids under a quarter wave) to 6.2x (16+
         // waves), time-weighted, against 9.4x for SM-proportional (perf README, "SM budgets").
-        (fill / share).powf(p.memory_exponent)
+        // A smooth roofline fits it: the kernel's bandwidth grows with its SMs up to a knee
+        // and then saturates, time = sqrt(1 + (knee / SMs)^2) relative to its alone time.
+        let knee = p.memory_knee / waves.max(1.0).powf(p.memory_knee_waves);
+        let ratio = fill / share;
+        ratio * ((1.0 + (knee / ratio).powi(2)) / (1.0 + knee * knee)).sqrt()
     } else {
         1.0 + p.wave_exponent * (fill / share - 1.0)
     }
@@ -130,8 +139,9 @@ fn kernel_at(job: &ReplayJob<'_>, k: usize, p: &ReplayParams) -> (f64, f64) {
     let waves_cap = (blocks / (cap_sms * resident)).ceil();
     let effective_share = fill * waves_full / waves_cap;
     let memory_bound = t.memory_bound[k] != 0;
+    let waves_alone = blocks / (sms * resident);
     (
-        dur * stretch(memory_bound, effective_share, fill, p),
+        dur * stretch(memory_bound, effective_share, fill, waves_alone, p),
         job.cap,
     )
 }
@@ -220,7 +230,8 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
         overlap: 0.0,
         wave_exponent: 1.0,
         launch_cost_s: 0.0,
-        memory_exponent: 1.0,
+        memory_knee: 0.0,
+        memory_knee_waves: 0.0,
         host_factor: 1.0,
     };
     let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
@@ -492,7 +503,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 let slow = if s.memory_bound {
                     (holds / a).max(1.0)
                 } else {
-                    stretch(false, a, holds, p)
+                    stretch(false, a, holds, 1.0, p)
                 };
                 let contention = if s.memory_bound {
                     p.overlap * (total - a * s.draw)
@@ -629,7 +640,8 @@ mod tests {
             overlap: 0.0,
             wave_exponent: 1.0,
             launch_cost_s: 0.0,
-            memory_exponent: 1.0,
+            memory_knee: 0.0,
+            memory_knee_waves: 0.0,
             host_factor: 1.0,
         }
     }
@@ -719,6 +731,29 @@ mod tests {
         let alone = timeline(&t);
         let f = replay(&[job(&t, &alone, 0.5)], &params(), Horizon::default());
         assert!((f[0] - 0.5).abs() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn a_bandwidth_knee_bends_the_budget_slowdown_below_proportional() {
+        let p = |knee| ReplayParams {
+            memory_knee: knee,
+            ..params()
+        };
+        // Knee 0: in proportion to the SMs; a knee: less, never below 1 and never above the
+        // SM ratio; more waves move the knee out only when `memory_knee_waves` says so.
+        assert!((stretch(true, 0.25, 1.0, 4.0, &p(0.0)) - 4.0).abs() < 1e-12);
+        let bent = stretch(true, 0.25, 1.0, 4.0, &p(2.0));
+        assert!(bent > 1.0 && bent < 4.0, "{bent}");
+        // sqrt((1 + (2 / 4)^2) / (1 + 2^2)) x 4 = 2.0
+        assert!((bent - 2.0).abs() < 1e-12, "{bent}");
+        assert!((stretch(true, 0.5, 0.25, 1.0, &p(2.0)) - 1.0).abs() < 1e-12);
+        let waves = ReplayParams {
+            memory_knee_waves: 0.5,
+            ..p(2.0)
+        };
+        assert!(stretch(true, 0.25, 1.0, 4.0, &waves) > bent);
+        // Compute-bound kernels ignore the knee.
+        assert!((stretch(false, 0.25, 1.0, 4.0, &p(2.0)) - 4.0).abs() < 1e-12);
     }
 
     #[test]
