@@ -146,6 +146,7 @@ enum Knob {
     MemoryKnee,
     MemoryKneeWaves,
     HostFactor,
+    ComputeOverlap,
 }
 
 impl Knob {
@@ -159,6 +160,7 @@ impl Knob {
             Knob::MemoryKnee => g.memory_knee = v,
             Knob::MemoryKneeWaves => g.memory_knee_waves = v,
             Knob::HostFactor => g.mps_host_factor = v,
+            Knob::ComputeOverlap => g.compute_overlap = v,
         }
     }
 
@@ -172,6 +174,7 @@ impl Knob {
             Knob::MemoryKnee => (0.0, 6.0),
             Knob::MemoryKneeWaves => (0.0, 0.6),
             Knob::HostFactor => (0.3, 1.5),
+            Knob::ComputeOverlap => (0.0, 2.0),
         }
     }
 }
@@ -195,7 +198,12 @@ pub fn fit_globals(
             &|s: &RunSet| s.n_jobs() == 1,
         ),
         (
-            &[Knob::Overlap, Knob::Launch, Knob::HostFactor],
+            &[
+                Knob::Overlap,
+                Knob::Launch,
+                Knob::HostFactor,
+                Knob::ComputeOverlap,
+            ],
             &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Mps,
         ),
         (&[Knob::Switch, Knob::Overhead], &|s: &RunSet| {
@@ -313,6 +321,7 @@ pub fn kernel_params(
         memory_knee: round(g.memory_knee, 4),
         memory_knee_waves: round(g.memory_knee_waves, 4),
         mps_host_factor: round(g.mps_host_factor, 4),
+        compute_overlap: round(g.compute_overlap, 4),
         origin,
         held_out_error: held_out,
     }

@@ -290,7 +290,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3}, MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}; {} sets left out (a member untraced)",
+        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3} (compute-bound kernels {:.3}), MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}; {} sets left out (a member untraced)",
         if kv.every_stage {
             "fitted"
         } else {
@@ -298,6 +298,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         },
         kv.fitted_on,
         g.mps_overlap,
+        g.compute_overlap,
         g.mps_launch_s * 1e6,
         g.mps_host_factor,
         g.timeslice_switch_s * 1e6,

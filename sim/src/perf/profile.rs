@@ -385,6 +385,9 @@ pub struct KernelParams {
     pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process (launch path through MPS).
     pub mps_host_factor: f64,
+    /// Slowdown of a compute-bound kernel per unit of co-runners' bandwidth draw.
+    #[serde(default)]
+    pub compute_overlap: f64,
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
     /// data constrained).
     pub origin: Origin,
@@ -547,6 +550,7 @@ impl Profile {
                 ("memory_knee", k.memory_knee),
                 ("memory_knee_waves", k.memory_knee_waves),
                 ("mps_host_factor", k.mps_host_factor),
+                ("compute_overlap", k.compute_overlap),
             ];
             for (name, value) in globals {
                 range(

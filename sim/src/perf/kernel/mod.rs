@@ -42,6 +42,8 @@ pub struct KernelGlobals {
     pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process.
     pub mps_host_factor: f64,
+    /// Slowdown of compute-bound kernels per unit of co-runners' bandwidth draw.
+    pub compute_overlap: f64,
 }
 
 impl KernelGlobals {
@@ -55,6 +57,7 @@ impl KernelGlobals {
         memory_knee: 0.0,
         memory_knee_waves: 0.0,
         mps_host_factor: 1.0,
+        compute_overlap: 0.0,
     };
 
     /// The profile's parameters.
@@ -68,6 +71,7 @@ impl KernelGlobals {
             memory_knee: params.memory_knee,
             memory_knee_waves: params.memory_knee_waves,
             mps_host_factor: params.mps_host_factor,
+            compute_overlap: params.compute_overlap,
         }
     }
 }
@@ -140,6 +144,7 @@ impl GpuTraces {
             } else {
                 1.0
             },
+            compute_overlap: self.globals.compute_overlap,
         }
     }
 

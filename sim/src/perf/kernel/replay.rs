@@ -35,6 +35,9 @@ pub struct ReplayParams {
     pub memory_knee_waves: f64,
     /// Host time of an MPS client relative to a plain process (MPS changes launch cost).
     pub host_factor: f64,
+    /// Slowdown of a compute-bound kernel per unit of co-runners' bandwidth draw (their
+    /// traffic through L2 and HBM slows its loads too; 0: compute kernels never slow).
+    pub compute_overlap: f64,
 }
 
 /// One job in a replay.
@@ -233,6 +236,7 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
         memory_knee: 0.0,
         memory_knee_waves: 0.0,
         host_factor: 1.0,
+        compute_overlap: 0.0,
     };
     let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
         / trace.alone_samples_per_s();
@@ -508,11 +512,18 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 let contention = if s.memory_bound {
                     p.overlap * (total - a * s.draw)
                 } else {
-                    0.0
+                    p.compute_overlap * total
                 };
                 // Time to the event from the slowdown, not from the speed: one division fewer
                 // on the path to the step.
                 let slowdown = slow * (1.0 + contention);
+                s.speed = 1.0 / slowdown;
+                let t = to_event * slowdown;
+                if t < dt {
+                    dt = t;
+                }
+            } else if p.compute_overlap > 0.0 && total > 0.0 {
+                let slowdown = 1.0 + p.compute_overlap * total;
                 s.speed = 1.0 / slowdown;
                 let t = to_event * slowdown;
                 if t < dt {
@@ -643,6 +654,7 @@ mod tests {
             memory_knee: 0.0,
             memory_knee_waves: 0.0,
             host_factor: 1.0,
+            compute_overlap: 0.0,
         }
     }
 
@@ -754,6 +766,26 @@ mod tests {
         assert!(stretch(true, 0.25, 1.0, 4.0, &waves) > bent);
         // Compute-bound kernels ignore the knee.
         assert!((stretch(false, 0.25, 1.0, 4.0, &p(2.0)) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn compute_kernels_slow_beside_bandwidth_bound_ones_only_with_compute_overlap() {
+        // Two small kernels that fit side by side: a compute-bound one and a bandwidth-bound one.
+        let compute = trace(vec![1000; 2], vec![0; 2], vec![40; 2]);
+        let mut memory = trace(vec![1000; 2], vec![0; 2], vec![40; 2]);
+        memory.memory_bound = vec![1; 2];
+        let (ac, am) = (timeline(&compute), timeline(&memory));
+        let jobs = [job(&compute, &ac, 1.0), job(&memory, &am, 1.0)];
+        let none = replay(&jobs, &params(), Horizon::default());
+        assert!(none[0] > 0.99, "{none:?}");
+        let p = ReplayParams {
+            compute_overlap: 0.5,
+            ..params()
+        };
+        let some = replay(&jobs, &p, Horizon::default());
+        // The bandwidth-bound co-runner draws 0.4 of the GPU: 1 + 0.5 x 0.4 = 1.2x slower.
+        assert!((some[0] - 1.0 / 1.2).abs() < 0.02, "{some:?}");
+        assert!(some[1] > 0.99, "{some:?}");
     }
 
     #[test]
