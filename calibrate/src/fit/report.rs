@@ -286,7 +286,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "kernel model (fraction of alone from each job's alone kernel trace; MAPE of per-job samples/s, measured)"
+        "kernel model (fraction of alone from each job's alone kernel trace; MAPE of per-job samples/s, measured as a fraction of the same point alone on the same GPU times its median alone rate: the same as the MAPE of the fraction of alone)"
     );
     let _ = writeln!(
         out,
