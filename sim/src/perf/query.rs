@@ -2,7 +2,7 @@
 //! one mode, with per-job origins.
 use thiserror::Error;
 
-use super::{Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use super::{CoRun, Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
 use crate::hardware::{GpuSpec, MigLayout};
 use crate::workload::ModelKey;
 
@@ -103,7 +103,12 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
                 gpus: 1,
             })
             .collect();
-        let p = model.predict(gpu, query.mode, partition, &tenants);
+        let p = model.predict(&CoRun {
+            gpu,
+            mode: query.mode,
+            partition,
+            tenants: &tenants,
+        });
         memory_gib += p.memory_gib;
         capacity_gib += p.capacity_gib;
         if !p.fits_memory() {
