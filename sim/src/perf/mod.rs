@@ -126,6 +126,17 @@ pub struct Tenant<'a> {
     pub gpus: u32,
 }
 
+impl<'a> Tenant<'a> {
+    /// A job of `class` on one GPU (or a slice of it), under `sm_budget` if set.
+    pub fn on_one_gpu(class: &'a JobClass, sm_budget: Option<f64>) -> Self {
+        Self {
+            class,
+            sm_budget,
+            gpus: 1,
+        }
+    }
+}
+
 /// What a model predicts for one co-located set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prediction {

@@ -97,11 +97,7 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
     for (partition, members, slice) in &groups {
         let tenants: Vec<Tenant<'_>> = members
             .iter()
-            .map(|&i| Tenant {
-                class: &classes[i],
-                sm_budget: budget(i),
-                gpus: 1,
-            })
+            .map(|&i| Tenant::on_one_gpu(&classes[i], budget(i)))
             .collect();
         let p = model.predict(&CoRun {
             gpu,

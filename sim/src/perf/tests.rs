@@ -76,11 +76,7 @@ fn rates(model: &dyn PerfModel, mode: ShareMode, classes: &[JobClass]) -> Vec<f6
     let gpu = hardware::gpu("h200").unwrap();
     let tenants: Vec<Tenant<'_>> = classes
         .iter()
-        .map(|c| Tenant {
-            class: c,
-            sm_budget: None,
-            gpus: 1,
-        })
+        .map(|c| Tenant::on_one_gpu(c, None))
         .collect();
     model
         .predict(&CoRun {
