@@ -116,8 +116,9 @@ impl Mode {
 }
 
 impl fmt::Display for Mode {
+    // `pad`, so that a table's `{:<13}` aligns a mode as it aligns its label.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
+        f.pad(self.label())
     }
 }
 

@@ -117,13 +117,7 @@ def trace_point(torch, spec, args, meta):
         torch.cuda.reset_peak_memory_stats()
         train_step = train.training_step(torch, model_name, batch, image)
 
-        for _ in range(2):
-            train_step()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        while time.perf_counter() - t < args.warmup_s:
-            train_step()
-        torch.cuda.synchronize()
+        train.warm_up(torch, train_step, args.warmup_s)
         t0, iters = time.perf_counter(), 0
         while time.perf_counter() - t0 < args.window_s:
             train_step()

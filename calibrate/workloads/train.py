@@ -176,6 +176,17 @@ def build(torch, model_name, batch, image):
     return model.to(dev), inputs, targets, lambda out, y: ce(getattr(out, "logits", out), y)
 
 
+def warm_up(torch, train_step, warmup_s):
+    """Two steps (cudnn.benchmark tries algorithms here), then steps for `warmup_s` seconds."""
+    for _ in range(2):
+        train_step()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    while time.perf_counter() - t < warmup_s:
+        train_step()
+    torch.cuda.synchronize()
+
+
 def training_step(torch, model_name, batch, image):
     """Builds the point's model, inputs and SGD optimiser on the GPU; returns one training step
     (forward, loss, backward, update), which holds them."""
@@ -208,13 +219,7 @@ def measure_point(torch, spec, args, barrier, step):
         train_step = training_step(torch, model_name, batch, image)
 
         t_warm = time.perf_counter()
-        for _ in range(2):  # cudnn.benchmark tries algorithms here
-            train_step()
-        torch.cuda.synchronize()
-        t_after2 = time.perf_counter()
-        while time.perf_counter() - t_after2 < args.warmup_s:
-            train_step()
-        torch.cuda.synchronize()
+        warm_up(torch, train_step, args.warmup_s)
         rec["warmup_s"] = time.perf_counter() - t_warm
         barrier.mark(f"s{step}")
         started = True

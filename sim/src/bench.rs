@@ -20,7 +20,9 @@ use crate::engine::{Cluster, EngineError, GpuGroup, SimConfig, Simulation, Unpla
 use crate::hardware::{self, GpuSpec};
 use crate::metrics::{self, RunLabels};
 use crate::perf::kernel::Horizon;
-use crate::perf::{KernelModel, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant};
+use crate::perf::{
+    CoRun, KernelModel, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
+};
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
 use crate::workload::ModelKey;
@@ -470,7 +472,15 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
                 .collect();
             let mut out = vec![0.0; n];
             let t = Instant::now();
-            kernel.rates(gpu, ShareMode::Mps, &partition, &tenants, &mut out);
+            kernel.rates(
+                &CoRun {
+                    gpu,
+                    mode: ShareMode::Mps,
+                    partition: &partition,
+                    tenants: &tenants,
+                },
+                &mut out,
+            );
             times.push(t.elapsed().as_secs_f64() * 1e3);
             sets_asked.push(tenants);
         }

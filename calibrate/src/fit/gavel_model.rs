@@ -12,7 +12,7 @@ use colo_sim::perf::profile::{
     MemoryParams, MigParams, MpsParams, PROFILE_VERSION, Profile, Provenance, TimeSliceParams,
 };
 use colo_sim::perf::{
-    JobClass, Origin, Parametric, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
+    ClassLookup, CoRun, JobClass, Origin, Parametric, PerfError, PerfModel, ProfileSet, ShareMode,
 };
 use colo_sim::workload::ModelKey;
 
@@ -143,6 +143,24 @@ impl PerfModel for GavelModel {
         "gavel-measured"
     }
 
+    fn lookup(&self) -> &dyn ClassLookup {
+        self
+    }
+
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
+        if let [a, b] = set.tenants
+            && let Some((x, y)) = self.measured_pair(&a.class.key, &b.class.key)
+        {
+            out[0] = x;
+            out[1] = y;
+            return;
+        }
+        self.fallback.rates(set, out);
+    }
+}
+
+/// Classes from Gavel's table: measured solo rates, fitted sharing, no memory (it records none).
+impl ClassLookup for GavelModel {
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
         let entry = self
             .fitted
@@ -153,15 +171,12 @@ impl PerfModel for GavelModel {
                 key: key.clone(),
                 hint: format!("Gavel's table has: {}", self.keys().join(", ")),
             })?;
+        // The table's rates are measured; it records no memory and no spread.
         Ok(JobClass {
-            key: key.clone(),
-            solo_rate: entry.samples_per_s,
-            time_demand: entry.time_demand,
-            space_demand: entry.space_demand,
-            contention_demand: entry.contention_demand.unwrap_or(entry.space_demand),
             memory_gib: 0.0,
             spread: None,
             origin: Origin::Measured,
+            ..entry.class(Origin::Measured)
         })
     }
 
@@ -175,24 +190,6 @@ impl PerfModel for GavelModel {
 
     fn footprint_gib(&self, _gpu: &GpuSpec, _mode: ShareMode, _class: &JobClass) -> f64 {
         0.0
-    }
-
-    fn rates(
-        &self,
-        gpu: &GpuSpec,
-        mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-        out: &mut [f64],
-    ) {
-        if let [a, b] = tenants
-            && let Some((x, y)) = self.measured_pair(&a.class.key, &b.class.key)
-        {
-            out[0] = x;
-            out[1] = y;
-            return;
-        }
-        self.fallback.rates(gpu, mode, partition, tenants, out);
     }
 }
 

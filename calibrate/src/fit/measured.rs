@@ -168,8 +168,8 @@ impl ClassInfo {
 pub struct RunSet {
     /// `mode: a + b` for reports.
     pub label: String,
-    /// `timeslice`, `mps` or `mig-emulated`.
-    pub mode_label: String,
+    /// How its jobs shared the GPU, as recorded: `Timeslice`, `Mps` or `MigEmulated`.
+    pub mode: Mode,
     /// The observation (rates relative to each class's median alone rate).
     pub observation: Observation,
     /// Per member: mean absolute deviation of its repeats from their median, relative.
@@ -585,7 +585,7 @@ fn run_set(
     Ok(RunSet {
         power_w,
         label: format!("{} [{group}]: {}{budget}", first.mode, names.join(" + ")),
-        mode_label: first.mode.label().to_owned(),
+        mode: first.mode,
         observation: Observation {
             mode,
             partition: Partition::whole(gpu),

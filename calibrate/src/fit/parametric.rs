@@ -19,7 +19,7 @@ use colo_sim::perf::profile::{
     TimeSliceParams,
 };
 use colo_sim::perf::{
-    JobClass, Origin, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
+    CoRun, JobClass, Origin, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
 };
 use colo_sim::workload::ModelKey;
 use nalgebra::DVector;
@@ -93,7 +93,15 @@ impl Observation {
             })
             .collect();
         let mut rates = vec![0.0; tenants.len()];
-        model.rates(gpu, self.mode, &self.partition, &tenants, &mut rates);
+        model.rates(
+            &CoRun {
+                gpu,
+                mode: self.mode,
+                partition: &self.partition,
+                tenants: &tenants,
+            },
+            &mut rates,
+        );
         rates
     }
 }

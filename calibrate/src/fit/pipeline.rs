@@ -14,6 +14,7 @@ use thiserror::Error;
 use super::measured::Dataset;
 use super::parametric::Fitted;
 use super::{kernel, power, report, validate};
+use crate::plan::Mode;
 use crate::trace::{self, TraceError, TracedFolder};
 
 /// Where a long fit has got, for a progress line.
@@ -283,7 +284,7 @@ pub fn draw_figures(
 ) -> Result<Vec<PathBuf>, PlotError> {
     let gpu = ds.gpu;
     let mut written = Vec::new();
-    for mode in ["timeslice", "mps", "mig-emulated"] {
+    for mode in [Mode::Timeslice, Mode::Mps, Mode::MigEmulated] {
         let points: Vec<ScatterPoint> = checks
             .jobs
             .iter()

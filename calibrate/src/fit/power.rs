@@ -12,6 +12,7 @@ use nalgebra::DVector;
 
 use super::lm::{LmConfig, minimise};
 use super::measured::Dataset;
+use crate::plan::Mode;
 
 /// The forms tried, in the order the table prints them.
 pub const FORMS: [PowerForm; 3] = [
@@ -20,14 +21,14 @@ pub const FORMS: [PowerForm; 3] = [
     PowerForm::AloneSaturating,
 ];
 
-/// The modes fitted (the calibration store's names).
-pub const MODES: [&str; 3] = ["timeslice", "mps", "mig-emulated"];
+/// The modes fitted.
+pub const MODES: [Mode; 3] = [Mode::Timeslice, Mode::Mps, Mode::MigEmulated];
 
 /// One measured set as the power fit sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PowerSet {
-    /// `timeslice`, `mps` or `mig-emulated`.
-    pub mode: String,
+    /// How its jobs shared the GPU: `Timeslice`, `Mps` or `MigEmulated`.
+    pub mode: Mode,
     /// Its jobs (measured alone power and utilisation, measured fraction of alone speed).
     pub members: Vec<PowerMember>,
     /// Measured board power, W.
@@ -63,7 +64,7 @@ pub struct FormScore {
     /// The form.
     pub form: PowerForm,
     /// The mode.
-    pub mode: &'static str,
+    pub mode: Mode,
     /// Sets.
     pub n: usize,
     /// MAPE of the set's power, each set predicted by a fit without it, percent.
@@ -93,7 +94,7 @@ pub fn power_sets(ds: &Dataset) -> Vec<PowerSet> {
                 })
                 .collect::<Option<Vec<_>>>()?;
             Some(PowerSet {
-                mode: set.mode_label.clone(),
+                mode: set.mode,
                 members,
                 power_w: set.power_w.filter(|p| *p > 0.0)?,
             })
@@ -201,7 +202,7 @@ pub fn score(sets: &[PowerSet]) -> Vec<FormScore> {
 /// The form with the least held-out error over all sets (weighted by each mode's sets), among
 /// those fitted in every mode that any form was fitted in.
 pub fn best_form(scores: &[FormScore]) -> Option<PowerForm> {
-    let modes: Vec<&str> = MODES
+    let modes: Vec<Mode> = MODES
         .into_iter()
         .filter(|m| scores.iter().any(|s| s.mode == *m))
         .collect();
@@ -244,7 +245,7 @@ pub fn fit_power(ds: &Dataset) -> (Option<PowerParams>, Vec<FormScore>) {
             .iter()
             .filter(|s| s.form == form)
             .map(|s| PowerMode {
-                mode: s.mode.to_owned(),
+                mode: s.mode.label().to_owned(),
                 idle_w: s.coeffs.idle_w,
                 slope: s.coeffs.slope,
                 max_w: s.coeffs.max_w,
@@ -306,7 +307,7 @@ mod tests {
     }
 
     /// Sets of one to four jobs with varied alone powers and speed fractions.
-    fn synthetic(form: PowerForm, c: Coeffs, mode: &str) -> Vec<PowerSet> {
+    fn synthetic(form: PowerForm, c: Coeffs, mode: Mode) -> Vec<PowerSet> {
         let mut sets = Vec::new();
         for k in 0..24usize {
             let n = 1 + k % 4;
@@ -317,7 +318,7 @@ mod tests {
                 })
                 .collect();
             sets.push(PowerSet {
-                mode: mode.into(),
+                mode,
                 power_w: c.power(form, &members),
                 members,
             });
@@ -338,7 +339,7 @@ mod tests {
                 slope,
                 max_w,
             };
-            let sets = synthetic(form, truth, "mps");
+            let sets = synthetic(form, truth, Mode::Mps);
             let refs: Vec<&PowerSet> = sets.iter().collect();
             let c = fit_form(form, &refs).expect("enough sets");
             assert!((c.idle_w - idle_w).abs() < 0.5, "{form}: {c:?}");
@@ -356,13 +357,13 @@ mod tests {
             slope: 0.8,
             max_w: None,
         };
-        let mut sets = synthetic(PowerForm::Alone, truth, "mps");
-        sets.extend(synthetic(PowerForm::Alone, truth, "timeslice"));
+        let mut sets = synthetic(PowerForm::Alone, truth, Mode::Mps);
+        sets.extend(synthetic(PowerForm::Alone, truth, Mode::Timeslice));
         let scores = score(&sets);
         assert_eq!(best_form(&scores), Some(PowerForm::Alone));
         let alone = scores
             .iter()
-            .find(|s| s.form == PowerForm::Alone && s.mode == "mps")
+            .find(|s| s.form == PowerForm::Alone && s.mode == Mode::Mps)
             .expect("scored");
         assert!(alone.held_out_mape_pct < 0.1, "{alone:?}");
         assert_eq!(alone.n, 24);
@@ -382,7 +383,7 @@ mod tests {
                 slope: 400.0,
                 max_w: None,
             },
-            "mps",
+            Mode::Mps,
         );
         let refs: Vec<&PowerSet> = sets.iter().take(2).collect();
         assert!(fit_form(PowerForm::Util, &refs).is_none());

@@ -8,6 +8,7 @@ use super::gavel::GavelReport;
 use super::measured::{Dataset, zoo_set};
 use super::miso::MisoReport;
 use super::validate::{ErrorRow, MemoryVerdicts, PredictedJob};
+use crate::plan::Mode;
 
 fn pct(x: f64) -> String {
     if x.is_finite() {
@@ -113,7 +114,7 @@ pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
     rows.extend(jobs.iter().map(|j| {
         [
             j.split.clone(),
-            j.mode.clone(),
+            j.mode.label().to_owned(),
             j.n_jobs.to_string(),
             j.job.clone(),
             j.launch_bound.to_string(),
@@ -239,25 +240,20 @@ pub fn memory_line(ds: &Dataset) -> String {
 }
 
 /// Which part of the dataset a kernel-model prediction belongs to, for its report.
-fn kernel_subset(j: &PredictedJob) -> Option<(&'static str, &'static str)> {
+fn kernel_subset(j: &PredictedJob) -> Option<(Mode, &'static str)> {
     let zoo = zoo_set(&j.set);
-    let mode = match j.mode.as_str() {
-        "mps" => "mps",
-        "timeslice" => "timeslice",
-        "mig-emulated" => "mig-emulated",
-        _ => return None,
-    };
-    let subset = match (mode, j.n_jobs, zoo) {
-        ("mig-emulated", 1, _) => "slices alone",
-        ("mig-emulated", _, true) => "zoo slice layouts",
-        ("mig-emulated", _, false) => "slice layouts",
+    let subset = match (j.mode, j.n_jobs, zoo) {
+        (Mode::Exclusive | Mode::Mig, _, _) => return None,
+        (Mode::MigEmulated, 1, _) => "slices alone",
+        (Mode::MigEmulated, _, true) => "zoo slice layouts",
+        (Mode::MigEmulated, _, false) => "slice layouts",
         (_, 1, true) => "zoo SM budgets",
         (_, 1, false) => "SM budgets alone",
         (_, _, true) => "zoo co-runs",
         (_, 2, false) => "pairs",
         _ => "sets of 3+",
     };
-    Some((mode, subset))
+    Some((j.mode, subset))
 }
 
 /// The parametric model's split to set beside a kernel subset: the held-out test that matches
@@ -322,7 +318,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         "equal share",
         "noise"
     );
-    for mode in ["mps", "timeslice", "mig-emulated"] {
+    for mode in [Mode::Mps, Mode::Timeslice, Mode::MigEmulated] {
         for subset in [
             "pairs",
             "sets of 3+",
@@ -405,7 +401,7 @@ mod tests {
     fn predictions_csv_quotes_fields_that_hold_commas() {
         let job = PredictedJob {
             set: "mps [g]: a:1:1 + \"b\":1:1".to_owned(),
-            mode: "mps".to_owned(),
+            mode: Mode::Mps,
             n_jobs: 2,
             job: "a:1:1".to_owned(),
             launch_bound: false,

@@ -84,8 +84,8 @@ pub fn fit_on(ds: &Dataset, keep: &dyn Fn(&RunSet) -> bool) -> Fitted {
 pub struct PredictedJob {
     /// The set's label.
     pub set: String,
-    /// `timeslice`, `mps`, `mig-emulated`.
-    pub mode: String,
+    /// How the set shared the GPU: `Timeslice`, `Mps` or `MigEmulated`.
+    pub mode: Mode,
     /// Jobs in the set.
     pub n_jobs: usize,
     /// The job's point.
@@ -143,7 +143,7 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
             };
             PredictedJob {
                 set: set.label.clone(),
-                mode: set.mode_label.clone(),
+                mode: set.mode,
                 n_jobs: n,
                 job: ds.classes[member.class].key.to_string(),
                 launch_bound: ds.info[member.class].launch_bound(),
@@ -305,7 +305,7 @@ pub struct ErrorRow {
     /// Split.
     pub split: String,
     /// Mode.
-    pub mode: String,
+    pub mode: Mode,
     /// `all`, `launch-bound` or `GPU-bound`.
     pub jobs_of: String,
     /// Jobs predicted.
@@ -332,7 +332,7 @@ pub fn held_out_errors(
     held_out: &dyn Fn(&PredictedJob) -> bool,
 ) -> Vec<HeldOutError> {
     let mut out = Vec::new();
-    for mode in ["mps", "timeslice", "mig-emulated"] {
+    for mode in [Mode::Mps, Mode::Timeslice, Mode::MigEmulated] {
         for launch_bound in [false, true] {
             let held: Vec<PredictedJob> = jobs
                 .iter()
@@ -343,7 +343,7 @@ pub fn held_out_errors(
                 continue;
             }
             out.push(HeldOutError {
-                mode: mode.to_owned(),
+                mode: mode.label().to_owned(),
                 launch_bound,
                 mape_pct: (super::kernel::mape(&held) * 1000.0).round() / 10.0,
                 jobs: held.len(),
@@ -357,8 +357,8 @@ pub fn held_out_errors(
 /// jobs predicted by the fit on single runs and pairs (time-slicing, MPS), and emulated-MIG
 /// slices predicted with their slice size left out of the fit.
 pub fn parametric_held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
-    held_out_errors(jobs, &|j| match j.mode.as_str() {
-        "mig-emulated" => j.split == "slice held out",
+    held_out_errors(jobs, &|j| match j.mode {
+        Mode::MigEmulated => j.split == "slice held out",
         _ => j.split == "3+ jobs",
     })
 }
@@ -368,7 +368,7 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
     let ape = |p: f64, m: f64| ((p - m) / m).abs();
     let mut rows = Vec::new();
     for split in ["train", "3+ jobs", "slice held out", "model held out"] {
-        for mode in ["timeslice", "mps", "mig-emulated"] {
+        for mode in [Mode::Timeslice, Mode::Mps, Mode::MigEmulated] {
             for jobs_of in ["all", "launch-bound", "GPU-bound"] {
                 let sel: Vec<&PredictedJob> = jobs
                     .iter()
@@ -380,7 +380,7 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
                 }
                 rows.push(ErrorRow {
                     split: split.into(),
-                    mode: mode.into(),
+                    mode,
                     jobs_of: jobs_of.into(),
                     n: sel.len(),
                     model_mape: mean(sel.iter().map(|j| ape(j.predicted, j.measured))),

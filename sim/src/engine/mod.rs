@@ -12,7 +12,7 @@ use std::ops::Bound::{Excluded, Unbounded};
 
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
-use crate::perf::{JobClass, Partition, PerfModel, ShareMode, Tenant};
+use crate::perf::{CoRun, JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
 use crate::workload::Job;
 use heap::{Event, EventKind, JobEvent};
@@ -1191,10 +1191,12 @@ impl<'a> Simulation<'a> {
             };
             self.scratch_rates.resize(tenants.len(), 0.0);
             self.perf.rates(
-                group.spec,
-                group.mode,
-                &p.partition,
-                tenants,
+                &CoRun {
+                    gpu: group.spec,
+                    mode: group.mode,
+                    partition: &p.partition,
+                    tenants,
+                },
                 &mut self.scratch_rates,
             );
             for (&job, &rate) in p.tenants.iter().zip(&self.scratch_rates) {

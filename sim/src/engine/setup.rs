@@ -7,7 +7,9 @@ use thiserror::Error;
 
 use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
-use crate::perf::{JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant};
+use crate::perf::{
+    CoRun, JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
+};
 use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, QueueOrder, SlotRef};
 use crate::workload::{Job, MinSpeed};
 
@@ -702,9 +704,15 @@ impl FitCheck<'_> {
             .iter()
             .map(|p| {
                 let mut rate = [0.0];
-                self.config
-                    .perf
-                    .rates(group.gpu, group.mode, p, &[tenant], &mut rate);
+                self.config.perf.rates(
+                    &CoRun {
+                        gpu: group.gpu,
+                        mode: group.mode,
+                        partition: p,
+                        tenants: &[tenant],
+                    },
+                    &mut rate,
+                );
                 rate[0] / class.solo_rate
             })
             .fold(None, |best: Option<f64>, s| {

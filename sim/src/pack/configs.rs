@@ -2,7 +2,7 @@
 //! feasible configuration of each family is kept.
 use super::{FULL_BUDGET_GRID_MAX, Family, GpuConfig, GpuPlan, PlacedJob};
 use crate::hardware::{GpuSpec, MigLayout};
-use crate::perf::{JobClass, Partition, PerfModel, Tenant};
+use crate::perf::{CoRun, JobClass, Partition, PerfModel, Tenant};
 
 /// SM budgets of the per-job grid, as fractions.
 const BUDGET_GRID: [f64; 4] = [0.25, 0.5, 0.75, 1.0];
@@ -336,7 +336,12 @@ pub(super) fn evaluate(ctx: &Ctx<'_>, members: &[usize], config: &GpuConfig) -> 
                 gpus: 1,
             })
             .collect();
-        let prediction = ctx.model.predict(ctx.gpu, mode, &partition, &tenants);
+        let prediction = ctx.model.predict(&CoRun {
+            gpu: ctx.gpu,
+            mode,
+            partition: &partition,
+            tenants: &tenants,
+        });
         if !prediction.fits_memory() {
             return None;
         }

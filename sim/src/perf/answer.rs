@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
-use super::{KernelModel, PerfError, PerfModel, ProfileSet, ShareMode};
+use super::{ClassLookup, KernelModel, PerfError, PerfModel, ProfileSet, ShareMode};
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
 

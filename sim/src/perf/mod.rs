@@ -20,7 +20,9 @@ use thiserror::Error;
 
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
-pub use baselines::{EqualShare, Exclusive, FixedSlowdown};
+pub use baselines::{
+    AsIfAlone, Baseline, Divisor, EqualShare, Exclusive, FixedSlowdown, OneNth, PerCorunner,
+};
 pub use kernel::KernelModel;
 pub use parametric::Parametric;
 pub use profile::{Origin, Profile, ProfileError};
@@ -124,6 +126,17 @@ pub struct Tenant<'a> {
     pub gpus: u32,
 }
 
+impl<'a> Tenant<'a> {
+    /// A job of `class` on one GPU (or a slice of it), under `sm_budget` if set.
+    pub fn on_one_gpu(class: &'a JobClass, sm_budget: Option<f64>) -> Self {
+        Self {
+            class,
+            sm_budget,
+            gpus: 1,
+        }
+    }
+}
+
 /// What a model predicts for one co-located set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prediction {
@@ -169,16 +182,27 @@ pub enum PerfError {
     },
 }
 
-/// Predicts per-job rates of a co-located set. Implementations must be deterministic: the
-/// same inputs give the same bits.
-pub trait PerfModel: Send + Sync {
-    /// Short name for reports (`parametric`, `equal-share`, ...).
-    fn name(&self) -> &'static str;
+/// One co-located set as a model sees it: jobs sharing one partition of one GPU type in one
+/// mode.
+#[derive(Clone, Copy, Debug)]
+pub struct CoRun<'a> {
+    /// The GPU type.
+    pub gpu: &'a GpuSpec,
+    /// How the jobs share it.
+    pub mode: ShareMode,
+    /// The whole GPU or the MIG slice they share.
+    pub partition: &'a Partition,
+    /// The jobs.
+    pub tenants: &'a [Tenant<'a>],
+}
 
+/// The lookup half of a [`PerfModel`]: how each job runs alone, what memory it takes and where
+/// those numbers came from. [`ProfileSet`] is the usual one; models differ in how they share.
+pub trait ClassLookup: Send + Sync {
     /// How `key` runs alone on `gpu`. Called once per job and GPU type, never in the hot loop.
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError>;
 
-    /// Where the profile used on `gpu` came from, overall.
+    /// Where the numbers used on `gpu` came from, overall.
     fn origin(&self, gpu: &GpuSpec) -> Origin;
 
     /// Where the sharing parameters of `mode` on `gpu` came from.
@@ -189,35 +213,54 @@ pub trait PerfModel: Send + Sync {
 
     /// GPU memory one process of `class` takes in `mode`, context included, GiB.
     fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64;
+}
 
-    /// Writes the samples/s of each tenant sharing `partition` into `out` (same length).
-    fn rates(
-        &self,
-        gpu: &GpuSpec,
-        mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-        out: &mut [f64],
-    );
+/// Predicts per-job rates of a co-located set. Implementations must be deterministic: the
+/// same inputs give the same bits. Classes, origins and footprints come from [`PerfModel::lookup`];
+/// an implementation says only how jobs share (and overrides a lookup where it knows more).
+pub trait PerfModel: Send + Sync {
+    /// Short name for reports (`parametric`, `equal-share`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Where this model looks classes, origins and footprints up.
+    fn lookup(&self) -> &dyn ClassLookup;
+
+    /// How `key` runs alone on `gpu` ([`ClassLookup::class`]).
+    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+        self.lookup().class(gpu, key)
+    }
+
+    /// Where the numbers used on `gpu` came from ([`ClassLookup::origin`]).
+    fn origin(&self, gpu: &GpuSpec) -> Origin {
+        self.lookup().origin(gpu)
+    }
+
+    /// Where the sharing parameters of `mode` came from ([`ClassLookup::mode_origin`]).
+    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+        self.lookup().mode_origin(gpu, mode)
+    }
+
+    /// Memory of one process ([`ClassLookup::footprint_gib`]).
+    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
+        self.lookup().footprint_gib(gpu, mode, class)
+    }
+
+    /// Writes the samples/s of each tenant of `set` into `out` (same length).
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]);
 
     /// Rates and memory verdict for one set; allocates, so meant for queries, not the engine.
-    fn predict(
-        &self,
-        gpu: &GpuSpec,
-        mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-    ) -> Prediction {
-        let mut rates = vec![0.0; tenants.len()];
-        self.rates(gpu, mode, partition, tenants, &mut rates);
-        let memory_gib = tenants
+    fn predict(&self, set: &CoRun<'_>) -> Prediction {
+        let mut rates = vec![0.0; set.tenants.len()];
+        self.rates(set, &mut rates);
+        let memory_gib = set
+            .tenants
             .iter()
-            .map(|t| self.footprint_gib(gpu, mode, t.class))
+            .map(|t| self.footprint_gib(set.gpu, set.mode, t.class))
             .sum();
         Prediction {
             rates,
             memory_gib,
-            capacity_gib: partition.memory_gib,
+            capacity_gib: set.partition.memory_gib,
         }
     }
 }
@@ -265,27 +308,21 @@ impl ProfileSet {
     pub fn gpus(&self) -> Vec<String> {
         self.profiles.iter().map(|(p, _)| p.gpu.clone()).collect()
     }
+}
 
+/// Classes, footprints and origins straight from the profiles.
+impl ClassLookup for ProfileSet {
     /// The job class of `key` on `gpu`, straight from the profile.
-    pub fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
         let (profile, path) = self.get(gpu)?;
         let Some(entry) = profile.entry(key) else {
             return Err(unknown_model(profile, path, key));
         };
-        Ok(JobClass {
-            key: key.clone(),
-            solo_rate: entry.samples_per_s,
-            time_demand: entry.time_demand,
-            space_demand: entry.space_demand,
-            contention_demand: entry.contention_demand.unwrap_or(entry.space_demand),
-            memory_gib: entry.memory_gib,
-            spread: entry.spread,
-            origin: entry.origin.unwrap_or(profile.origin),
-        })
+        Ok(entry.class(profile.origin))
     }
 
     /// Memory of one process of `class` in `mode`, from the profile's context overheads.
-    pub fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
+    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
         let context = match self.get(gpu) {
             Ok((p, _)) if mode.is_mps_client() => p.memory.mps_context_gib,
             Ok((p, _)) => p.memory.context_gib,
@@ -295,13 +332,13 @@ impl ProfileSet {
     }
 
     /// The profile's overall origin for `gpu` (provisional when none is loaded).
-    pub fn origin(&self, gpu: &GpuSpec) -> Origin {
+    fn origin(&self, gpu: &GpuSpec) -> Origin {
         self.get(gpu).map_or(Origin::Provisional, |(p, _)| p.origin)
     }
 
     /// Origin of the sharing parameters `mode` uses on `gpu` (they may be transferred from
     /// another GPU while the per-model numbers are measured).
-    pub fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
+    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
         let Ok((p, _)) = self.get(gpu) else {
             return Origin::Provisional;
         };

@@ -2,9 +2,7 @@
 //! The algorithm and why it is shaped so are in this folder's README.
 use std::sync::Arc;
 
-use super::{JobClass, Origin, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant};
-use crate::hardware::GpuSpec;
-use crate::workload::ModelKey;
+use super::{ClassLookup, CoRun, Partition, PerfModel, ProfileSet, ShareMode, Tenant};
 
 /// Demand-based model of time-slicing, MPS and MIG, with parameters from the profile.
 #[derive(Clone, Debug)]
@@ -27,35 +25,17 @@ impl PerfModel for Parametric {
         "parametric"
     }
 
-    fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
-        self.profiles.class(gpu, key)
+    fn lookup(&self) -> &dyn ClassLookup {
+        &*self.profiles
     }
 
-    fn origin(&self, gpu: &GpuSpec) -> Origin {
-        self.profiles.origin(gpu)
-    }
-
-    fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
-        self.profiles.mode_origin(gpu, mode)
-    }
-
-    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
-        self.profiles.footprint_gib(gpu, mode, class)
-    }
-
-    fn rates(
-        &self,
-        gpu: &GpuSpec,
-        mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-        out: &mut [f64],
-    ) {
-        debug_assert_eq!(tenants.len(), out.len());
-        let Ok((profile, _)) = self.profiles.get(gpu) else {
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
+        debug_assert_eq!(set.tenants.len(), out.len());
+        let Ok((profile, _)) = self.profiles.get(set.gpu) else {
             out.fill(0.0);
             return;
         };
+        let (mode, partition, tenants) = (set.mode, set.partition, set.tenants);
         let n = tenants.len();
         if n > MAX_INLINE_TENANTS {
             let mut demands = vec![Demand::default(); n];

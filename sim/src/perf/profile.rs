@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use super::JobClass;
 use crate::ronfile::{RonFileError, read_ron};
 use crate::workload::ModelKey;
 
@@ -460,6 +461,20 @@ impl ModelEntry {
     /// The entry's model key.
     pub fn key(&self) -> ModelKey {
         ModelKey::new(&self.model, self.batch, self.image)
+    }
+
+    /// The job class this entry describes; `origin` where the entry names none.
+    pub fn class(&self, origin: Origin) -> JobClass {
+        JobClass {
+            key: self.key(),
+            solo_rate: self.samples_per_s,
+            time_demand: self.time_demand,
+            space_demand: self.space_demand,
+            contention_demand: self.contention_demand.unwrap_or(self.space_demand),
+            memory_gib: self.memory_gib,
+            spread: self.spread,
+            origin: self.origin.unwrap_or(origin),
+        }
     }
 }
 

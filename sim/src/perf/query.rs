@@ -2,7 +2,7 @@
 //! one mode, with per-job origins.
 use thiserror::Error;
 
-use super::{Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use super::{CoRun, Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
 use crate::hardware::{GpuSpec, MigLayout};
 use crate::workload::ModelKey;
 
@@ -97,13 +97,14 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
     for (partition, members, slice) in &groups {
         let tenants: Vec<Tenant<'_>> = members
             .iter()
-            .map(|&i| Tenant {
-                class: &classes[i],
-                sm_budget: budget(i),
-                gpus: 1,
-            })
+            .map(|&i| Tenant::on_one_gpu(&classes[i], budget(i)))
             .collect();
-        let p = model.predict(gpu, query.mode, partition, &tenants);
+        let p = model.predict(&CoRun {
+            gpu,
+            mode: query.mode,
+            partition,
+            tenants: &tenants,
+        });
         memory_gib += p.memory_gib;
         capacity_gib += p.capacity_gib;
         if !p.fits_memory() {

@@ -76,14 +76,15 @@ fn rates(model: &dyn PerfModel, mode: ShareMode, classes: &[JobClass]) -> Vec<f6
     let gpu = hardware::gpu("h200").unwrap();
     let tenants: Vec<Tenant<'_>> = classes
         .iter()
-        .map(|c| Tenant {
-            class: c,
-            sm_budget: None,
-            gpus: 1,
-        })
+        .map(|c| Tenant::on_one_gpu(c, None))
         .collect();
     model
-        .predict(gpu, mode, &Partition::whole(gpu), &tenants)
+        .predict(&CoRun {
+            gpu,
+            mode,
+            partition: &Partition::whole(gpu),
+            tenants: &tenants,
+        })
         .rates
 }
 
@@ -200,7 +201,12 @@ fn sm_budget_slows_a_job_alone_as_the_curve_says() {
     }];
     let model = Parametric::new(profiles());
     let got = model
-        .predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenant)
+        .predict(&CoRun {
+            gpu,
+            mode: ShareMode::Mps,
+            partition: &Partition::whole(gpu),
+            tenants: &tenant,
+        })
         .rates[0];
     assert!((got - 1000.0 * alone_fraction(&big, 0.45)).abs() < 1e-9);
 }
@@ -217,8 +223,12 @@ fn memory_verdict_counts_contexts() {
         };
         5
     ];
-    let p =
-        Parametric::new(profiles()).predict(gpu, ShareMode::Mps, &Partition::whole(gpu), &tenants);
+    let p = Parametric::new(profiles()).predict(&CoRun {
+        gpu,
+        mode: ShareMode::Mps,
+        partition: &Partition::whole(gpu),
+        tenants: &tenants,
+    });
     assert!((p.memory_gib - 5.0 * 30.25).abs() < 1e-9);
     assert!(!p.fits_memory(), "5 x 30.25 GiB exceeds the H200's memory");
 }

@@ -37,9 +37,9 @@ use crate::scenario::{Scenario, ScenarioError, build_variant};
 pub use csv::{PLAN_CSV_HEADER, plan_csv};
 pub use target::{Metric, Target, TargetError, Unit};
 
-/// Planning could not run. Fatal; the message names the file and field.
+/// Capacity planning could not run. Fatal; the message names the file and field.
 #[derive(Debug, Error)]
-pub enum PlanError {
+pub enum CapacityPlanError {
     /// The scenario has no `plan` section.
     #[error(
         "{}: no `plan` section; add e.g. plan: (candidates: [(gpu: \"h200\", mode: Mps)], max_gpus: 16) (see scenarios/README.md, \"Planning\")",
@@ -71,7 +71,7 @@ pub enum PlanError {
 
 /// One simulated cluster size of a candidate.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Point {
+pub struct SizeResult {
     /// GPUs in the cluster.
     pub gpus: u32,
     /// The target's metric (in its base unit: seconds, samples/s, kWh, samples/J); NaN when
@@ -95,7 +95,7 @@ pub struct CandidateResult {
     /// Sharing mode (and layout or budget), as text.
     pub mode: String,
     /// Every size simulated, ascending.
-    pub points: Vec<Point>,
+    pub points: Vec<SizeResult>,
     /// The smallest size that meets the target, if any up to `max_gpus`.
     pub smallest: Option<u32>,
     /// Price of one GPU-hour, when given.
@@ -106,7 +106,7 @@ pub struct CandidateResult {
 
 impl CandidateResult {
     /// The point at `gpus`, if simulated.
-    pub fn point(&self, gpus: u32) -> Option<&Point> {
+    pub fn point(&self, gpus: u32) -> Option<&SizeResult> {
         self.points.iter().find(|p| p.gpus == gpus)
     }
 
@@ -135,19 +135,19 @@ pub struct PlanReport {
 /// `progress(simulations done)` is called from worker threads.
 ///
 /// # Errors
-/// [`PlanError`]: no plan section, a bad candidate or price, or a scenario that cannot be built.
+/// [`CapacityPlanError`]: no plan section, a bad candidate or price, or a scenario that cannot be built.
 pub fn plan(
     scenario: &Scenario,
     target: &Target,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<PlanReport, PlanError> {
+) -> Result<PlanReport, CapacityPlanError> {
     let path = scenario.path.clone();
     let spec = scenario
         .file
         .plan
         .as_ref()
-        .ok_or_else(|| PlanError::NoPlan { path: path.clone() })?;
-    let field = |field: String, message: String| PlanError::Field {
+        .ok_or_else(|| CapacityPlanError::NoPlan { path: path.clone() })?;
+    let field = |field: String, message: String| CapacityPlanError::Field {
         path: path.clone(),
         field,
         message,
@@ -165,7 +165,7 @@ pub fn plan(
         prices(&spec.price_per_gpu_hour).map_err(|m| field("plan.price_per_gpu_hour".into(), m))?;
     let workload = pinned_workload(scenario);
     let done = AtomicU64::new(0);
-    let searches: Vec<Result<CandidateResult, PlanError>> = spec
+    let searches: Vec<Result<CandidateResult, CapacityPlanError>> = spec
         .candidates
         .par_iter()
         .enumerate()
@@ -283,7 +283,7 @@ struct Search<'a> {
     workload: &'a WorkloadSpec,
     target: &'a Target,
     max_gpus: u32,
-    points: Mutex<BTreeMap<u32, Point>>,
+    points: Mutex<BTreeMap<u32, SizeResult>>,
     done: &'a AtomicU64,
     progress: &'a (dyn Fn(u64) + Sync),
 }
@@ -294,7 +294,7 @@ impl Search<'_> {
         self,
         gpu: &'static str,
         price_per_gpu_hour: Option<f64>,
-    ) -> Result<CandidateResult, PlanError> {
+    ) -> Result<CandidateResult, CapacityPlanError> {
         let smallest = self.smallest()?;
         let (label, mode) = (label(self.candidate), mode_text(self.candidate));
         let points = self.into_points();
@@ -316,7 +316,7 @@ impl Search<'_> {
     }
 
     /// Exponential, then k-section, then the neighbour above the answer.
-    fn smallest(&self) -> Result<Option<u32>, PlanError> {
+    fn smallest(&self) -> Result<Option<u32>, CapacityPlanError> {
         let mut sizes: Vec<u32> = std::iter::successors(Some(1u32), |s| s.checked_mul(2))
             .take_while(|&s| s < self.max_gpus)
             .collect();
@@ -357,7 +357,7 @@ impl Search<'_> {
             .unwrap_or(0)
     }
 
-    fn simulate_all(&self, sizes: &[u32]) -> Result<(), PlanError> {
+    fn simulate_all(&self, sizes: &[u32]) -> Result<(), CapacityPlanError> {
         let fresh: Vec<u32> = {
             let known = self
                 .points
@@ -383,20 +383,21 @@ impl Search<'_> {
     }
 
     /// Runs the scenario's workload on `gpus` GPUs of the candidate.
-    fn simulate(&self, gpus: u32) -> Result<Point, PlanError> {
+    fn simulate(&self, gpus: u32) -> Result<SizeResult, CapacityPlanError> {
         let variant = VariantSpec {
             name: format!("{}-{gpus}", label(self.candidate)),
             cluster: Some(vec![group_at(self.candidate, gpus)]),
             workload: Some(self.workload.clone()),
             ..VariantSpec::default()
         };
-        let (config, labels) =
-            build_variant(self.scenario, &variant, None).map_err(|source| PlanError::Scenario {
+        let (config, labels) = build_variant(self.scenario, &variant, None).map_err(|source| {
+            CapacityPlanError::Scenario {
                 candidate: label(self.candidate),
                 source: Box::new(source),
-            })?;
+            }
+        })?;
         let point = match Simulation::run(&config, None) {
-            Err(err) => Point {
+            Err(err) => SizeResult {
                 gpus,
                 value: f64::NAN,
                 meets: false,
@@ -415,7 +416,7 @@ impl Search<'_> {
                     (Some(a), Some(b)) => Some(format!("{a}; {b}")),
                     (a, b) => a.or(b),
                 };
-                Point {
+                SizeResult {
                     gpus,
                     value,
                     meets: skipped == 0 && self.target.met_by(value),
@@ -429,7 +430,7 @@ impl Search<'_> {
         Ok(point)
     }
 
-    fn into_points(self) -> Vec<Point> {
+    fn into_points(self) -> Vec<SizeResult> {
         self.points
             .into_inner()
             .map(|p| p.into_values().collect())

@@ -18,7 +18,7 @@
 //! the engine's later re-rate of the chosen set is a memo hit); the parametric model is closed
 //! form (a few Newton steps), as cheap as a lookup would be, and is not cached.
 use super::{Pool, Request, SlotRef};
-use crate::perf::{Partition, Tenant};
+use crate::perf::{CoRun, Partition, Tenant};
 
 /// The slot of least predicted loss in `group` for `request`.
 pub(super) fn place(pool: &Pool<'_>, group: usize, request: &Request<'_>) -> Option<SlotRef> {
@@ -91,8 +91,15 @@ impl<'a> Scratch<'a> {
         self.rates.resize(self.tenants.len(), 0.0);
         let (gpu, mode) = tenancy.sharing(group);
         let partition = tenancy.partition(slot);
-        pool.perf
-            .rates(gpu, mode, &partition, &self.tenants, &mut self.rates);
+        pool.perf.rates(
+            &CoRun {
+                gpu,
+                mode,
+                partition: &partition,
+                tenants: &self.tenants,
+            },
+            &mut self.rates,
+        );
         set_loss(&self.tenants, &self.min_speeds, &self.rates)
     }
 }

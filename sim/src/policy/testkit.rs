@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use super::{ClusterView, Demand, GroupKind, Occupant, PlacementRule, Pool, Request, SlotRef};
 use super::{Placement, Tenancy};
 use crate::hardware::{self, GpuSpec};
-use crate::perf::{JobClass, Origin, Partition, PerfError, PerfModel, ShareMode, Tenant};
+use crate::perf::{
+    ClassLookup, CoRun, JobClass, Origin, Partition, PerfError, PerfModel, ShareMode, Tenant,
+};
 use crate::workload::ModelKey;
 
 /// Job classes: (time demand, space demand, memory MiB). Alone rate 100 samples/s each.
@@ -176,13 +178,13 @@ impl Fixture {
         tenants.push(request.tenant);
         mins.push(request.min_speed);
         let mut rates = vec![0.0; tenants.len()];
-        Toy.rates(
-            self.gpu,
-            self.mode,
-            &self.partition(slot),
-            &tenants,
-            &mut rates,
-        );
+        let set = CoRun {
+            gpu: self.gpu,
+            mode: self.mode,
+            partition: &self.partition(slot),
+            tenants: &tenants,
+        };
+        Toy.rates(&set, &mut rates);
         let speeds: Vec<f64> = rates.iter().map(|r| r / 100.0).collect();
         if speeds
             .iter()
@@ -228,6 +230,22 @@ impl PerfModel for Toy {
         "toy"
     }
 
+    fn lookup(&self) -> &dyn ClassLookup {
+        self
+    }
+
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
+        let total: f64 = set.tenants.iter().map(|t| t.class.time_demand).sum();
+        for (o, t) in out.iter_mut().zip(set.tenants) {
+            let others = total - t.class.time_demand;
+            *o = t.class.solo_rate * set.partition.sm_fraction
+                / (1.0 + 2.0 * others * t.class.space_demand);
+        }
+    }
+}
+
+/// The toy knows no model: its fixtures hand it classes directly.
+impl ClassLookup for Toy {
     fn class(&self, _gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
         Err(PerfError::NoProfile {
             gpu: key.to_string(),
@@ -241,22 +259,6 @@ impl PerfModel for Toy {
 
     fn footprint_gib(&self, _gpu: &GpuSpec, _mode: ShareMode, class: &JobClass) -> f64 {
         class.memory_gib
-    }
-
-    fn rates(
-        &self,
-        _gpu: &GpuSpec,
-        _mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-        out: &mut [f64],
-    ) {
-        let total: f64 = tenants.iter().map(|t| t.class.time_demand).sum();
-        for (o, t) in out.iter_mut().zip(tenants) {
-            let others = total - t.class.time_demand;
-            *o = t.class.solo_rate * partition.sm_fraction
-                / (1.0 + 2.0 * others * t.class.space_demand);
-        }
     }
 }
 

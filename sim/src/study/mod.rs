@@ -25,7 +25,7 @@ pub use predict::{JobResult, Outcome, SetResult};
 pub use spec::{Dataset, StudySpec};
 
 use crate::hardware::{self, GpuSpec, HardwareError};
-use crate::perf::{Origin, Parametric, ProfileError, ProfileSet, ShareMode};
+use crate::perf::{ClassLookup, Origin, Parametric, ProfileError, ProfileSet, ShareMode};
 use crate::ronfile::RonFileError;
 use crate::workload::ModelKey;
 

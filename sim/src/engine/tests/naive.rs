@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 
 use crate::engine::{SimConfig, Unplaceable};
 use crate::hardware::MigSlice;
-use crate::perf::{JobClass, Partition, ShareMode, Tenant};
+use crate::perf::{CoRun, JobClass, Partition, ShareMode, Tenant};
 use crate::policy::{PlacementRule, QueueOrder};
 
 /// What the naive engine says happened to one job.
@@ -380,9 +380,15 @@ fn meets_min_speed_somewhere(
             gpus: 1,
         };
         let mut rate = [0.0];
-        config
-            .perf
-            .rates(group.gpu, group.mode, &s.partition, &[tenant], &mut rate);
+        config.perf.rates(
+            &CoRun {
+                gpu: group.gpu,
+                mode: group.mode,
+                partition: &s.partition,
+                tenants: &[tenant],
+            },
+            &mut rate,
+        );
         rate[0] / class.solo_rate >= min
     })
 }
@@ -663,9 +669,15 @@ fn member_rates(config: &SimConfig, slot: &Slot, jobs: &[Job], members: &[usize]
         })
         .collect();
     let mut rates = vec![0.0; tenants.len()];
-    config
-        .perf
-        .rates(group.gpu, group.mode, &slot.partition, &tenants, &mut rates);
+    config.perf.rates(
+        &CoRun {
+            gpu: group.gpu,
+            mode: group.mode,
+            partition: &slot.partition,
+            tenants: &tenants,
+        },
+        &mut rates,
+    );
     rates
 }
 

@@ -18,7 +18,8 @@ pub use timeslice::{TimesliceParams, timeslice_shares};
 
 use super::profile::KernelParams;
 use super::{
-    JobClass, Origin, Parametric, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
+    ClassLookup, CoRun, JobClass, Origin, Parametric, Partition, PerfError, PerfModel, ProfileSet,
+    ShareMode, Tenant,
 };
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
@@ -443,15 +444,16 @@ impl PerfModel for KernelModel {
         "kernel"
     }
 
+    fn lookup(&self) -> &dyn ClassLookup {
+        &*self.profiles
+    }
+
+    // A traced job missing from the profile still has a class: from its trace.
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
         match self.profiles.class(gpu, key) {
             Ok(class) => Ok(class),
             Err(err) => self.class_from_trace(gpu, key).ok_or(err),
         }
-    }
-
-    fn origin(&self, gpu: &GpuSpec) -> Origin {
-        self.profiles.origin(gpu)
     }
 
     fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
@@ -461,23 +463,13 @@ impl PerfModel for KernelModel {
         }
     }
 
-    fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
-        self.profiles.footprint_gib(gpu, mode, class)
-    }
-
-    fn rates(
-        &self,
-        gpu: &GpuSpec,
-        mode: ShareMode,
-        partition: &Partition,
-        tenants: &[Tenant<'_>],
-        out: &mut [f64],
-    ) {
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
+        let (gpu, mode, partition, tenants) = (set.gpu, set.mode, set.partition, set.tenants);
         let Some((g, idx)) = self.trace_indices(gpu, tenants) else {
-            return self.fallback.rates(gpu, mode, partition, tenants, out);
+            return self.fallback.rates(set, out);
         };
         if tenants.len() > MAX_JOBS || tenants.iter().any(|t| t.gpus > 1) && tenants.len() > 1 {
-            return self.fallback.rates(gpu, mode, partition, tenants, out);
+            return self.fallback.rates(set, out);
         }
         // Alone on a whole GPU without an SM budget a job runs at its alone rate in any mode:
         // the MPS globals are fitted on co-runs, and no measurement shows a lone MPS client

@@ -66,7 +66,15 @@ fn rates(m: &KernelModel, mode: ShareMode, keys: &[&str], budget: Option<f64>) -
         })
         .collect();
     let mut out = vec![0.0; tenants.len()];
-    m.rates(gpu, mode, &Partition::whole(gpu), &tenants, &mut out);
+    m.rates(
+        &CoRun {
+            gpu,
+            mode,
+            partition: &Partition::whole(gpu),
+            tenants: &tenants,
+        },
+        &mut out,
+    );
     out.iter()
         .zip(&classes)
         .map(|(r, c)| r / c.solo_rate)
