@@ -10,7 +10,7 @@ pub(super) fn place(view: &ClusterView, group: usize, demand: Demand) -> Option<
             if demand.memory_mib > *memory_mib {
                 return None;
             }
-            let gpu = *index.idle.first()?;
+            let gpu = index.idle.first()?;
             Some(SlotRef {
                 group: group_id,
                 gpu,
@@ -38,5 +38,5 @@ pub(super) fn idle_gpus(view: &ClusterView, group: usize, count: u32) -> Option<
     if !matches!(index.kind, GroupKind::Whole { .. }) || index.idle.len() < count as usize {
         return None;
     }
-    Some(index.idle.iter().take(count as usize).copied().collect())
+    Some(index.idle.iter().take(count as usize).collect())
 }

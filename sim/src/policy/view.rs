@@ -44,7 +44,7 @@ pub(super) struct GroupIndex {
     pub(super) count: u32,
     pub(super) kind: GroupKind,
     /// Idle, unlocked GPUs (global indices).
-    pub(super) idle: BTreeSet<u32>,
+    pub(super) idle: GpuSet,
     /// First-fit on whole GPUs: max free MiB over eligible GPUs (local indices).
     pub(super) max_free: Option<MaxTree>,
     /// Best-fit on whole GPUs: (free MiB, global GPU) of eligible GPUs.
@@ -186,7 +186,7 @@ impl ClusterView {
             slices_small_first: Vec::new(),
             by_load: matches!(rule, PlacementRule::Spread | PlacementRule::LeastSlowdown)
                 .then(BTreeSet::new),
-            idle: all.clone(),
+            idle: GpuSet::full(first_gpu, count),
             kind,
         };
         if let GroupKind::Mig {
@@ -347,7 +347,7 @@ impl ClusterView {
 
     /// The lowest-numbered idle, unlocked GPU of a group.
     pub fn first_idle(&self, group: usize) -> Option<u32> {
-        self.groups[group].idle.first().copied()
+        self.groups[group].idle.first()
     }
 
     fn slot_id(&self, slot: SlotRef) -> usize {
@@ -365,7 +365,7 @@ impl ClusterView {
             && self.slot_jobs[id] < self.max_jobs(slot.group as usize);
         let free = self.slot_free[id];
         let index = &mut self.groups[slot.group as usize];
-        set_member(&mut index.idle, gpu, idle);
+        index.idle.set(gpu, idle);
         let local = (gpu - index.first_gpu) as usize;
         if let Some(tree) = &mut index.max_free {
             tree.set(local, if has_space { free as i64 } else { -1 });
@@ -419,6 +419,101 @@ impl ClusterView {
                 by_load.insert(new);
             }
             self.load_key[id] = key;
+        }
+    }
+}
+
+/// A set of a group's GPUs (global indices in `first..first + count`) as a bitmap with a
+/// summary word per 64 words: insert and remove are O(1) and the lowest member is two word
+/// scans away. It replaced a `BTreeSet` of idle GPUs, whose insert and remove at every start and
+/// end were a tenth of a large exclusive replay.
+#[derive(Clone, Debug)]
+pub(super) struct GpuSet {
+    first: u32,
+    len: usize,
+    /// Bit `i % 64` of word `i / 64`: local GPU `i` is a member.
+    words: Vec<u64>,
+    /// Bit `w % 64` of summary word `w / 64`: word `w` is not zero.
+    summary: Vec<u64>,
+}
+
+impl GpuSet {
+    /// Every GPU of `first..first + count`.
+    fn full(first: u32, count: u32) -> Self {
+        let mut set = GpuSet {
+            first,
+            len: 0,
+            words: vec![0; (count as usize).div_ceil(64)],
+            summary: vec![0; (count as usize).div_ceil(64 * 64)],
+        };
+        for gpu in first..first + count {
+            set.insert(gpu);
+        }
+        set
+    }
+
+    fn insert(&mut self, gpu: u32) {
+        let local = (gpu - self.first) as usize;
+        let (w, bit) = (local / 64, 1u64 << (local % 64));
+        if self.words[w] & bit == 0 {
+            self.words[w] |= bit;
+            self.summary[w / 64] |= 1 << (w % 64);
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, gpu: u32) {
+        let local = (gpu - self.first) as usize;
+        let (w, bit) = (local / 64, 1u64 << (local % 64));
+        if self.words[w] & bit != 0 {
+            self.words[w] &= !bit;
+            if self.words[w] == 0 {
+                self.summary[w / 64] &= !(1 << (w % 64));
+            }
+            self.len -= 1;
+        }
+    }
+
+    /// Members.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The lowest member.
+    pub(super) fn first(&self) -> Option<u32> {
+        let (s, summary) = self
+            .summary
+            .iter()
+            .enumerate()
+            .find(|(_, word)| **word != 0)?;
+        let w = s * 64 + summary.trailing_zeros() as usize;
+        let local = w * 64 + self.words[w].trailing_zeros() as usize;
+        Some(self.first + local as u32)
+    }
+
+    /// Members, lowest first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let start = self
+            .first()
+            .map_or(self.words.len(), |g| (g - self.first) as usize / 64);
+        self.words[start..]
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &word)| {
+                let base = self.first + ((start + i) * 64) as u32;
+                std::iter::successors((word != 0).then_some(word), |&w| {
+                    let rest = w & (w - 1);
+                    (rest != 0).then_some(rest)
+                })
+                .map(move |w| base + w.trailing_zeros())
+            })
+    }
+
+    fn set(&mut self, gpu: u32, member: bool) {
+        if member {
+            self.insert(gpu);
+        } else {
+            self.remove(gpu);
         }
     }
 }
@@ -490,6 +585,38 @@ impl MaxTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The idle bitmap answers as the `BTreeSet` it replaced, over word and summary edges.
+        #[test]
+        fn gpu_set_matches_btree_set(
+            first in 0u32..100,
+            count in 1u32..9000,
+            start_empty in any::<bool>(),
+            ops in proptest::collection::vec((any::<u32>(), any::<bool>()), 0..400),
+        ) {
+            let mut set = GpuSet::full(first, count);
+            let mut reference: BTreeSet<u32> = (first..first + count).collect();
+            if start_empty {
+                for gpu in first..first + count {
+                    set.remove(gpu);
+                }
+                reference.clear();
+            }
+            prop_assert_eq!(set.len(), reference.len());
+            for (pick, member) in ops {
+                let gpu = first + pick % count;
+                set.set(gpu, member);
+                set_member(&mut reference, gpu, member);
+                prop_assert_eq!(set.len(), reference.len());
+                prop_assert_eq!(set.first(), reference.first().copied());
+            }
+            let all: Vec<u32> = set.iter().collect();
+            let want: Vec<u32> = reference.iter().copied().collect();
+            prop_assert_eq!(all, want);
+        }
+    }
 
     #[test]
     fn max_tree_finds_leftmost_fit() {

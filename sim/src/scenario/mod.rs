@@ -272,21 +272,26 @@ impl Scenario {
             .enumerate()
             .filter(|(idx, _)| options.shard.is_none_or(|s| s.takes(*idx)))
             .collect();
-        let runs: Vec<Result<VariantRun, ScenarioError>> = chosen
-            .par_iter()
-            .map(|&(idx, variant)| {
-                let dir = if self.file.sweep.is_empty() {
-                    whole.path().to_path_buf()
-                } else {
-                    whole.path().join(&variant.name)
-                };
-                let mut run = self.run_variant(variant, options, dir, &mut |done, total| {
-                    progress(idx, done, total)
-                })?;
-                run.dir = whole.final_path(&run.dir);
-                Ok(run)
-            })
-            .collect();
+        let one = |&(idx, variant): &(usize, &VariantSpec)| {
+            let dir = if self.file.sweep.is_empty() {
+                whole.path().to_path_buf()
+            } else {
+                whole.path().join(&variant.name)
+            };
+            let mut run = self.run_variant(variant, options, dir, &mut |done, total| {
+                progress(idx, done, total)
+            })?;
+            run.dir = whole.final_path(&run.dir);
+            Ok(run)
+        };
+        // One variant runs on this thread: starting rayon's pool for it costs more than a
+        // 20k-job replay on a small machine (its idle workers spin in `sched_yield`, taking
+        // the cores the simulation needs).
+        let runs: Vec<Result<VariantRun, ScenarioError>> = if chosen.len() == 1 {
+            chosen.iter().map(one).collect()
+        } else {
+            chosen.par_iter().map(one).collect()
+        };
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
             std::fs::write(whole.path().join("sweep.csv"), sweep_csv(&runs)).map_err(write_err)?;
