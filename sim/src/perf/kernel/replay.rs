@@ -28,7 +28,7 @@ pub struct ReplayParams {
     pub launch_cost_s: f64,
     /// Where a bandwidth-bound kernel's memory system saturates: the SMs it fills alone over
     /// the SMs that already draw all the bandwidth it uses (0: never saturated, its time grows
-    /// in proportion to its SMs; see [`stretch`]).
+    /// in proportion to its SMs; see the perf README, "SM budgets").
     pub memory_knee: f64,
     /// How the knee moves with the kernel's waves alone: `memory_knee / waves^this` (kernels of
     /// many waves stream longer and need more SMs to saturate).
