@@ -10,7 +10,7 @@ use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
 };
-use crate::store::{self, Appender, Record, RecordKey, Source, Status};
+use crate::store::{self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status};
 use crate::tracing::{self, Origin, TRACES_DIR};
 
 /// Options of a plan run.
@@ -267,6 +267,7 @@ fn make_record(
         .map(|(_, p)| p.to_string())
         .collect();
     Record {
+        format_version: RECORD_FORMAT_VERSION,
         source,
         plan: plan.name.clone(),
         group: group.id.clone(),
@@ -404,6 +405,7 @@ fn command_record(
 ) -> Record {
     let proc = &plan.procs[res.rank];
     Record {
+        format_version: RECORD_FORMAT_VERSION,
         source: Source::Measured,
         plan: plan.name.clone(),
         group: "cmd".into(),

@@ -97,7 +97,10 @@ fn read_all(
     run: &[u8],
     memory: &[u8],
 ) {
-    let _ = store::parse(&String::from_utf8_lossy(store_text));
+    let _ = store::parse(
+        &String::from_utf8_lossy(store_text),
+        Path::new("fuzz.jsonl"),
+    );
     let _ = Plan::parse(&String::from_utf8_lossy(plan), Path::new("fuzz.ron"));
     let _ = trace::parse_raw(raw_trace, Path::new("fuzz.trace.json.gz"));
     let _ = trace::parse_raw(&gzip(raw_trace), Path::new("fuzz.trace.json.gz"));
@@ -121,7 +124,7 @@ fn read_all(
 
 #[test]
 fn the_fixtures_read_unmutated() {
-    let loaded = store::parse(&store_fixture());
+    let loaded = store::parse(&store_fixture(), Path::new("fixture.jsonl")).unwrap();
     assert_eq!((loaded.records.len(), loaded.skipped.len()), (4, 0));
     Plan::parse(PLAN, Path::new("smoke.ron")).unwrap();
     trace::parse_raw(&gzip(&trace_fixture()), Path::new("t.trace.json.gz")).unwrap();

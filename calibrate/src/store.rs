@@ -2,6 +2,9 @@
 //!
 //! `DIR/<plan>.jsonl` holds every record of a plan. A set's repeat is finished when every
 //! process of it has a record; re-running the plan skips finished repeats (resumable).
+//!
+//! Each record carries a layout version ([`RECORD_FORMAT_VERSION`]); readers refuse a record
+//! newer than they know instead of guessing at its fields.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -22,6 +25,22 @@ pub enum StoreError {
         path: PathBuf,
         /// Cause.
         source: std::io::Error,
+    },
+    /// A record is of a newer layout than this build reads.
+    #[error(
+        "{}:{line}: record format version {version} is newer than this colo reads (up to \
+         {supported}); read this store with a newer colo",
+        path.display()
+    )]
+    NewerFormat {
+        /// Store file.
+        path: PathBuf,
+        /// Line number (1-based).
+        line: usize,
+        /// The record's `format_version`.
+        version: u32,
+        /// [`RECORD_FORMAT_VERSION`].
+        supported: u32,
     },
     /// A record could not be encoded (a bug: please report it).
     #[error("{path}: cannot encode record: {source}")]
@@ -98,9 +117,37 @@ mod mode_label {
     }
 }
 
+/// The record layout this build writes and reads. Version 1 leaves `format_version` out, so
+/// the records written before versions existed are version 1 and every version-1 store keeps
+/// its bytes; a writer that changes the layout bumps this, and its records write the field.
+pub const RECORD_FORMAT_VERSION: u32 = 1;
+
+fn first_format_version() -> u32 {
+    1
+}
+
+// By reference: serde's `skip_serializing_if` passes one.
+fn is_first_format_version(version: &u32) -> bool {
+    *version == 1
+}
+
+/// The one field read before a whole record, so a newer layout is refused by its version
+/// rather than by whichever of its fields fails to parse first.
+#[derive(Deserialize)]
+struct FormatProbe {
+    #[serde(default = "first_format_version")]
+    format_version: u32,
+}
+
 /// One measured (or failed) process-point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// Layout version ([`RECORD_FORMAT_VERSION`]); absent (version 1) in every record so far.
+    #[serde(
+        default = "first_format_version",
+        skip_serializing_if = "is_first_format_version"
+    )]
+    pub format_version: u32,
     /// `measured` on a GPU, `fake` from the fake runner.
     pub source: Source,
     /// Plan name.
@@ -207,6 +254,9 @@ pub fn store_path(dir: &Path, plan: &str) -> PathBuf {
 }
 
 /// Reads a store file; a missing file is empty.
+///
+/// # Errors
+/// [`StoreError::Io`], or [`StoreError::NewerFormat`] naming the first record too new to read.
 pub fn load(path: &Path) -> Result<Loaded, StoreError> {
     let io = |source| StoreError::Io {
         path: path.to_path_buf(),
@@ -219,30 +269,46 @@ pub fn load(path: &Path) -> Result<Loaded, StoreError> {
     };
     let mut loaded = Loaded::default();
     for (idx, line) in BufReader::new(file).lines().enumerate() {
-        loaded.take(idx + 1, &line.map_err(io)?);
+        loaded.take(path, idx + 1, &line.map_err(io)?)?;
     }
     Ok(loaded)
 }
 
-/// Reads the records of store text, as [`load`] reads a file.
-pub fn parse(text: &str) -> Loaded {
+/// Reads the records of store text, as [`load`] reads a file; `path` names it in errors.
+///
+/// # Errors
+/// [`StoreError::NewerFormat`] naming the first record too new to read.
+pub fn parse(text: &str, path: &Path) -> Result<Loaded, StoreError> {
     let mut loaded = Loaded::default();
     for (idx, line) in text.lines().enumerate() {
-        loaded.take(idx + 1, line);
+        loaded.take(path, idx + 1, line)?;
     }
-    loaded
+    Ok(loaded)
 }
 
 impl Loaded {
-    /// Takes line `number` of a store: a record, a skipped line, or nothing when blank.
-    fn take(&mut self, number: usize, line: &str) {
+    /// Takes line `number` of a store: a record, a skipped line, or nothing when blank; a
+    /// record newer than [`RECORD_FORMAT_VERSION`] is an error (skipping it would fit a
+    /// store with its newest measurements silently left out).
+    fn take(&mut self, path: &Path, number: usize, line: &str) -> Result<(), StoreError> {
         if line.trim().is_empty() {
-            return;
+            return Ok(());
+        }
+        if let Ok(FormatProbe { format_version }) = serde_json::from_str(line)
+            && format_version > RECORD_FORMAT_VERSION
+        {
+            return Err(StoreError::NewerFormat {
+                path: path.to_path_buf(),
+                line: number,
+                version: format_version,
+                supported: RECORD_FORMAT_VERSION,
+            });
         }
         match serde_json::from_str::<Record>(line) {
             Ok(rec) => self.records.push(rec),
             Err(err) => self.skipped.push((number, err.to_string())),
         }
+        Ok(())
     }
 }
 
@@ -390,6 +456,7 @@ mod tests {
                 let text = std::fs::read_to_string(&path).expect("store file");
                 for (line, rec) in text.lines().zip(&loaded.records) {
                     assert_ne!(rec.source, Source::Unknown, "{}", path.display());
+                    assert_eq!(rec.format_version, 1, "{}", path.display());
                     // As JSON values: serde_json's default float parsing is not exact to
                     // the last digit, so the same text is compared as parsed the same way.
                     let written = serde_json::to_value(rec).expect("encodes");
@@ -407,7 +474,7 @@ mod tests {
         let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
         let bad = line.replacen("\"mode\":\"exclusive\"", "\"mode\":\"mig-x\"", 1);
         assert_ne!(bad, line);
-        let loaded = parse(&bad);
+        let loaded = parse(&bad, Path::new("t.jsonl")).expect("version 1");
         assert!(loaded.records.is_empty());
         let (number, message) = &loaded.skipped[0];
         assert_eq!(*number, 1);
@@ -419,7 +486,32 @@ mod tests {
         );
         let newer = line.replacen("\"source\":\"measured\"", "\"source\":\"replayed\"", 1);
         assert_ne!(newer, line);
-        assert_eq!(parse(&newer).records[0].source, Source::Unknown);
+        let loaded = parse(&newer, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records[0].source, Source::Unknown);
+    }
+
+    #[test]
+    fn a_version_1_record_writes_no_version_and_a_newer_one_is_refused_by_file_and_line() {
+        let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
+        assert!(!line.contains("format_version"), "{line}");
+        let explicit = line.replacen('{', "{\"format_version\":1,", 1);
+        let read = parse(&explicit, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records[0].format_version, 1);
+        assert_eq!(
+            serde_json::to_string(&read.records[0]).expect("encodes"),
+            line
+        );
+
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("newer.jsonl");
+        let newer = line.replacen('{', "{\"format_version\":2,", 1);
+        std::fs::write(&path, format!("{line}\n{newer}\n")).expect("write");
+        let err = load(&path)
+            .expect_err("a newer record is refused")
+            .to_string();
+        let at = format!("{}:2: record format version 2 is newer", path.display());
+        assert!(err.starts_with(&at), "{err}");
+        assert!(err.contains("(up to 1)"), "{err}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub fn kernel_tables(data: &[u8]) {
 
 /// The calibration store (JSON lines).
 pub fn calibration_store(data: &[u8]) {
-    let _ = store::parse(&String::from_utf8_lossy(data));
+    let _ = store::parse(&String::from_utf8_lossy(data), Path::new("fuzz.jsonl"));
 }
 
 /// Calibration plans (RON).

@@ -29,11 +29,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::engine::Simulation;
+use crate::engine::{Cluster, GpuGroup, Simulation};
 use crate::hardware;
 use crate::metrics::{self, Summary};
 use crate::scenario::schema::{CandidateSpec, GroupSpec, ShareMode, VariantSpec, WorkloadSpec};
-use crate::scenario::{Scenario, ScenarioError, build_variant};
+use crate::scenario::{Scenario, ScenarioError, build_variant_on, checked_group};
 pub use csv::{PLAN_CSV_HEADER, plan_csv};
 pub use target::{Metric, Target, TargetError, Unit};
 
@@ -172,9 +172,16 @@ pub fn plan(
         .map(|(idx, candidate)| {
             let gpu = hardware::gpu(&candidate.gpu)
                 .map_err(|e| field(format!("plan.candidates[{idx}].gpu"), e.to_string()))?;
+            let group = checked_group(scenario, &group_spec(candidate)).map_err(|source| {
+                CapacityPlanError::Scenario {
+                    candidate: label(candidate),
+                    source: Box::new(source),
+                }
+            })?;
             let search = Search {
                 scenario,
                 candidate,
+                group,
                 workload: &workload,
                 target,
                 max_gpus: spec.max_gpus,
@@ -257,11 +264,12 @@ fn mode_text(candidate: &CandidateSpec) -> String {
     }
 }
 
-/// The cluster group of `candidate` at `gpus` GPUs, as a scenario would write it.
-pub fn group_at(candidate: &CandidateSpec, gpus: u32) -> GroupSpec {
+/// `candidate` as a one-GPU cluster group, as a scenario would write it: checked once, and
+/// each size searched copies the checked group with its own count.
+fn group_spec(candidate: &CandidateSpec) -> GroupSpec {
     GroupSpec {
         gpu: candidate.gpu.clone(),
-        count: gpus,
+        count: 1,
         mode: candidate.mode,
         mig_layout: candidate.mig_layout.clone(),
         sm_budget_pct: candidate.sm_budget_pct,
@@ -280,6 +288,8 @@ const SIZES_PER_ROUND: u32 = 4;
 struct Search<'a> {
     scenario: &'a Scenario,
     candidate: &'a CandidateSpec,
+    /// The candidate's group, checked; sizes differ only in its count.
+    group: GpuGroup,
     workload: &'a WorkloadSpec,
     target: &'a Target,
     max_gpus: u32,
@@ -386,15 +396,19 @@ impl Search<'_> {
     fn simulate(&self, gpus: u32) -> Result<SizeResult, CapacityPlanError> {
         let variant = VariantSpec {
             name: format!("{}-{gpus}", label(self.candidate)),
-            cluster: Some(vec![group_at(self.candidate, gpus)]),
             workload: Some(self.workload.clone()),
             ..VariantSpec::default()
         };
-        let (config, labels) = build_variant(self.scenario, &variant, None).map_err(|source| {
-            CapacityPlanError::Scenario {
-                candidate: label(self.candidate),
-                source: Box::new(source),
-            }
+        let cluster = Cluster {
+            groups: vec![GpuGroup {
+                count: gpus,
+                ..self.group.clone()
+            }],
+        };
+        let built = build_variant_on(self.scenario, &variant, cluster);
+        let (config, labels) = built.map_err(|source| CapacityPlanError::Scenario {
+            candidate: label(self.candidate),
+            source: Box::new(source),
         })?;
         let point = match Simulation::run(&config, None) {
             Err(err) => SizeResult {

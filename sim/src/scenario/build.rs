@@ -35,6 +35,31 @@ pub fn build_variant_with(
     variant: &VariantSpec,
     options: &RunOptions,
 ) -> Result<(SimConfig, RunLabels), ScenarioError> {
+    build(scenario, variant, options, None)
+}
+
+/// As [`build_variant`], on a cluster already built (and checked) instead of the variant's
+/// groups: for searches that vary only the GPU count of groups checked once (`colo plan`).
+pub fn build_variant_on(
+    scenario: &Scenario,
+    variant: &VariantSpec,
+    cluster: Cluster,
+) -> Result<(SimConfig, RunLabels), ScenarioError> {
+    build(scenario, variant, &RunOptions::default(), Some(cluster))
+}
+
+/// One cluster group checked as the scenario's `cluster[0]` would be (errors name that
+/// field), for a search to copy with other counts.
+pub fn checked_group(scenario: &Scenario, spec: &GroupSpec) -> Result<GpuGroup, ScenarioError> {
+    group(scenario.path.as_path(), 0, spec, None)
+}
+
+fn build(
+    scenario: &Scenario,
+    variant: &VariantSpec,
+    options: &RunOptions,
+    built_cluster: Option<Cluster>,
+) -> Result<(SimConfig, RunLabels), ScenarioError> {
     let file = &scenario.file;
     let path = scenario.path.as_path();
     let seed = options.seed.or(variant.seed).unwrap_or(file.seed);
@@ -62,8 +87,15 @@ pub fn build_variant_with(
         (WorkloadSpec::Trace(spec), Some(trace)) => trace_workload::node_gpus(path, spec, trace)?,
         _ => None,
     };
-    let groups = variant.cluster.as_ref().unwrap_or(&file.cluster);
-    let cluster = cluster(path, groups, node_gpus.as_deref())?;
+    // A built cluster is the variant's own, as if written in it (min_speed errors say so).
+    let cluster_in_variant = variant.cluster.is_some() || built_cluster.is_some();
+    let cluster = match built_cluster {
+        Some(cluster) => cluster,
+        None => {
+            let groups = variant.cluster.as_ref().unwrap_or(&file.cluster);
+            cluster(path, groups, node_gpus.as_deref())?
+        }
+    };
     let workload_plan = WorkloadPlan {
         path,
         seed,
@@ -72,7 +104,12 @@ pub fn build_variant_with(
     };
     let (jobs, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
-    check_min_speeds(path, variant, groups, &policy, &jobs)?;
+    let in_variant = if variant.policy.is_some() || cluster_in_variant {
+        format!(" (sweep variant `{}`)", variant.name)
+    } else {
+        String::new()
+    };
+    check_min_speeds(path, &in_variant, &cluster, &policy, &jobs)?;
     let on_unplaceable = match variant.on_unplaceable.unwrap_or(file.on_unplaceable) {
         UnplaceableSpec::Error => Unplaceable::Error,
         UnplaceableSpec::Skip => Unplaceable::Skip,
@@ -461,21 +498,16 @@ pub(super) fn min_speed(
 }
 
 /// Jobs with a minimum speed need the rule that honours it, and static MIG layouts (a dynamic
-/// re-cut chooses slices by memory alone).
+/// re-cut chooses slices by memory alone). `in_variant` names the sweep variant, or is empty.
 fn check_min_speeds(
     path: &Path,
-    variant: &VariantSpec,
-    groups: &[GroupSpec],
+    in_variant: &str,
+    cluster: &Cluster,
     policy: &Policy,
     jobs: &[Job],
 ) -> Result<(), ScenarioError> {
     let Some(job) = jobs.iter().find(|j| j.min_speed.is_some()) else {
         return Ok(());
-    };
-    let in_variant = if variant.policy.is_some() || variant.cluster.is_some() {
-        format!(" (sweep variant `{}`)", variant.name)
-    } else {
-        String::new()
     };
     if policy.placement != PlacementRule::LeastSlowdown {
         return Err(ScenarioError::field(
@@ -488,7 +520,7 @@ fn check_min_speeds(
             ),
         ));
     }
-    if let Some(idx) = groups.iter().position(|g| !g.dynamic_layouts.is_empty()) {
+    if let Some(idx) = cluster.groups.iter().position(|g| g.dynamic_mig.is_some()) {
         return Err(ScenarioError::field(
             path,
             format!("cluster[{idx}].dynamic_layouts"),

@@ -16,7 +16,7 @@ use crate::metrics::{self, RunLabels, Summary};
 use crate::perf::ProfileError;
 use crate::ronfile::{RonFileError, read_ron};
 use crate::workload::trace::TraceError;
-pub use build::{build_variant, build_variant_with};
+pub use build::{build_variant, build_variant_on, build_variant_with, checked_group};
 use schema::{ScenarioFile, VariantSpec};
 
 /// A scenario could not be loaded, built or run. Fatal; the message names the file and field.
