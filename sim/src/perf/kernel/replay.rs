@@ -131,18 +131,17 @@ fn kernel_at(job: &ReplayJob<'_>, k: usize, p: &ReplayParams) -> (f64, f64) {
     } else {
         1.0
     };
-    let fill = (blocks / (sms * resident)).min(1.0);
+    let waves_alone = blocks / (sms * resident);
+    let fill = waves_alone.min(1.0);
     if job.cap >= 1.0 || fill <= job.cap {
         return (dur, fill);
     }
     // Fewer SMs than the grid fills: the kernel runs in more waves.
     // Caps are whole SMs (see `KernelModel::rates`); rounding undoes the division.
     let cap_sms = (job.cap * sms).round().max(1.0);
-    let waves_full = (blocks / (sms * resident)).ceil();
     let waves_cap = (blocks / (cap_sms * resident)).ceil();
-    let effective_share = fill * waves_full / waves_cap;
+    let effective_share = fill * waves_alone.ceil() / waves_cap;
     let memory_bound = t.memory_bound[k] != 0;
-    let waves_alone = blocks / (sms * resident);
     (
         dur * stretch(memory_bound, effective_share, fill, waves_alone, p),
         job.cap,
@@ -499,7 +498,9 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 s.left
             };
             let holds = s.holds();
-            if s.memory_bound || a < holds {
+            // A compute kernel slows when squeezed, or when co-runners' bandwidth draw presses
+            // on it (its `stretch` is then 1).
+            if s.memory_bound || a < holds || (p.compute_overlap > 0.0 && total > 0.0) {
                 // Squeezed by co-runners, a bandwidth-bound kernel slows in proportion: they
                 // hold the memory system too, unlike under a budget (`stretch`). On the H200
                 // data this took MPS sets of 3+ from 6.9% to 6.5% and zoo co-runs from 7.6% to
@@ -517,13 +518,6 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 // Time to the event from the slowdown, not from the speed: one division fewer
                 // on the path to the step.
                 let slowdown = slow * (1.0 + contention);
-                s.speed = 1.0 / slowdown;
-                let t = to_event * slowdown;
-                if t < dt {
-                    dt = t;
-                }
-            } else if p.compute_overlap > 0.0 && total > 0.0 {
-                let slowdown = 1.0 + p.compute_overlap * total;
                 s.speed = 1.0 / slowdown;
                 let t = to_event * slowdown;
                 if t < dt {
