@@ -91,12 +91,16 @@ pub struct ProfiledSpeed {
 }
 
 /// GPU activities in GPU start order, one entry per column.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct RawKernels {
     /// Index into the names.
     pub name: Vec<u32>,
     /// 0 kernel, 1 memset, 2 memcpy.
     pub kind: Vec<u8>,
+    /// GPU start, ns from the trace's first activity (empty in traces without it: no
+    /// concurrent kernels are merged).
+    #[serde(default)]
+    pub start_ns: Vec<i64>,
     /// Duration, ns.
     pub dur_ns: Vec<i64>,
     /// Grid (x, y, z).
@@ -109,6 +113,90 @@ pub struct RawKernels {
     pub smem: Vec<u32>,
     /// Host launch call start, ns (-1: none correlated).
     pub launch_ns: Vec<i64>,
+    /// CUDA stream (empty in traces without it: no concurrent kernels are merged).
+    #[serde(default)]
+    pub stream: Vec<u32>,
+}
+
+impl RawKernels {
+    /// The activities with every run of time-overlapping ones (in GPU start order) merged into
+    /// one: the replay issues a job's kernels one after another on one stream, but cuDNN runs
+    /// some algorithms on side streams (convnext_tiny:128:224's FFT depthwise convolutions: 3,168
+    /// kernels an iteration on eight streams, 18% of its GPU time), which replayed one by one
+    /// queued behind every co-runner's kernel and made the job far too slow beside others. A
+    /// merged entry spans the run on the GPU, holds the blocks of all its members (it fills the
+    /// SMs they fill together), is launched with the last member's launch (the host time of all
+    /// its launches precedes it) and is named, for its class, after its longest member.
+    /// Only overlaps across streams merge: on one stream Hopper's programmatic dependent launch
+    /// lets a kernel start a few microseconds before the one before it ends (seen in every H200
+    /// trace), which is the stream's order, not concurrency. One-stream traces come out unchanged.
+    pub fn merge_concurrent(&self) -> RawKernels {
+        let n = self.dur_ns.len();
+        let mut out = RawKernels {
+            name: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            start_ns: Vec::with_capacity(n),
+            dur_ns: Vec::with_capacity(n),
+            grid: Vec::with_capacity(n),
+            block: Vec::with_capacity(n),
+            regs: Vec::with_capacity(n),
+            smem: Vec::with_capacity(n),
+            launch_ns: Vec::with_capacity(n),
+            stream: Vec::with_capacity(n),
+        };
+        if self.start_ns.len() != n || self.stream.len() != n {
+            return self.clone();
+        }
+        let blocks =
+            |i: usize| -> u64 { self.grid[i].iter().map(|&d| u64::from(d.max(1))).product() };
+        let mut i = 0;
+        while i < n {
+            let (start, mut end) = (self.start_ns[i], self.start_ns[i] + self.dur_ns[i].max(0));
+            let (mut longest, mut total_blocks, mut last_launch) =
+                (i, blocks(i), self.launch_ns[i]);
+            let mut kernel_member = self.kind[i] == 0;
+            let mut streams_in_run = false;
+            let mut j = i + 1;
+            while j < n && self.start_ns[j] < end {
+                streams_in_run |= self.stream[j] != self.stream[i];
+                if !streams_in_run {
+                    break;
+                }
+                end = end.max(self.start_ns[j] + self.dur_ns[j].max(0));
+                if self.dur_ns[j] > self.dur_ns[longest] {
+                    longest = j;
+                }
+                if self.kind[j] == 0 {
+                    total_blocks += blocks(j);
+                    kernel_member = true;
+                }
+                last_launch = last_launch.max(self.launch_ns[j]);
+                j += 1;
+            }
+            let merged = j > i + 1;
+            out.name.push(self.name[longest]);
+            out.kind.push(if merged && kernel_member {
+                0
+            } else {
+                self.kind[i]
+            });
+            out.start_ns.push(start);
+            out.dur_ns
+                .push(if merged { end - start } else { self.dur_ns[i] });
+            out.grid.push(if merged {
+                [u32::try_from(total_blocks).unwrap_or(u32::MAX), 1, 1]
+            } else {
+                self.grid[i]
+            });
+            out.block.push(self.block[longest]);
+            out.regs.push(self.regs[longest]);
+            out.smem.push(self.smem[longest]);
+            out.launch_ns.push(last_launch);
+            out.stream.push(self.stream[i]);
+            i = j;
+        }
+        out
+    }
 }
 
 /// What one SM holds at once (CUDA occupancy limits of a GPU generation).
@@ -215,7 +303,9 @@ pub fn parse_raw(bytes: &[u8], path: &Path) -> Result<RawTrace, TraceError> {
         k.launch_ns.len(),
     ];
     let names_ok = k.name.iter().all(|&i| (i as usize) < raw.names.len());
-    if n == 0 || lengths.iter().any(|&l| l != n) || !names_ok || raw.status != "ok" {
+    let starts_ok = (k.start_ns.is_empty() || k.start_ns.len() == n)
+        && (k.stream.is_empty() || k.stream.len() == n);
+    if n == 0 || lengths.iter().any(|&l| l != n) || !names_ok || !starts_ok || raw.status != "ok" {
         return Err(TraceError::Invalid {
             path: path.to_owned(),
             message: "kernel columns must be non-empty, of equal length, from an ok trace".into(),
@@ -225,9 +315,10 @@ pub fn parse_raw(bytes: &[u8], path: &Path) -> Result<RawTrace, TraceError> {
 }
 
 /// Reduces a raw trace to the replay's table: durations, host time between launches (the cycle's
-/// first launch gets the median), grid size and blocks per SM.
+/// first launch gets the median), grid size and blocks per SM. Activities that ran at the same
+/// time on the GPU (a job's side streams) become one entry ([`RawKernels::merge_concurrent`]).
 pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
-    let k = &raw.kernels;
+    let k = &raw.kernels.merge_concurrent();
     let lim = sm_limits(gpu);
     let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
     let mut host_ns = Vec::with_capacity(k.dur_ns.len());
@@ -397,5 +488,61 @@ mod tests {
         assert_eq!(resident_blocks([128, 1, 1], 32, 100_000, hopper), 2);
         // One thread: the 32-block limit.
         assert_eq!(resident_blocks([1, 1, 1], 16, 0, hopper), 32);
+    }
+
+    /// Kernels of 4 blocks each, one per (start, duration, stream).
+    fn kernels(spans: &[(i64, i64, u32)]) -> RawKernels {
+        let n = spans.len();
+        RawKernels {
+            name: (0..n as u32).collect(),
+            kind: vec![0; n],
+            start_ns: spans.iter().map(|s| s.0).collect(),
+            dur_ns: spans.iter().map(|s| s.1).collect(),
+            grid: vec![[4, 1, 1]; n],
+            block: vec![[128, 1, 1]; n],
+            regs: vec![32; n],
+            smem: vec![0; n],
+            launch_ns: (0..n as i64).map(|i| 10 * i).collect(),
+            stream: spans.iter().map(|s| s.2).collect(),
+        }
+    }
+
+    #[test]
+    fn kernels_running_together_on_side_streams_become_one() {
+        // A main-stream kernel, then a fork onto two side streams (three kernels overlapping),
+        // then the main stream again.
+        let raw = kernels(&[
+            (0, 100, 7),
+            (100, 50, 30),
+            (110, 80, 31),
+            (160, 20, 30),
+            (200, 10, 7),
+        ]);
+        let merged = raw.merge_concurrent();
+        assert_eq!(merged.dur_ns, vec![100, 90, 10], "the fork spans 100..190");
+        assert_eq!(merged.start_ns, vec![0, 100, 200]);
+        assert_eq!(
+            merged.grid[1],
+            [12, 1, 1],
+            "it holds all three kernels' blocks"
+        );
+        assert_eq!(merged.name, vec![0, 2, 4], "named after its longest member");
+        assert_eq!(
+            merged.launch_ns,
+            vec![0, 30, 40],
+            "launched with its last member"
+        );
+    }
+
+    #[test]
+    fn an_early_start_on_the_same_stream_is_not_concurrency() {
+        // Programmatic dependent launch: the next kernel starts 3 ns before this one ends.
+        let raw = kernels(&[(0, 100, 7), (97, 50, 7), (150, 10, 7)]);
+        assert_eq!(raw.merge_concurrent().dur_ns, raw.dur_ns);
+        let unknown_streams = RawKernels {
+            stream: Vec::new(),
+            ..kernels(&[(0, 100, 7), (50, 50, 30)])
+        };
+        assert_eq!(unknown_streams.merge_concurrent().dur_ns, vec![100, 50]);
     }
 }
