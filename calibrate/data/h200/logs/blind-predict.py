@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Pre-registered predictions for plan h200-zoo3: `colo predict` (kernel model, shipped profile)
-for every co-run set of the plan, written before the plan ran on a GPU.
-usage (from the repository root): python3 calibrate/data/h200/logs/zoo3-predict.py COLO OUT.csv"""
+"""Pre-registered predictions for a blind-test plan (h200-zoo3, h200-zoo4): `colo predict` (kernel
+model, shipped profile) for every co-run set of the plan, written before the plan runs on a GPU.
+usage (from the repository root):
+  python3 calibrate/data/h200/logs/blind-predict.py PLAN COLO OUT.csv"""
 import csv, json, re, subprocess, sys
 
-colo, out = sys.argv[1], sys.argv[2]
-plan = open("calibrate/plans/h200-zoo3.ron").read()
+plan_name, colo, out = sys.argv[1], sys.argv[2], sys.argv[3]
+plan = open(f"calibrate/plans/{plan_name}.ron").read()
 # emulated MIG slices run as MPS clients at these SM percentages (the plan's dry run prints them)
 mig_pct = {"2g.35gb": 24, "3g.71gb": 45}
 rows = []

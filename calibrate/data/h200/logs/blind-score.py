@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Score the pre-registered zoo3 predictions against the measured part J store.
+"""Score a blind test's pre-registered predictions against its measured store.
 Fraction of alone: a co-run's median samples/s over the median of the same point alone on the
-same GPU (part J ran on two GPUs, one per device call; each call re-ran the alone baselines).
-A set whose repeats ran on both GPUs is scored once per GPU, so a "score" is a job on one GPU.
-usage (from the repository root): python3 calibrate/data/h200/logs/zoo3-score.py"""
-import collections, csv, gzip, json, statistics as st
+same GPU (a blind plan runs over several device calls, each on its own GPU, and each call re-runs
+the alone baselines). A set whose repeats ran on two GPUs is scored once per GPU, so a "score" is
+a job on one GPU.
+usage (from the repository root):
+  python3 calibrate/data/h200/logs/blind-score.py PLAN PREDICTIONS.csv [STORE.jsonl]
+  e.g. blind-score.py h200-zoo3 calibrate/data/h200/logs/zoo3-predictions/kernel-d5785bc.csv
+STORE defaults to calibrate/data/h200/PLAN.jsonl."""
+import collections, csv, json, statistics as st, sys
 
-LOGS = "calibrate/data/h200/logs"
-records = [json.loads(l) for l in gzip.open(f"{LOGS}/zoo3-calls/h200-zoo3.jsonl.gz", "rt")]
+plan, predictions = sys.argv[1], sys.argv[2]
+store = sys.argv[3] if len(sys.argv) > 3 else f"calibrate/data/h200/{plan}.jsonl"
+records = [json.loads(l) for l in open(store)]
 ok = [r for r in records if r["status"] == "ok"]
 alone, corun = collections.defaultdict(list), collections.defaultdict(list)
 for r in ok:
@@ -16,10 +21,12 @@ for r in ok:
     else:
         corun[(r["gpu_uuid"], r["group"], r["set_index"], r["rank"])].append(r["samples_per_s"])
 predicted = {(p["group"], int(p["set_index"]), int(p["rank"])): p
-             for p in csv.DictReader(open(f"{LOGS}/zoo3-predictions/kernel-d5785bc.csv"))}
+             for p in csv.DictReader(open(predictions))}
 errors, jobs = collections.defaultdict(list), []
 for (gpu, group, index, rank), rates in sorted(corun.items()):
-    p = predicted[(group, index, rank)]
+    p = predicted.get((group, index, rank))
+    if p is None or (gpu, p["point"]) not in alone:
+        continue
     measured = st.median(rates) / st.median(alone[(gpu, p["point"])])
     error = float(p["predicted_fraction_of_alone"]) / measured - 1
     jobs.append((error, p["point"], group, measured, float(p["predicted_fraction_of_alone"]), len(rates)))
