@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use colo_sim::perf::profile::{HeldOutError, MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::query::{SetQuery, predict_set};
-use colo_sim::perf::{Origin, Parametric, ShareMode};
+use colo_sim::perf::{Divisor, OneNth, Origin, Parametric, PerCorunner, ShareMode};
 
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
@@ -136,10 +136,12 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
         .zip(&set.member_noise)
         .map(|((member, &predicted), noise)| {
             let solo = ds.classes[member.class].solo_rate;
+            // The baselines' own rules (`colo predict --model equal-share / fixed-slowdown`);
+            // a single job under an SM budget gets its budget's share.
             let equal_share = if n == 1 {
                 solo * member.sm_budget.unwrap_or(1.0)
             } else {
-                solo / n as f64
+                solo / OneNth.divisor(n as f64)
             };
             PredictedJob {
                 set: set.label.clone(),
@@ -150,7 +152,7 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
                 measured: member.measured,
                 predicted,
                 equal_share,
-                fixed_slowdown: solo / (1.0 + 0.15 * (n as f64 - 1.0)),
+                fixed_slowdown: solo / PerCorunner::default().divisor(n as f64),
                 noise: *noise,
                 split: split.to_owned(),
             }

@@ -42,7 +42,14 @@ pub struct OneNth;
 
 /// [`FixedSlowdown`]'s rule: divide by `1 + per_corunner * (n - 1)`.
 #[derive(Clone, Copy, Debug)]
-pub struct PerCorunner(f64);
+pub struct PerCorunner(pub f64);
+
+impl Default for PerCorunner {
+    /// [`FixedSlowdown::DEFAULT_PER_CORUNNER`].
+    fn default() -> Self {
+        Self(FixedSlowdown::DEFAULT_PER_CORUNNER)
+    }
+}
 
 impl Divisor for AsIfAlone {
     const NAME: &'static str = "exclusive";
