@@ -5,13 +5,14 @@ use std::time::Instant;
 
 use colo_sim::hardware::GpuSpec;
 
-use crate::plan::{self, Group, Mode, Plan, PlanError, ProcSettings, SettingLists};
+use crate::plan::{self, Group, Plan, PlanError, ProcSettings, SettingLists};
 use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
 };
 use crate::store::{self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status};
 use crate::tracing::{self, Origin, TRACES_DIR};
+use colo_sim::perf::MeasuredMode;
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -209,7 +210,7 @@ fn refuse_another_gpu_type(plan: &Plan, gpu_name: &str) -> Result<(), RunError> 
     let uses_profiles = plan
         .groups
         .iter()
-        .any(|g| g.mode == Mode::MigEmulated || g.creates_mig_instances());
+        .any(|g| g.mode == MeasuredMode::MigEmulated || g.creates_mig_instances());
     match colo_sim::hardware::gpu(gpu_name) {
         Ok(found) if uses_profiles && found.name != plan.gpu.name => Err(RunError::OtherGpu {
             plan: plan.name.clone(),
@@ -314,7 +315,7 @@ pub struct CommandPlan {
     /// Store name: records go to `<name>.jsonl`, group `cmd`.
     pub name: String,
     /// Sharing mode.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Per-command settings.
     pub procs: Vec<ProcSettings>,
     /// Shell commands, started together.
@@ -341,7 +342,7 @@ impl CommandPlan {
         gpu: &'static GpuSpec,
     ) -> Result<CommandPlan, PlanError> {
         let (mode, n_procs) = (self.mode, self.commands.len());
-        if mode == Mode::Exclusive && n_procs != 1 {
+        if mode == MeasuredMode::Exclusive && n_procs != 1 {
             return Err(PlanError::Flag(format!(
                 "--mode exclusive runs one command; use timeslice or mps for {n_procs}"
             )));
@@ -467,7 +468,7 @@ mod tests {
         Plan::parse(PLAN, Path::new("t.ron")).expect("test plan")
     }
 
-    fn command_plan(mode: Mode, commands: usize, repeats: u32) -> CommandPlan {
+    fn command_plan(mode: MeasuredMode, commands: usize, repeats: u32) -> CommandPlan {
         CommandPlan {
             name: "profile".into(),
             mode,
@@ -506,7 +507,7 @@ mod tests {
             ..SettingLists::default()
         };
         let h200 = colo_sim::hardware::gpu("h200").expect("h200");
-        let ok = command_plan(Mode::Mps, 2, 3)
+        let ok = command_plan(MeasuredMode::Mps, 2, 3)
             .with_flags(&lists, h200)
             .expect("valid");
         assert_eq!(ok.procs.len(), 2);
@@ -518,14 +519,14 @@ mod tests {
         };
         let none = SettingLists::default();
         assert_eq!(
-            err(command_plan(Mode::Exclusive, 2, 3), &none),
+            err(command_plan(MeasuredMode::Exclusive, 2, 3), &none),
             "--mode exclusive runs one command; use timeslice or mps for 2"
         );
         assert_eq!(
-            err(command_plan(Mode::Timeslice, 2, 2), &none),
+            err(command_plan(MeasuredMode::Timeslice, 2, 2), &none),
             "--repeats 2: at least 3 (noise must be measured)"
         );
-        let e = err(command_plan(Mode::Timeslice, 2, 3), &lists);
+        let e = err(command_plan(MeasuredMode::Timeslice, 2, 3), &lists);
         assert!(e.starts_with("command line: --sm-percent: "), "{e}");
     }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::WindowStats;
-use crate::plan::Mode;
+use colo_sim::perf::{MeasuredMode, mode_label};
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -93,30 +93,6 @@ impl Source {
     }
 }
 
-/// Records write a mode as its label (`mig-emulated`), where plans name the variant
-/// (`MigEmulated`).
-mod mode_label {
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::plan::Mode;
-
-    pub fn serialize<S: Serializer>(mode: &Mode, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(mode.label())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
-        let text = String::deserialize(d)?;
-        Mode::from_label(&text).ok_or_else(|| {
-            let known: Vec<&str> = Mode::ALL.iter().map(|m| m.label()).collect();
-            D::Error::custom(format!(
-                "unknown mode `{text}`; expected one of {}",
-                known.join(", ")
-            ))
-        })
-    }
-}
-
 /// The record layout this build writes and reads. Version 1 leaves `format_version` out, so
 /// the records written before versions existed are version 1 and every version-1 store keeps
 /// its bytes; a writer that changes the layout bumps this, and its records write the field.
@@ -171,7 +147,7 @@ pub struct Record {
     /// Sharing mode, written as its label (`exclusive`, `timeslice`, `mps`, `mig`,
     /// `mig-emulated`).
     #[serde(with = "mode_label")]
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Processes in the set.
     pub n_procs: usize,
     /// Points of the other processes of the set.

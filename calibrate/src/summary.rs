@@ -3,15 +3,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::plan::Mode;
 use crate::store::{Record, Status};
+use colo_sim::perf::MeasuredMode;
 
 /// One row of the summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// `MODEL:BATCH:IMAGE`.
     pub point: String,
-    /// Mode label.
+    /// MeasuredMode label.
     pub mode: String,
     /// SM budget / MIG profile, or `-`.
     pub budget: String,
@@ -48,7 +48,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 }
 
 fn is_alone(rec: &Record) -> bool {
-    rec.mode == Mode::Exclusive && rec.co_runners.is_empty()
+    rec.mode == MeasuredMode::Exclusive && rec.co_runners.is_empty()
 }
 
 fn budget_label(rec: &Record) -> String {
@@ -87,13 +87,13 @@ fn co_runner_label(co_runners: &[String]) -> String {
 /// Sort and group key of a row: point, mode order, processes, budget, co-runners, mode, source.
 type RowKey = (String, usize, usize, String, String, String, String);
 
-fn mode_rank(mode: Mode) -> usize {
+fn mode_rank(mode: MeasuredMode) -> usize {
     [
-        Mode::Exclusive,
-        Mode::Mps,
-        Mode::MigEmulated,
-        Mode::Mig,
-        Mode::Timeslice,
+        MeasuredMode::Exclusive,
+        MeasuredMode::Mps,
+        MeasuredMode::MigEmulated,
+        MeasuredMode::Mig,
+        MeasuredMode::Timeslice,
     ]
     .iter()
     .position(|m| *m == mode)

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use colo_calibrate::execute::{self, CommandPlan, RunOptions};
-use colo_calibrate::plan::{Mode, Plan, Point, SettingLists};
+use colo_calibrate::plan::{Plan, Point, SettingLists};
 use colo_calibrate::runner::{
     self, DEFAULT_TRACER, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner, TraceJob,
     TraceReport, TraceSettings,
 };
 use colo_calibrate::{store, summary, tracing};
+use colo_sim::perf::MeasuredMode;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `colo calibrate`.
@@ -227,13 +228,13 @@ enum ModeArg {
 }
 
 impl ModeArg {
-    fn mode(self) -> Mode {
+    fn mode(self) -> MeasuredMode {
         match self {
-            ModeArg::Exclusive => Mode::Exclusive,
-            ModeArg::Timeslice => Mode::Timeslice,
-            ModeArg::Mps => Mode::Mps,
-            ModeArg::Mig => Mode::Mig,
-            ModeArg::MigEmulated => Mode::MigEmulated,
+            ModeArg::Exclusive => MeasuredMode::Exclusive,
+            ModeArg::Timeslice => MeasuredMode::Timeslice,
+            ModeArg::Mps => MeasuredMode::Mps,
+            ModeArg::Mig => MeasuredMode::Mig,
+            ModeArg::MigEmulated => MeasuredMode::MigEmulated,
         }
     }
 }

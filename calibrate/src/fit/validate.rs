@@ -12,7 +12,7 @@ use colo_sim::perf::{Origin, Parametric, ShareMode};
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
 use super::parametric::{FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions};
-use crate::plan::Mode;
+use colo_sim::perf::MeasuredMode;
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -85,7 +85,7 @@ pub struct PredictedJob {
     /// The set's label.
     pub set: String,
     /// How the set shared the GPU: `Timeslice`, `Mps` or `MigEmulated`.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Jobs in the set.
     pub n_jobs: usize,
     /// The job's point.
@@ -229,10 +229,10 @@ fn predicted_fit(
         return Err("MPS memory limit");
     }
     let (mode, layout) = match case.mode {
-        Mode::Exclusive => (ShareMode::Exclusive, None),
-        Mode::Timeslice => (ShareMode::Timeslice, None),
-        Mode::Mps => (ShareMode::Mps, None),
-        Mode::MigEmulated => {
+        MeasuredMode::Exclusive => (ShareMode::Exclusive, None),
+        MeasuredMode::Timeslice => (ShareMode::Timeslice, None),
+        MeasuredMode::Mps => (ShareMode::Mps, None),
+        MeasuredMode::MigEmulated => {
             let names: Option<Vec<&str>> = case.mig_profiles.iter().map(Option::as_deref).collect();
             let layout = names.and_then(|names| ds.gpu.mig_layout(&names).ok());
             (
@@ -240,7 +240,7 @@ fn predicted_fit(
                 Some(layout.ok_or("MIG layout unknown to the GPU catalog")?),
             )
         }
-        Mode::Mig => return Err("real MIG (its instances' memory is not in the records)"),
+        MeasuredMode::Mig => return Err("real MIG (its instances' memory is not in the records)"),
     };
     let query = SetQuery {
         gpu: ds.gpu,
@@ -304,8 +304,8 @@ pub fn validate(ds: &Dataset) -> Validation {
 pub struct ErrorRow {
     /// Split.
     pub split: String,
-    /// Mode.
-    pub mode: Mode,
+    /// MeasuredMode.
+    pub mode: MeasuredMode,
     /// `all`, `launch-bound` or `GPU-bound`.
     pub jobs_of: String,
     /// Jobs predicted.
@@ -332,7 +332,11 @@ pub fn held_out_errors(
     held_out: &dyn Fn(&PredictedJob) -> bool,
 ) -> Vec<HeldOutError> {
     let mut out = Vec::new();
-    for mode in [Mode::Mps, Mode::Timeslice, Mode::MigEmulated] {
+    for mode in [
+        MeasuredMode::Mps,
+        MeasuredMode::Timeslice,
+        MeasuredMode::MigEmulated,
+    ] {
         for launch_bound in [false, true] {
             let held: Vec<PredictedJob> = jobs
                 .iter()
@@ -358,7 +362,7 @@ pub fn held_out_errors(
 /// slices predicted with their slice size left out of the fit.
 pub fn parametric_held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
     held_out_errors(jobs, &|j| match j.mode {
-        Mode::MigEmulated => j.split == "slice held out",
+        MeasuredMode::MigEmulated => j.split == "slice held out",
         _ => j.split == "3+ jobs",
     })
 }
@@ -368,7 +372,11 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
     let ape = |p: f64, m: f64| ((p - m) / m).abs();
     let mut rows = Vec::new();
     for split in ["train", "3+ jobs", "slice held out", "model held out"] {
-        for mode in [Mode::Timeslice, Mode::Mps, Mode::MigEmulated] {
+        for mode in [
+            MeasuredMode::Timeslice,
+            MeasuredMode::Mps,
+            MeasuredMode::MigEmulated,
+        ] {
             for jobs_of in ["all", "launch-bound", "GPU-bound"] {
                 let sel: Vec<&PredictedJob> = jobs
                     .iter()

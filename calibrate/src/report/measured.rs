@@ -6,9 +6,9 @@ use std::path::Path;
 use colo_sim::study::{Outcome, Reproduction, SetMode};
 
 use super::ReportError;
-use crate::plan::Mode;
 use crate::store::{self, Record, Status};
 use crate::summary::{AloneBaseline, median};
+use colo_sim::perf::MeasuredMode;
 
 /// Where the measured numbers come from.
 pub(crate) struct Source<'a> {
@@ -84,8 +84,8 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
             continue;
         };
         let mode = match set.mode {
-            SetMode::Naive => Mode::Timeslice,
-            SetMode::Mps => Mode::Mps,
+            SetMode::Naive => MeasuredMode::Timeslice,
+            SetMode::Mps => MeasuredMode::Mps,
             SetMode::Mig => continue,
         };
         let (n, point) = (set.jobs.len(), key.to_string());
@@ -153,7 +153,7 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
 
 /// Whether a set repeat is `n` copies of `point` under `mode`, with no SM budget or memory
 /// limit, every process ended ok or out of memory.
-fn is_copies(procs: &[&Record], mode: Mode, point: &str, n: usize) -> bool {
+fn is_copies(procs: &[&Record], mode: MeasuredMode, point: &str, n: usize) -> bool {
     store::ran_to_the_end(procs)
         && procs.len() == n
         && procs.iter().all(|r| {
