@@ -28,20 +28,26 @@ pub use parametric::Parametric;
 pub use profile::{Origin, Profile, ProfileError};
 
 /// How jobs share a GPU: the one vocabulary of the engine, the scenario file (`mode: Mps`,
-/// read as the variant's name) and the result rows (`mps`, written snake_case).
+/// read as the variant's name), the result rows (`mps`, written snake_case) and, with the
+/// `clap` feature, `colo predict --mode` (the `value(help)` lines are its help).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "PascalCase"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ShareMode {
     /// One job per GPU.
+    #[cfg_attr(feature = "clap", value(help = "One job alone"))]
     #[serde(alias = "exclusive")]
     Exclusive,
     /// Plain processes; the GPU runs one context at a time.
+    #[cfg_attr(feature = "clap", value(help = "Plain processes, time-sliced"))]
     #[serde(alias = "timeslice", alias = "time_slice", alias = "naive")]
     Timeslice,
     /// One MPS server; kernels of several processes run side by side.
+    #[cfg_attr(feature = "clap", value(help = "MPS (with optional SM budgets)"))]
     #[serde(alias = "mps")]
     Mps,
     /// MIG slices; jobs inside one slice share it under MPS.
+    #[cfg_attr(feature = "clap", value(help = "MIG slices (needs --layout)"))]
     #[serde(alias = "mig")]
     Mig,
 }
@@ -88,20 +94,39 @@ impl ShareMode {
 
 /// How processes shared a GPU when they were measured: the [`ShareMode`]s plus MIG emulated
 /// under MPS. Calibration plans name a variant (`mode: MigEmulated`); records, profiles and
-/// tables write its label (`mig-emulated`, [`MeasuredMode::label`], through [`mode_label`]).
+/// tables write its label (`mig-emulated`, [`MeasuredMode::label`], through [`mode_label`]);
+/// with the `clap` feature it is `colo calibrate profile --mode` (the `value(help)` lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum MeasuredMode {
     /// One process alone on the GPU.
+    #[cfg_attr(feature = "clap", value(help = "One command alone"))]
     Exclusive,
     /// Plain processes sharing the GPU by the driver's time-slicing.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Plain processes, time-sliced by the driver")
+    )]
     Timeslice,
     /// Processes under the calibrator's own MPS daemon.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Under the calibrator's own MPS daemon")
+    )]
     Mps,
     /// Each process on its own real MIG instance: an existing one by UUID (`mig_uuids`), or
     /// one the runner creates from a profile (`mig_profiles`, only with
     /// `--allow-mig-reconfigure`) and destroys afterwards.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "On existing MIG instances (--mig-uuid)")
+    )]
     Mig,
     /// MPS with each process's SM budget and memory limit set from a MIG profile.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "MPS with budgets and memory limits of MIG profiles (--mig-profile)")
+    )]
     MigEmulated,
 }
 
