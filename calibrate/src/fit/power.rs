@@ -249,7 +249,7 @@ pub fn fit_power(ds: &Dataset) -> (Option<PowerParams>, Vec<FormScore>) {
             .iter()
             .filter(|s| s.form == form)
             .map(|s| PowerMode {
-                mode: s.mode.label().to_owned(),
+                mode: s.mode,
                 idle_w: s.coeffs.idle_w,
                 slope: s.coeffs.slope,
                 max_w: s.coeffs.max_w,

@@ -347,7 +347,7 @@ pub fn held_out_errors(
                 continue;
             }
             out.push(HeldOutError {
-                mode: mode.label().to_owned(),
+                mode,
                 launch_bound,
                 mape_pct: (super::kernel::mape(&held) * 1000.0).round() / 10.0,
                 jobs: held.len(),
