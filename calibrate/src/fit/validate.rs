@@ -532,16 +532,22 @@ mod tests {
     use super::super::measured::{Selection, load_dataset};
     use super::*;
 
-    /// The committed H200 smoke records whose line passes `keep` (beside the alone runs of
+    /// The committed H200 smoke records whose mode `keep` takes (beside the alone runs of
     /// h200-solo.jsonl, which measure the MPS pair's resnet50 alone), as a dataset.
-    fn smoke(keep: &dyn Fn(&str) -> bool) -> Dataset {
+    fn smoke(keep: &dyn Fn(MeasuredMode) -> bool) -> Dataset {
         let dir = tempfile::tempdir().expect("temp dir");
         for name in ["smoke.jsonl", "h200-solo.jsonl"] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("data/h200")
                 .join(name);
             let text = std::fs::read_to_string(path).expect("committed data");
-            let lines: Vec<&str> = text.lines().filter(|l| keep(l)).collect();
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    let rec: crate::store::Record = serde_json::from_str(l).expect("a record");
+                    keep(rec.mode)
+                })
+                .collect();
             std::fs::write(dir.path().join(name), lines.join("\n")).expect("write");
         }
         let h200 = colo_sim::hardware::gpu("h200").expect("h200");
@@ -550,7 +556,7 @@ mod tests {
 
     #[test]
     fn sharing_parameters_no_set_constrained_are_labelled_default() {
-        let alone = smoke(&|l| l.contains(r#""mode":"exclusive""#));
+        let alone = smoke(&|m| m == MeasuredMode::Exclusive);
         assert!(alone.sets.is_empty());
         let profile = fitted_profile(&alone, &fit_on(&alone, &|_| true), "2026-12-01");
         assert_eq!(profile.timeslice.origin, Some(Origin::Default));
@@ -558,7 +564,7 @@ mod tests {
         assert!((profile.timeslice.switch_overhead - START.switch_overhead).abs() < 1e-12);
         assert!(profile.provenance.source.contains("origin default"));
         // Time-sliced pairs constrain the switch overhead only.
-        let ts = smoke(&|l| !l.contains(r#""mode":"mps""#) && !l.contains("mig-emulated"));
+        let ts = smoke(&|m| !matches!(m, MeasuredMode::Mps | MeasuredMode::MigEmulated));
         let profile = fitted_profile(&ts, &fit_on(&ts, &|_| true), "2026-12-01");
         assert_eq!(
             profile.timeslice.origin, None,
