@@ -10,9 +10,12 @@ use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
 };
-use crate::store::{self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status};
+use crate::store::{
+    self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
+};
 use crate::tracing::{self, Origin, TRACES_DIR};
 use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -239,7 +242,7 @@ fn run_launch(
             let error = rec.error.as_deref().unwrap_or("");
             progress(&format!(
                 "  {} rank {} {}: {:?} {error}",
-                rec.group, rec.rank, rec.point, rec.status
+                rec.group, rec.rank, rec.workload, rec.status
             ));
         }
         outcome.written += 1;
@@ -275,10 +278,7 @@ fn make_record(
         set_index: step.set_index,
         repeat: step.repeat,
         rank: report.rank,
-        point: point.to_string(),
-        model: point.model.clone(),
-        batch: point.batch,
-        image: point.image,
+        workload: Workload::Point(ModelKey::new(&point.model, point.batch, point.image)),
         mode: group.mode,
         n_procs: group.n_procs(),
         co_runners,
@@ -304,7 +304,6 @@ fn make_record(
         error: report.error.clone(),
         env: report.env.clone(),
         framework: report.framework.clone(),
-        command: None,
         lifetime_s: None,
     }
 }
@@ -413,10 +412,7 @@ fn command_record(
         set_index: 0,
         repeat,
         rank: res.rank,
-        point: plan.commands[res.rank].clone(),
-        model: "cmd".into(),
-        batch: 0,
-        image: 0,
+        workload: Workload::Command(plan.commands[res.rank].clone()),
         mode: plan.mode,
         n_procs: plan.commands.len(),
         co_runners: plan
@@ -449,7 +445,6 @@ fn command_record(
         error: res.error.clone(),
         env: res.env.clone(),
         framework: None,
-        command: Some(plan.commands[res.rank].clone()),
         lifetime_s: Some(res.lifetime_s),
     }
 }
@@ -565,14 +560,14 @@ mod tests {
         let oom = loaded
             .records
             .iter()
-            .find(|r| r.model == "oom")
+            .find(|r| r.workload.point().is_some_and(|k| k.model == "oom"))
             .expect("oom record");
         assert_eq!(oom.status, Status::Oom);
         assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
         let crash = loaded
             .records
             .iter()
-            .find(|r| r.model == "crash")
+            .find(|r| r.workload.point().is_some_and(|k| k.model == "crash"))
             .expect("crash record");
         assert_eq!(crash.status, Status::Crash);
         let partner = loaded

@@ -6,6 +6,7 @@
 //! Each record carries a layout version ([`RECORD_FORMAT_VERSION`]); readers refuse a record
 //! newer than they know instead of guessing at its fields.
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::gpu::WindowStats;
 use colo_sim::perf::{MeasuredMode, mode_label};
+use colo_sim::workload::{ModelKey, ModelKeyError};
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -115,14 +117,46 @@ struct FormatProbe {
     format_version: u32,
 }
 
+/// What one process of a record ran.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Workload {
+    /// A training point of the calibration worker.
+    Point(ModelKey),
+    /// A user command (`colo calibrate profile`), as given.
+    Command(String),
+}
+
+impl Workload {
+    /// The training point, if it is one.
+    pub fn point(&self) -> Option<&ModelKey> {
+        match self {
+            Workload::Point(key) => Some(key),
+            Workload::Command(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    /// What records write as `point`: `MODEL:BATCH:IMAGE`, or the command's text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Workload::Point(key) => key.fmt(f),
+            Workload::Command(text) => f.write_str(text),
+        }
+    }
+}
+
+/// The `model` a user command's record writes (with batch and image 0).
+const COMMAND_MODEL: &str = "cmd";
+
 /// One measured (or failed) process-point.
+///
+/// Written and read through [`RecordWire`], the flat layout of the files, so that its typed
+/// [`Workload`] keeps the bytes of `point`, `model`, `batch`, `image` and `command`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RecordWire", into = "RecordWire")]
 pub struct Record {
     /// Layout version ([`RECORD_FORMAT_VERSION`]); absent (version 1) in every record so far.
-    #[serde(
-        default = "first_format_version",
-        skip_serializing_if = "is_first_format_version"
-    )]
     pub format_version: u32,
     /// `measured` on a GPU, `fake` from the fake runner.
     pub source: Source,
@@ -136,17 +170,10 @@ pub struct Record {
     pub repeat: u32,
     /// Process rank within the set.
     pub rank: usize,
-    /// This process's point, `MODEL:BATCH:IMAGE`.
-    pub point: String,
-    /// Model name.
-    pub model: String,
-    /// Batch size.
-    pub batch: u32,
-    /// Image size or sequence length.
-    pub image: u32,
+    /// What the process ran: a training point or a user command.
+    pub workload: Workload,
     /// Sharing mode, written as its label (`exclusive`, `timeslice`, `mps`, `mig`,
     /// `mig-emulated`).
-    #[serde(with = "mode_label")]
     pub mode: MeasuredMode,
     /// Processes in the set.
     pub n_procs: usize,
@@ -195,14 +222,256 @@ pub struct Record {
     /// Environment the worker saw (CUDA_VISIBLE_DEVICES, MPS variables).
     pub env: serde_json::Map<String, serde_json::Value>,
     /// Framework of the worker (torch version and TF32 flags); absent in early H200 records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework: Option<String>,
-    /// The user command (`colo calibrate profile`); `None` for training points.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
     /// Seconds from the command's start to its exit (`colo calibrate profile`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifetime_s: Option<f64>,
+}
+
+/// [`Record`] as the files lay it out: the workload spread over `point`, `model`, `batch`,
+/// `image` (a user command: its text, `cmd`, 0, 0) and `command`.
+#[derive(Serialize, Deserialize)]
+struct RecordWire {
+    #[serde(
+        default = "first_format_version",
+        skip_serializing_if = "is_first_format_version"
+    )]
+    format_version: u32,
+    source: Source,
+    plan: String,
+    group: String,
+    set_index: usize,
+    repeat: u32,
+    rank: usize,
+    point: String,
+    model: String,
+    batch: u32,
+    image: u32,
+    #[serde(with = "mode_label")]
+    mode: MeasuredMode,
+    n_procs: usize,
+    co_runners: Vec<String>,
+    sm_percent: Option<u32>,
+    mem_limit_mib: Option<u64>,
+    mig_profile: Option<String>,
+    mig_uuid: Option<String>,
+    gpu_name: String,
+    driver: String,
+    gpu_uuid: String,
+    t_start: f64,
+    t_end: f64,
+    status: Status,
+    samples_per_s: Option<f64>,
+    iterations: Option<u64>,
+    window_s: Option<f64>,
+    warmup_s: Option<f64>,
+    cpu_time_s: Option<f64>,
+    peak_allocated_mib: Option<f64>,
+    peak_reserved_mib: Option<f64>,
+    gpu: WindowStats,
+    co_failed: Vec<usize>,
+    error: Option<String>,
+    env: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    framework: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lifetime_s: Option<f64>,
+}
+
+impl TryFrom<RecordWire> for Record {
+    type Error = String;
+
+    fn try_from(w: RecordWire) -> Result<Record, String> {
+        let RecordWire {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            point,
+            model,
+            batch,
+            image,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            command,
+            lifetime_s,
+        } = w;
+        let workload = match command {
+            Some(command)
+                if point == command && model == COMMAND_MODEL && batch == 0 && image == 0 =>
+            {
+                Workload::Command(command)
+            }
+            Some(command) => {
+                return Err(format!(
+                    "command `{command}` recorded as point `{point}` ({model}, {batch}, {image}); a command record writes its text, `{COMMAND_MODEL}`, 0, 0"
+                ));
+            }
+            None => {
+                let key: ModelKey = point.parse().map_err(|e: ModelKeyError| e.to_string())?;
+                // Canonical text only: a record writes back the bytes it was read from.
+                if key.to_string() != point
+                    || (key.model.as_str(), key.batch, key.image) != (model.as_str(), batch, image)
+                {
+                    return Err(format!(
+                        "point `{point}` disagrees with model `{model}`, batch {batch}, image {image}"
+                    ));
+                }
+                Workload::Point(key)
+            }
+        };
+        Ok(Record {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            workload,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            lifetime_s,
+        })
+    }
+}
+
+impl From<Record> for RecordWire {
+    fn from(r: Record) -> RecordWire {
+        let Record {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            workload,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            lifetime_s,
+        } = r;
+        let (point, model, batch, image, command) = match workload {
+            Workload::Point(key) => {
+                let point = key.to_string();
+                (point, key.model, key.batch, key.image, None)
+            }
+            Workload::Command(text) => (text.clone(), COMMAND_MODEL.to_owned(), 0, 0, Some(text)),
+        };
+        RecordWire {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            point,
+            model,
+            batch,
+            image,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            command,
+            lifetime_s,
+        }
+    }
 }
 
 /// Key of one process of one set's repeat: (group, set index, repeat, rank).
@@ -513,6 +782,29 @@ mod tests {
             stores_read >= 15 && lines > 1500,
             "{stores_read} stores, {lines} records"
         );
+    }
+
+    #[test]
+    fn a_workload_is_a_point_or_a_command_and_a_point_must_agree_with_its_parts() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        assert!(rec.workload.point().is_some());
+        let line = serde_json::to_string(&rec).expect("encodes");
+        let other = line.replacen(r#""batch":"#, r#""batch":1"#, 1);
+        let loaded = parse(&other, Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0].1.contains("disagrees with model"),
+            "{:?}",
+            loaded.skipped
+        );
+
+        rec.workload = Workload::Command("python train.py --epochs 1".into());
+        let line = serde_json::to_string(&rec).expect("encodes");
+        assert!(line.contains(
+            r#""point":"python train.py --epochs 1","model":"cmd","batch":0,"image":0,"#
+        ));
+        assert!(line.contains(r#""command":"python train.py --epochs 1""#));
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use colo_sim::workload::ModelKey;
 use thiserror::Error;
 
 use super::parametric::{ClassSpec, Member, Observation};
-use crate::store::{self, Record, Source, Status, StoreError};
+use crate::store::{self, Record, Source, Status, StoreError, Workload};
 use colo_sim::perf::MeasuredMode;
 
 /// Measurements that cannot be fitted. Fatal.
@@ -257,8 +257,14 @@ fn relative_noise(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - m).abs()).sum::<f64>() / values.len().max(1) as f64 / m
 }
 
+/// The training point of a dataset record ([`load_dataset`] keeps no other).
 fn key_of(r: &Record) -> ModelKey {
-    ModelKey::new(&r.model, r.batch, r.image)
+    match &r.workload {
+        Workload::Point(key) => key.clone(),
+        Workload::Command(text) => {
+            unreachable!("load_dataset keeps training points only, not command `{text}`")
+        }
+    }
 }
 
 /// Reads every `*.jsonl` store in `dir` for `gpu`: only records taken on `gpu`, and the fake
@@ -273,7 +279,10 @@ pub fn load_dataset(
     let mut paths = Vec::new();
     for (idx, (path, loaded)) in stores.into_iter().enumerate() {
         paths.push(path.display().to_string());
-        let training = loaded.records.into_iter().filter(|r| r.command.is_none());
+        let training = loaded
+            .records
+            .into_iter()
+            .filter(|r| r.workload.point().is_some());
         records.extend(training.map(|r| (idx, r)));
     }
     if records.is_empty() {

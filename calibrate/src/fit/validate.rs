@@ -304,7 +304,7 @@ pub fn validate(ds: &Dataset) -> Validation {
 pub struct ErrorRow {
     /// Split.
     pub split: String,
-    /// MeasuredMode.
+    /// Sharing mode.
     pub mode: MeasuredMode,
     /// `all`, `launch-bound` or `GPU-bound`.
     pub jobs_of: String,

@@ -9,6 +9,7 @@ use super::ReportError;
 use crate::store::{self, Record, Status};
 use crate::summary::{AloneBaseline, median};
 use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// Where the measured numbers come from.
 pub(crate) struct Source<'a> {
@@ -62,7 +63,7 @@ pub(crate) fn load_records(
     let all: Vec<Record> = stores
         .into_iter()
         .flat_map(|(_, loaded)| loaded.records)
-        .filter(|r| r.command.is_none())
+        .filter(|r| r.workload.point().is_some())
         .collect();
     let total = all.len();
     let kept: Vec<Record> = all
@@ -88,10 +89,10 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
             SetMode::Mps => MeasuredMode::Mps,
             SetMode::Mig => continue,
         };
-        let (n, point) = (set.jobs.len(), key.to_string());
+        let n = set.jobs.len();
         let of_set: Vec<&Vec<&Record>> = repeats
             .iter()
-            .filter(|procs| is_copies(procs, mode, &point, n))
+            .filter(|procs| is_copies(procs, mode, key, n))
             .collect();
         if n < 2 || of_set.is_empty() {
             continue;
@@ -153,12 +154,12 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
 
 /// Whether a set repeat is `n` copies of `point` under `mode`, with no SM budget or memory
 /// limit, every process ended ok or out of memory.
-fn is_copies(procs: &[&Record], mode: MeasuredMode, point: &str, n: usize) -> bool {
+fn is_copies(procs: &[&Record], mode: MeasuredMode, point: &ModelKey, n: usize) -> bool {
     store::ran_to_the_end(procs)
         && procs.len() == n
         && procs.iter().all(|r| {
             r.mode == mode
-                && r.point == point
+                && r.workload.point() == Some(point)
                 && r.sm_percent.is_none()
                 && r.mem_limit_mib.is_none()
         })
