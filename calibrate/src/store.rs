@@ -68,6 +68,10 @@ pub enum Status {
     Crash,
     /// The launch ran past its time limit.
     Timeout,
+    /// An outcome this version does not know (a newer writer's): read as not measured, never
+    /// as ok or out of memory.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Where a record's numbers come from.
@@ -766,6 +770,7 @@ mod tests {
             assert_eq!(read.len(), loaded.records.len(), "{}", path.display());
             for (line, rec) in read.iter().zip(&loaded.records) {
                 assert_ne!(rec.source, Source::Unknown, "{}", path.display());
+                assert_ne!(rec.status, Status::Unknown, "{}", path.display());
                 assert_eq!(rec.format_version, 1, "{}", path.display());
                 let written = serde_json::to_string(rec).expect("encodes");
                 if let Err(why) = same_bytes_up_to_float_parsing(line, &written) {
@@ -808,7 +813,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_is_kept_apart() {
+    fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_or_status_is_kept_apart() {
         let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
         let bad = line.replacen("\"mode\":\"exclusive\"", "\"mode\":\"mig-x\"", 1);
         assert_ne!(bad, line);
@@ -826,6 +831,10 @@ mod tests {
         assert_ne!(newer, line);
         let loaded = parse(&newer, Path::new("t.jsonl")).expect("version 1");
         assert_eq!(loaded.records[0].source, Source::Unknown);
+        let later = line.replacen("\"status\":\"ok\"", "\"status\":\"preempted\"", 1);
+        assert_ne!(later, line);
+        let loaded = parse(&later, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records[0].status, Status::Unknown);
     }
 
     #[test]
