@@ -3,7 +3,8 @@
 //! beside the predicted one.
 use std::path::Path;
 
-use colo_sim::study::{Outcome, Reproduction, SetMode};
+use colo_sim::perf::ShareMode;
+use colo_sim::study::{Outcome, Reproduction};
 
 use super::ReportError;
 use crate::store::{self, Record, Status};
@@ -26,7 +27,7 @@ pub(crate) struct MeasuredSet {
     /// `7 x resnet26:32:32`.
     pub jobs: String,
     /// Naive (time-sliced) or MPS.
-    pub mode: SetMode,
+    pub mode: ShareMode,
     /// Repeats where every process ran.
     pub repeats: usize,
     /// Median samples/s of one job over the repeats that ran (measured).
@@ -84,11 +85,11 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
         let Some(key) = set.single_key() else {
             continue;
         };
-        let mode = match set.mode {
-            SetMode::Naive => MeasuredMode::Timeslice,
-            SetMode::Mps => MeasuredMode::Mps,
-            SetMode::Mig => continue,
-        };
+        // MIG sets ran on real slices the store does not hold.
+        if set.mode == ShareMode::Mig {
+            continue;
+        }
+        let mode = set.mode.measured_as();
         let n = set.jobs.len();
         let of_set: Vec<&Vec<&Record>> = repeats
             .iter()

@@ -30,7 +30,7 @@ pub use profile::{Origin, Profile, ProfileError};
 /// How jobs share a GPU: the one vocabulary of the engine, the scenario file (`mode: Mps`,
 /// read as the variant's name), the result rows (`mps`, written snake_case) and, with the
 /// `clap` feature, `colo predict --mode` (the `value(help)` lines are its help).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "PascalCase"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ShareMode {
