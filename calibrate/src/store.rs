@@ -155,7 +155,7 @@ const COMMAND_MODEL: &str = "cmd";
 
 /// One measured (or failed) process-point.
 ///
-/// Written and read through [`RecordWire`], the flat layout of the files, so that its typed
+/// Written and read through `RecordWire`, the flat layout of the files, so that its typed
 /// [`Workload`] keeps the bytes of `point`, `model`, `batch`, `image` and `command`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RecordWire", into = "RecordWire")]
