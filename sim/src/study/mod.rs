@@ -19,7 +19,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use conclusions::{Conclusion, Status};
-pub use matrix::{MatrixSet, Process, Sharing, read_matrix};
+pub use matrix::{MatrixSet, Process, read_matrix};
 pub use predict::{JobResult, Outcome, SetResult};
 pub use spec::{Dataset, StudySpec};
 
@@ -265,11 +265,7 @@ fn study_set(spec: &StudySpec, set: &MatrixSet) -> Result<StudySet, StudyError> 
             );
             return Err(bad(p.line, "Params --data-dir", message));
         };
-        let (mode, slice) = match &p.sharing {
-            Sharing::Naive => (ShareMode::Timeslice, None),
-            Sharing::Mps => (ShareMode::Mps, None),
-            Sharing::Mig(name) => (ShareMode::Mig, Some(name.clone())),
-        };
+        let (mode, slice) = (p.mode, p.slice.clone());
         if modes.last().is_some_and(|m| *m != mode) {
             let message = format!(
                 "mixes {} and {} in one set",
