@@ -5,13 +5,17 @@ use std::time::Instant;
 
 use colo_sim::hardware::GpuSpec;
 
-use crate::plan::{self, Group, Mode, Plan, PlanError, ProcSettings, SettingLists};
+use crate::plan::{self, Group, Plan, PlanError, ProcSettings, SettingLists};
 use crate::runner::{
     CommandResult, CommandSet, Launch, ProcessRunner, Report, RunError, Runner, Step, TraceJob,
     TraceSettings, trace_file_name,
 };
-use crate::store::{self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status};
+use crate::store::{
+    self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
+};
 use crate::tracing::{self, Origin, TRACES_DIR};
+use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -209,7 +213,7 @@ fn refuse_another_gpu_type(plan: &Plan, gpu_name: &str) -> Result<(), RunError> 
     let uses_profiles = plan
         .groups
         .iter()
-        .any(|g| g.mode == Mode::MigEmulated || g.creates_mig_instances());
+        .any(|g| g.mode == MeasuredMode::MigEmulated || g.creates_mig_instances());
     match colo_sim::hardware::gpu(gpu_name) {
         Ok(found) if uses_profiles && found.name != plan.gpu.name => Err(RunError::OtherGpu {
             plan: plan.name.clone(),
@@ -238,7 +242,7 @@ fn run_launch(
             let error = rec.error.as_deref().unwrap_or("");
             progress(&format!(
                 "  {} rank {} {}: {:?} {error}",
-                rec.group, rec.rank, rec.point, rec.status
+                rec.group, rec.rank, rec.workload, rec.status
             ));
         }
         outcome.written += 1;
@@ -274,10 +278,7 @@ fn make_record(
         set_index: step.set_index,
         repeat: step.repeat,
         rank: report.rank,
-        point: point.to_string(),
-        model: point.model.clone(),
-        batch: point.batch,
-        image: point.image,
+        workload: Workload::Point(ModelKey::new(&point.model, point.batch, point.image)),
         mode: group.mode,
         n_procs: group.n_procs(),
         co_runners,
@@ -303,7 +304,6 @@ fn make_record(
         error: report.error.clone(),
         env: report.env.clone(),
         framework: report.framework.clone(),
-        command: None,
         lifetime_s: None,
     }
 }
@@ -314,7 +314,7 @@ pub struct CommandPlan {
     /// Store name: records go to `<name>.jsonl`, group `cmd`.
     pub name: String,
     /// Sharing mode.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Per-command settings.
     pub procs: Vec<ProcSettings>,
     /// Shell commands, started together.
@@ -341,7 +341,7 @@ impl CommandPlan {
         gpu: &'static GpuSpec,
     ) -> Result<CommandPlan, PlanError> {
         let (mode, n_procs) = (self.mode, self.commands.len());
-        if mode == Mode::Exclusive && n_procs != 1 {
+        if mode == MeasuredMode::Exclusive && n_procs != 1 {
             return Err(PlanError::Flag(format!(
                 "--mode exclusive runs one command; use timeslice or mps for {n_procs}"
             )));
@@ -412,10 +412,7 @@ fn command_record(
         set_index: 0,
         repeat,
         rank: res.rank,
-        point: plan.commands[res.rank].clone(),
-        model: "cmd".into(),
-        batch: 0,
-        image: 0,
+        workload: Workload::Command(plan.commands[res.rank].clone()),
         mode: plan.mode,
         n_procs: plan.commands.len(),
         co_runners: plan
@@ -448,7 +445,6 @@ fn command_record(
         error: res.error.clone(),
         env: res.env.clone(),
         framework: None,
-        command: Some(plan.commands[res.rank].clone()),
         lifetime_s: Some(res.lifetime_s),
     }
 }
@@ -467,7 +463,7 @@ mod tests {
         Plan::parse(PLAN, Path::new("t.ron")).expect("test plan")
     }
 
-    fn command_plan(mode: Mode, commands: usize, repeats: u32) -> CommandPlan {
+    fn command_plan(mode: MeasuredMode, commands: usize, repeats: u32) -> CommandPlan {
         CommandPlan {
             name: "profile".into(),
             mode,
@@ -506,7 +502,7 @@ mod tests {
             ..SettingLists::default()
         };
         let h200 = colo_sim::hardware::gpu("h200").expect("h200");
-        let ok = command_plan(Mode::Mps, 2, 3)
+        let ok = command_plan(MeasuredMode::Mps, 2, 3)
             .with_flags(&lists, h200)
             .expect("valid");
         assert_eq!(ok.procs.len(), 2);
@@ -518,14 +514,14 @@ mod tests {
         };
         let none = SettingLists::default();
         assert_eq!(
-            err(command_plan(Mode::Exclusive, 2, 3), &none),
+            err(command_plan(MeasuredMode::Exclusive, 2, 3), &none),
             "--mode exclusive runs one command; use timeslice or mps for 2"
         );
         assert_eq!(
-            err(command_plan(Mode::Timeslice, 2, 2), &none),
+            err(command_plan(MeasuredMode::Timeslice, 2, 2), &none),
             "--repeats 2: at least 3 (noise must be measured)"
         );
-        let e = err(command_plan(Mode::Timeslice, 2, 3), &lists);
+        let e = err(command_plan(MeasuredMode::Timeslice, 2, 3), &lists);
         assert!(e.starts_with("command line: --sm-percent: "), "{e}");
     }
 
@@ -564,14 +560,14 @@ mod tests {
         let oom = loaded
             .records
             .iter()
-            .find(|r| r.model == "oom")
+            .find(|r| r.workload.point().is_some_and(|k| k.model == "oom"))
             .expect("oom record");
         assert_eq!(oom.status, Status::Oom);
         assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
         let crash = loaded
             .records
             .iter()
-            .find(|r| r.model == "crash")
+            .find(|r| r.workload.point().is_some_and(|k| k.model == "crash"))
             .expect("crash record");
         assert_eq!(crash.status, Status::Crash);
         let partner = loaded

@@ -25,6 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use colo_sim::hardware::{self, GpuSpec, MigProfile};
+use colo_sim::perf::MeasuredMode;
 use colo_sim::workload::{ModelKey, ModelKeyFault};
 use serde::Deserialize;
 
@@ -64,62 +65,6 @@ pub enum PlanError {
         /// What is wrong and how to fix it.
         message: String,
     },
-}
-
-/// Sharing mode of a group's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum Mode {
-    /// One process alone on the GPU.
-    Exclusive,
-    /// Plain processes sharing the GPU by the driver's time-slicing.
-    Timeslice,
-    /// Processes under the calibrator's own MPS daemon.
-    Mps,
-    /// Each process on its own real MIG instance: an existing one by UUID (`mig_uuids`), or
-    /// one the runner creates from a profile (`mig_profiles`, only with
-    /// `--allow-mig-reconfigure`) and destroys afterwards.
-    Mig,
-    /// MPS with each process's SM budget and memory limit set from a MIG profile.
-    MigEmulated,
-}
-
-impl Mode {
-    /// Every mode, in the order tables list them.
-    pub const ALL: [Mode; 5] = [
-        Mode::Exclusive,
-        Mode::Timeslice,
-        Mode::Mps,
-        Mode::Mig,
-        Mode::MigEmulated,
-    ];
-
-    /// The mode of a record's label ([`Mode::label`]), if it names one.
-    pub fn from_label(label: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.label() == label)
-    }
-
-    /// Name used in records and tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Exclusive => "exclusive",
-            Mode::Timeslice => "timeslice",
-            Mode::Mps => "mps",
-            Mode::Mig => "mig",
-            Mode::MigEmulated => "mig-emulated",
-        }
-    }
-
-    /// Whether the mode runs under the calibrator's MPS daemon.
-    pub fn uses_mps(self) -> bool {
-        matches!(self, Mode::Mps | Mode::MigEmulated)
-    }
-}
-
-impl fmt::Display for Mode {
-    // `pad`, so that a table's `{:<13}` aligns a mode as it aligns its label.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.label())
-    }
 }
 
 /// A training point: model, batch size and image size (sequence length for language models).
@@ -192,7 +137,7 @@ struct PlanFile {
 #[serde(deny_unknown_fields)]
 struct GroupFile {
     id: String,
-    mode: Mode,
+    mode: MeasuredMode,
     sets: Vec<Vec<String>>,
     #[serde(default)]
     sm_percent: Vec<u32>,
@@ -248,7 +193,7 @@ pub struct Group {
     /// Unique id within the plan.
     pub id: String,
     /// Sharing mode.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Co-run sets; every set has one point per process.
     pub sets: Vec<Vec<Point>>,
     /// Per-process settings, one per process.
@@ -295,8 +240,8 @@ impl Group {
 
 /// Whether processes of `mode` with these settings run on MIG instances that must be created
 /// first: mode Mig, and a process has no instance UUID (a valid plan then gives its profile).
-pub fn creates_mig_instances(mode: Mode, procs: &[ProcSettings]) -> bool {
-    mode == Mode::Mig && procs.iter().any(|p| p.mig_uuid.is_none())
+pub fn creates_mig_instances(mode: MeasuredMode, procs: &[ProcSettings]) -> bool {
+    mode == MeasuredMode::Mig && procs.iter().any(|p| p.mig_uuid.is_none())
 }
 
 impl Plan {
@@ -392,8 +337,8 @@ impl Plan {
 }
 
 /// One process's settings for `--dry-run`.
-fn describe_proc(mode: Mode, proc: &ProcSettings) -> String {
-    if mode == Mode::Mig {
+fn describe_proc(mode: MeasuredMode, proc: &ProcSettings) -> String {
+    if mode == MeasuredMode::Mig {
         return match (&proc.mig_uuid, &proc.mig_profile) {
             (Some(uuid), _) => format!("instance {uuid}"),
             (None, Some(profile)) => {
@@ -494,7 +439,7 @@ fn validate_group(
             "a set needs at least one point",
         ));
     }
-    if group.mode == Mode::Exclusive && n_procs != 1 {
+    if group.mode == MeasuredMode::Exclusive && n_procs != 1 {
         return Err(invalid(
             path,
             at("sets"),
@@ -516,7 +461,7 @@ fn validate_group(
         });
         sets.push(points.collect::<Result<Vec<_>, _>>()?);
     }
-    if group.trace && group.mode != Mode::Exclusive {
+    if group.trace && group.mode != MeasuredMode::Exclusive {
         let msg = format!(
             "group `{}` is in mode {:?}, but kernel traces are taken alone: `trace: true` is \
              allowed only on mode Exclusive groups (trace the same points in an Exclusive group)",
@@ -587,14 +532,16 @@ pub struct SettingLists<'a> {
 /// Checks the lists against the mode and spreads them over `n_procs` processes; MIG profiles
 /// are `gpu`'s; `at` names a field in messages, `path` the file (or flag) they came from.
 pub fn settings(
-    mode: Mode,
+    mode: MeasuredMode,
     n_procs: usize,
     lists: &SettingLists<'_>,
     gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<Vec<ProcSettings>, PlanError> {
-    if mode != Mode::Mps && (!lists.sm_percent.is_empty() || !lists.mem_limit_mib.is_empty()) {
+    if mode != MeasuredMode::Mps
+        && (!lists.sm_percent.is_empty() || !lists.mem_limit_mib.is_empty())
+    {
         return Err(invalid(
             path,
             at("sm_percent"),
@@ -623,7 +570,7 @@ pub fn settings(
         check_proc(mode, &mut proc, gpu, at, path)?;
         procs.push(proc);
     }
-    if mode == Mode::Mig && n_procs > 1 && !lists.mig_uuids.is_empty() {
+    if mode == MeasuredMode::Mig && n_procs > 1 && !lists.mig_uuids.is_empty() {
         let mut seen: Vec<&Option<String>> = procs.iter().map(|p| &p.mig_uuid).collect();
         seen.sort();
         seen.dedup();
@@ -640,20 +587,20 @@ pub fn settings(
 
 /// Checks one process's MIG fields against the mode and fills in emulated budgets.
 fn check_proc(
-    mode: Mode,
+    mode: MeasuredMode,
     proc: &mut ProcSettings,
     gpu: &'static GpuSpec,
     at: &dyn Fn(&str) -> String,
     path: &Path,
 ) -> Result<(), PlanError> {
     match mode {
-        Mode::MigEmulated => {
+        MeasuredMode::MigEmulated => {
             let profile = known_profile(proc.mig_profile.as_deref(), gpu, at, path)?;
             proc.sm_percent = Some(emulated_sm_percent(gpu, profile));
             proc.mem_limit_mib = Some(emulated_memory_mib(profile));
             proc.mig_profile = Some(profile.name.to_string());
         }
-        Mode::Mig if proc.mig_uuid.is_none() && proc.mig_profile.is_none() => {
+        MeasuredMode::Mig if proc.mig_uuid.is_none() && proc.mig_profile.is_none() => {
             return Err(invalid(
                 path,
                 at("mig_uuids"),
@@ -662,11 +609,11 @@ fn check_proc(
                  destroys (only with --allow-mig-reconfigure)",
             ));
         }
-        Mode::Mig if proc.mig_uuid.is_none() => {
+        MeasuredMode::Mig if proc.mig_uuid.is_none() => {
             let profile = known_profile(proc.mig_profile.as_deref(), gpu, at, path)?;
             proc.mig_profile = Some(profile.name.to_string());
         }
-        Mode::Mig => {}
+        MeasuredMode::Mig => {}
         _ if proc.mig_profile.is_some() || proc.mig_uuid.is_some() => {
             return Err(invalid(
                 path,

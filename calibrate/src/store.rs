@@ -6,6 +6,7 @@
 //! Each record carries a layout version ([`RECORD_FORMAT_VERSION`]); readers refuse a record
 //! newer than they know instead of guessing at its fields.
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::WindowStats;
-use crate::plan::Mode;
+use colo_sim::perf::{MeasuredMode, mode_label};
+use colo_sim::workload::{ModelKey, ModelKeyError};
 
 /// Why the store could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +68,10 @@ pub enum Status {
     Crash,
     /// The launch ran past its time limit.
     Timeout,
+    /// An outcome this version does not know (a newer writer's): read as not measured, never
+    /// as ok or out of memory.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Where a record's numbers come from.
@@ -93,30 +99,6 @@ impl Source {
     }
 }
 
-/// Records write a mode as its label (`mig-emulated`), where plans name the variant
-/// (`MigEmulated`).
-mod mode_label {
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::plan::Mode;
-
-    pub fn serialize<S: Serializer>(mode: &Mode, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(mode.label())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
-        let text = String::deserialize(d)?;
-        Mode::from_label(&text).ok_or_else(|| {
-            let known: Vec<&str> = Mode::ALL.iter().map(|m| m.label()).collect();
-            D::Error::custom(format!(
-                "unknown mode `{text}`; expected one of {}",
-                known.join(", ")
-            ))
-        })
-    }
-}
-
 /// The record layout this build writes and reads. Version 1 leaves `format_version` out, so
 /// the records written before versions existed are version 1 and every version-1 store keeps
 /// its bytes; a writer that changes the layout bumps this, and its records write the field.
@@ -139,14 +121,46 @@ struct FormatProbe {
     format_version: u32,
 }
 
+/// What one process of a record ran.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Workload {
+    /// A training point of the calibration worker.
+    Point(ModelKey),
+    /// A user command (`colo calibrate profile`), as given.
+    Command(String),
+}
+
+impl Workload {
+    /// The training point, if it is one.
+    pub fn point(&self) -> Option<&ModelKey> {
+        match self {
+            Workload::Point(key) => Some(key),
+            Workload::Command(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    /// What records write as `point`: `MODEL:BATCH:IMAGE`, or the command's text.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Workload::Point(key) => key.fmt(f),
+            Workload::Command(text) => f.write_str(text),
+        }
+    }
+}
+
+/// The `model` a user command's record writes (with batch and image 0).
+const COMMAND_MODEL: &str = "cmd";
+
 /// One measured (or failed) process-point.
+///
+/// Written and read through `RecordWire`, the flat layout of the files, so that its typed
+/// [`Workload`] keeps the bytes of `point`, `model`, `batch`, `image` and `command`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RecordWire", into = "RecordWire")]
 pub struct Record {
     /// Layout version ([`RECORD_FORMAT_VERSION`]); absent (version 1) in every record so far.
-    #[serde(
-        default = "first_format_version",
-        skip_serializing_if = "is_first_format_version"
-    )]
     pub format_version: u32,
     /// `measured` on a GPU, `fake` from the fake runner.
     pub source: Source,
@@ -160,18 +174,11 @@ pub struct Record {
     pub repeat: u32,
     /// Process rank within the set.
     pub rank: usize,
-    /// This process's point, `MODEL:BATCH:IMAGE`.
-    pub point: String,
-    /// Model name.
-    pub model: String,
-    /// Batch size.
-    pub batch: u32,
-    /// Image size or sequence length.
-    pub image: u32,
+    /// What the process ran: a training point or a user command.
+    pub workload: Workload,
     /// Sharing mode, written as its label (`exclusive`, `timeslice`, `mps`, `mig`,
     /// `mig-emulated`).
-    #[serde(with = "mode_label")]
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Processes in the set.
     pub n_procs: usize,
     /// Points of the other processes of the set.
@@ -219,14 +226,256 @@ pub struct Record {
     /// Environment the worker saw (CUDA_VISIBLE_DEVICES, MPS variables).
     pub env: serde_json::Map<String, serde_json::Value>,
     /// Framework of the worker (torch version and TF32 flags); absent in early H200 records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framework: Option<String>,
-    /// The user command (`colo calibrate profile`); `None` for training points.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
     /// Seconds from the command's start to its exit (`colo calibrate profile`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifetime_s: Option<f64>,
+}
+
+/// [`Record`] as the files lay it out: the workload spread over `point`, `model`, `batch`,
+/// `image` (a user command: its text, `cmd`, 0, 0) and `command`.
+#[derive(Serialize, Deserialize)]
+struct RecordWire {
+    #[serde(
+        default = "first_format_version",
+        skip_serializing_if = "is_first_format_version"
+    )]
+    format_version: u32,
+    source: Source,
+    plan: String,
+    group: String,
+    set_index: usize,
+    repeat: u32,
+    rank: usize,
+    point: String,
+    model: String,
+    batch: u32,
+    image: u32,
+    #[serde(with = "mode_label")]
+    mode: MeasuredMode,
+    n_procs: usize,
+    co_runners: Vec<String>,
+    sm_percent: Option<u32>,
+    mem_limit_mib: Option<u64>,
+    mig_profile: Option<String>,
+    mig_uuid: Option<String>,
+    gpu_name: String,
+    driver: String,
+    gpu_uuid: String,
+    t_start: f64,
+    t_end: f64,
+    status: Status,
+    samples_per_s: Option<f64>,
+    iterations: Option<u64>,
+    window_s: Option<f64>,
+    warmup_s: Option<f64>,
+    cpu_time_s: Option<f64>,
+    peak_allocated_mib: Option<f64>,
+    peak_reserved_mib: Option<f64>,
+    gpu: WindowStats,
+    co_failed: Vec<usize>,
+    error: Option<String>,
+    env: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    framework: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lifetime_s: Option<f64>,
+}
+
+impl TryFrom<RecordWire> for Record {
+    type Error = String;
+
+    fn try_from(w: RecordWire) -> Result<Record, String> {
+        let RecordWire {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            point,
+            model,
+            batch,
+            image,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            command,
+            lifetime_s,
+        } = w;
+        let workload = match command {
+            Some(command)
+                if point == command && model == COMMAND_MODEL && batch == 0 && image == 0 =>
+            {
+                Workload::Command(command)
+            }
+            Some(command) => {
+                return Err(format!(
+                    "command `{command}` recorded as point `{point}` ({model}, {batch}, {image}); a command record writes its text, `{COMMAND_MODEL}`, 0, 0"
+                ));
+            }
+            None => {
+                let key: ModelKey = point.parse().map_err(|e: ModelKeyError| e.to_string())?;
+                // Canonical text only: a record writes back the bytes it was read from.
+                if key.to_string() != point
+                    || (key.model.as_str(), key.batch, key.image) != (model.as_str(), batch, image)
+                {
+                    return Err(format!(
+                        "point `{point}` disagrees with model `{model}`, batch {batch}, image {image}"
+                    ));
+                }
+                Workload::Point(key)
+            }
+        };
+        Ok(Record {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            workload,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            lifetime_s,
+        })
+    }
+}
+
+impl From<Record> for RecordWire {
+    fn from(r: Record) -> RecordWire {
+        let Record {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            workload,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            lifetime_s,
+        } = r;
+        let (point, model, batch, image, command) = match workload {
+            Workload::Point(key) => {
+                let point = key.to_string();
+                (point, key.model, key.batch, key.image, None)
+            }
+            Workload::Command(text) => (text.clone(), COMMAND_MODEL.to_owned(), 0, 0, Some(text)),
+        };
+        RecordWire {
+            format_version,
+            source,
+            plan,
+            group,
+            set_index,
+            repeat,
+            rank,
+            point,
+            model,
+            batch,
+            image,
+            mode,
+            n_procs,
+            co_runners,
+            sm_percent,
+            mem_limit_mib,
+            mig_profile,
+            mig_uuid,
+            gpu_name,
+            driver,
+            gpu_uuid,
+            t_start,
+            t_end,
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            warmup_s,
+            cpu_time_s,
+            peak_allocated_mib,
+            peak_reserved_mib,
+            gpu,
+            co_failed,
+            error,
+            env,
+            framework,
+            command,
+            lifetime_s,
+        }
+    }
 }
 
 /// Key of one process of one set's repeat: (group, set index, repeat, rank).
@@ -436,41 +685,135 @@ mod tests {
         rec
     }
 
-    /// Every committed record reads as typed fields and writes back what it read.
-    #[test]
-    fn committed_records_read_typed_and_write_back_what_they_read() {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
-        let mut lines = 0;
-        for gpu in std::fs::read_dir(&data).expect("data folder") {
-            let gpu = gpu.expect("entry").path();
-            if !gpu.is_dir() {
+    /// Whether `written` is `line` byte for byte, except numbers that serde_json's default
+    /// float parsing (not exact to the last digit, 1 ulp at most) read off by one ulp, where
+    /// the text read is the shortest form of its exact value, so that an exact reader writes
+    /// it back as it was.
+    fn same_bytes_up_to_float_parsing(line: &str, written: &str) -> Result<(), String> {
+        // JSON's separators end the atoms compared (a string holding one splits the same
+        // way on both sides).
+        let split = |c: char| ",:{}[]".contains(c);
+        let (read, wrote): (Vec<&str>, Vec<&str>) = (
+            line.split_inclusive(split).collect(),
+            written.split_inclusive(split).collect(),
+        );
+        if read.len() != wrote.len() {
+            return Err(format!(
+                "{} atoms read, {} written",
+                read.len(),
+                wrote.len()
+            ));
+        }
+        for (r, w) in read.iter().zip(&wrote) {
+            if r == w {
                 continue;
             }
-            for (path, loaded) in load_dir(&gpu).expect("store files") {
-                assert!(
-                    loaded.skipped.is_empty(),
-                    "{}: {:?}",
-                    path.display(),
-                    loaded.skipped
-                );
-                let text = std::fs::read_to_string(&path).expect("store file");
-                for (line, rec) in text.lines().zip(&loaded.records) {
-                    assert_ne!(rec.source, Source::Unknown, "{}", path.display());
-                    assert_eq!(rec.format_version, 1, "{}", path.display());
-                    // As JSON values: serde_json's default float parsing is not exact to
-                    // the last digit, so the same text is compared as parsed the same way.
-                    let written = serde_json::to_value(rec).expect("encodes");
-                    let read: serde_json::Value = serde_json::from_str(line).expect("JSON");
-                    assert_eq!(written, read, "{}", path.display());
-                    lines += 1;
+            let (r, w) = (r.trim_end_matches(split), w.trim_end_matches(split));
+            let (Ok(exact), Ok(near)) = (r.parse::<f64>(), w.parse::<f64>()) else {
+                return Err(format!("`{r}` written as `{w}`"));
+            };
+            let one_ulp = exact.to_bits().abs_diff(near.to_bits()) <= 1;
+            let shortest = serde_json::to_string(&exact).is_ok_and(|t| t == r);
+            if !(one_ulp && shortest) {
+                return Err(format!("number `{r}` written as `{w}`"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every committed record reads as typed fields and writes back what it read, byte for
+    /// byte (up to serde_json's float parsing).
+    #[test]
+    fn committed_records_read_typed_and_write_back_what_they_read() {
+        use std::io::Read as _;
+        // Every store under data/, at any depth, gzipped or not (a store's lines start with
+        // its first field; the workers' trace logs beside them are not records).
+        fn stores(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).expect("data folder") {
+                let path = entry.expect("entry").path();
+                let name = path.to_string_lossy();
+                if path.is_dir() {
+                    stores(&path, out);
+                } else if name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") {
+                    out.push(path);
                 }
             }
         }
-        assert!(lines > 100, "{lines} committed records");
+        let mut files = Vec::new();
+        stores(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("data"),
+            &mut files,
+        );
+        files.sort();
+        let (mut stores_read, mut lines) = (0, 0);
+        for path in files {
+            let bytes = std::fs::read(&path).expect("store file");
+            let mut text = String::new();
+            if path.extension().is_some_and(|e| e == "gz") {
+                flate2::read::GzDecoder::new(bytes.as_slice())
+                    .read_to_string(&mut text)
+                    .expect("gzip");
+            } else {
+                text = String::from_utf8(bytes).expect("UTF-8");
+            }
+            if !(text.starts_with("{\"source\":") || text.starts_with("{\"format_version\":")) {
+                continue;
+            }
+            let loaded = parse(&text, &path).expect("a store this build reads");
+            assert!(
+                loaded.skipped.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                loaded.skipped
+            );
+            let read: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            assert_eq!(read.len(), loaded.records.len(), "{}", path.display());
+            for (line, rec) in read.iter().zip(&loaded.records) {
+                assert_ne!(rec.source, Source::Unknown, "{}", path.display());
+                assert_ne!(rec.status, Status::Unknown, "{}", path.display());
+                assert_eq!(rec.format_version, 1, "{}", path.display());
+                let written = serde_json::to_string(rec).expect("encodes");
+                if let Err(why) = same_bytes_up_to_float_parsing(line, &written) {
+                    panic!(
+                        "{}: {why}\nread:    {line}\nwritten: {written}",
+                        path.display()
+                    );
+                }
+                lines += 1;
+            }
+            stores_read += 1;
+        }
+        assert!(
+            stores_read >= 15 && lines > 1500,
+            "{stores_read} stores, {lines} records"
+        );
     }
 
     #[test]
-    fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_is_kept_apart() {
+    fn a_workload_is_a_point_or_a_command_and_a_point_must_agree_with_its_parts() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        assert!(rec.workload.point().is_some());
+        let line = serde_json::to_string(&rec).expect("encodes");
+        let other = line.replacen(r#""batch":"#, r#""batch":1"#, 1);
+        let loaded = parse(&other, Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0].1.contains("disagrees with model"),
+            "{:?}",
+            loaded.skipped
+        );
+
+        rec.workload = Workload::Command("python train.py --epochs 1".into());
+        let line = serde_json::to_string(&rec).expect("encodes");
+        assert!(line.contains(
+            r#""point":"python train.py --epochs 1","model":"cmd","batch":0,"image":0,"#
+        ));
+        assert!(line.contains(r#""command":"python train.py --epochs 1""#));
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
+    }
+
+    #[test]
+    fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_or_status_is_kept_apart() {
         let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
         let bad = line.replacen("\"mode\":\"exclusive\"", "\"mode\":\"mig-x\"", 1);
         assert_ne!(bad, line);
@@ -488,6 +831,10 @@ mod tests {
         assert_ne!(newer, line);
         let loaded = parse(&newer, Path::new("t.jsonl")).expect("version 1");
         assert_eq!(loaded.records[0].source, Source::Unknown);
+        let later = line.replacen("\"status\":\"ok\"", "\"status\":\"preempted\"", 1);
+        assert_ne!(later, line);
+        let loaded = parse(&later, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records[0].status, Status::Unknown);
     }
 
     #[test]

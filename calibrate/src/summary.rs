@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::plan::Mode;
-use crate::store::{Record, Status};
+use crate::store::{Record, Status, Workload};
+use colo_sim::perf::MeasuredMode;
 
 /// One row of the summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +48,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 }
 
 fn is_alone(rec: &Record) -> bool {
-    rec.mode == Mode::Exclusive && rec.co_runners.is_empty()
+    rec.mode == MeasuredMode::Exclusive && rec.co_runners.is_empty()
 }
 
 fn budget_label(rec: &Record) -> String {
@@ -87,13 +87,13 @@ fn co_runner_label(co_runners: &[String]) -> String {
 /// Sort and group key of a row: point, mode order, processes, budget, co-runners, mode, source.
 type RowKey = (String, usize, usize, String, String, String, String);
 
-fn mode_rank(mode: Mode) -> usize {
+fn mode_rank(mode: MeasuredMode) -> usize {
     [
-        Mode::Exclusive,
-        Mode::Mps,
-        Mode::MigEmulated,
-        Mode::Mig,
-        Mode::Timeslice,
+        MeasuredMode::Exclusive,
+        MeasuredMode::Mps,
+        MeasuredMode::MigEmulated,
+        MeasuredMode::Mig,
+        MeasuredMode::Timeslice,
     ]
     .iter()
     .position(|m| *m == mode)
@@ -108,22 +108,22 @@ fn ok_rate(rec: &Record) -> Option<f64> {
 /// over all GPUs as a fallback (launch-bound rates depend on the host; GPU-bound ones agree
 /// across GPUs within 0.2 % on the H200s measured).
 pub struct AloneBaseline {
-    per_gpu: BTreeMap<(String, String), f64>,
-    any_gpu: BTreeMap<String, f64>,
+    per_gpu: BTreeMap<(String, Workload), f64>,
+    any_gpu: BTreeMap<Workload, f64>,
 }
 
 impl AloneBaseline {
     /// Baselines from the alone records among `records`.
     pub fn new(records: &[Record]) -> AloneBaseline {
-        let mut per_gpu: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-        let mut any_gpu: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut per_gpu: BTreeMap<(String, Workload), Vec<f64>> = BTreeMap::new();
+        let mut any_gpu: BTreeMap<Workload, Vec<f64>> = BTreeMap::new();
         for rec in records.iter().filter(|r| is_alone(r)) {
             if let Some(rate) = ok_rate(rec).filter(|r| r.is_finite() && *r > 0.0) {
                 per_gpu
-                    .entry((rec.gpu_uuid.clone(), rec.point.clone()))
+                    .entry((rec.gpu_uuid.clone(), rec.workload.clone()))
                     .or_default()
                     .push(rate);
-                any_gpu.entry(rec.point.clone()).or_default().push(rate);
+                any_gpu.entry(rec.workload.clone()).or_default().push(rate);
             }
         }
         AloneBaseline {
@@ -141,12 +141,13 @@ impl AloneBaseline {
     /// The record's point alone on its GPU, else on any GPU.
     pub fn get(&self, rec: &Record) -> Option<&f64> {
         self.on_its_gpu(rec)
-            .or_else(|| self.any_gpu.get(&rec.point))
+            .or_else(|| self.any_gpu.get(&rec.workload))
     }
 
     /// The record's point alone on its own GPU only.
     pub fn on_its_gpu(&self, rec: &Record) -> Option<&f64> {
-        self.per_gpu.get(&(rec.gpu_uuid.clone(), rec.point.clone()))
+        self.per_gpu
+            .get(&(rec.gpu_uuid.clone(), rec.workload.clone()))
     }
 }
 
@@ -157,7 +158,7 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
     for rec in records {
         let co = co_runner_label(&rec.co_runners);
         let key = (
-            rec.point.clone(),
+            rec.workload.to_string(),
             mode_rank(rec.mode),
             rec.n_procs,
             budget_label(rec),
@@ -299,7 +300,10 @@ pub fn render_commands(records: &[Record]) -> String {
     let mut out = String::from(
         "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
     );
-    for rec in records.iter().filter(|r| r.command.is_some()) {
+    for rec in records
+        .iter()
+        .filter(|r| matches!(r.workload, Workload::Command(_)))
+    {
         let rate = rec
             .samples_per_s
             .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
@@ -309,7 +313,7 @@ pub fn render_commands(records: &[Record]) -> String {
         let _ = writeln!(
             out,
             "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}",
-            rec.repeat, rec.rank, rec.status, rec.point
+            rec.repeat, rec.rank, rec.status, rec.workload
         );
     }
     out

@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use colo_calibrate::execute::{self, CommandPlan, RunOptions};
-use colo_calibrate::plan::{Mode, Plan, Point, SettingLists};
+use colo_calibrate::plan::{Plan, Point, SettingLists};
 use colo_calibrate::runner::{
     self, DEFAULT_TRACER, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner, TraceJob,
     TraceReport, TraceSettings,
 };
 use colo_calibrate::{store, summary, tracing};
+use colo_sim::perf::MeasuredMode;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `colo calibrate`.
@@ -143,7 +144,7 @@ struct ProfileArgs {
         default_value = "timeslice",
         hide_default_value = true
     )]
-    mode: ModeArg,
+    mode: MeasuredMode,
     /// MPS SM budget per command (one for all, or one per command; mode mps) [default: none]
     #[arg(long)]
     sm_percent: Vec<u32>,
@@ -209,33 +210,6 @@ struct TraceArgs {
     /// measurements).
     #[arg(long)]
     fake_gpu: bool,
-}
-
-/// Sharing modes on the command line.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum ModeArg {
-    /// One command alone.
-    Exclusive,
-    /// Plain processes, time-sliced by the driver.
-    Timeslice,
-    /// Under the calibrator's own MPS daemon.
-    Mps,
-    /// On existing MIG instances (--mig-uuid).
-    Mig,
-    /// MPS with budgets and memory limits of MIG profiles (--mig-profile).
-    MigEmulated,
-}
-
-impl ModeArg {
-    fn mode(self) -> Mode {
-        match self {
-            ModeArg::Exclusive => Mode::Exclusive,
-            ModeArg::Timeslice => Mode::Timeslice,
-            ModeArg::Mps => Mode::Mps,
-            ModeArg::Mig => Mode::Mig,
-            ModeArg::MigEmulated => Mode::MigEmulated,
-        }
-    }
 }
 
 /// Arguments of `colo calibrate summary`.
@@ -365,7 +339,7 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     };
     let cmd_plan = CommandPlan {
         name: args.name.clone(),
-        mode: args.mode.mode(),
+        mode: args.mode,
         procs: Vec::new(),
         commands: args.commands.clone(),
         repeats: args.repeats,

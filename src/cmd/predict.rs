@@ -21,8 +21,8 @@ pub struct PredictArgs {
     #[arg(long, default_value = "h200", help = super::gpu_help())]
     pub gpu: String,
     /// How the jobs share the GPU.
-    #[arg(long, value_enum, default_value_t = ModeArg::Mps)]
-    pub mode: ModeArg,
+    #[arg(long, value_enum, default_value_t = ShareMode::Mps)]
+    pub mode: ShareMode,
     /// MPS SM budgets in percent (1 to 100): one for all jobs or one per job, e.g. 45,48
     /// (default: none).
     #[arg(long, value_delimiter = ',', value_parser = sm_percent)]
@@ -55,19 +55,6 @@ fn sm_percent(text: &str) -> Result<f64, String> {
     } else {
         Err(format!("{pct} is outside 1..=100 (percent of the SMs)"))
     }
-}
-
-/// Sharing mode on the command line.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ModeArg {
-    /// One job alone.
-    Exclusive,
-    /// Plain processes, time-sliced.
-    Timeslice,
-    /// MPS (with optional SM budgets).
-    Mps,
-    /// MIG slices (needs --layout).
-    Mig,
 }
 
 /// Performance model on the command line.
@@ -132,12 +119,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         .context("--layout")?;
     let query = SetQuery {
         gpu,
-        mode: match args.mode {
-            ModeArg::Exclusive => ShareMode::Exclusive,
-            ModeArg::Timeslice => ShareMode::Timeslice,
-            ModeArg::Mps => ShareMode::Mps,
-            ModeArg::Mig => ShareMode::Mig,
-        },
+        mode: args.mode,
         jobs,
         sm_budgets: args.sm_pct.iter().map(|p| p / 100.0).collect(),
         layout,

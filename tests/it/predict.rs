@@ -412,7 +412,7 @@ fn the_parametric_models_band_holds_its_held_out_error() {
     let v = predict_json(&set);
     assert_eq!(v["perf_model"], "parametric");
     let gpu_bound = profile
-        .held_out("mps", false)
+        .held_out(colo_sim::perf::MeasuredMode::Mps, false)
         .expect("the shipped profile carries the parametric model's MPS held-out error");
     for job in v["jobs"].as_array().unwrap() {
         let model = job["model_error_pct"].as_f64().expect("a model error");

@@ -9,7 +9,7 @@ use colo_sim::perf::{JobClass, Origin, ProfileSet, ShareMode};
 use super::measured::{Dataset, RunSet, zoo_set};
 use super::parametric::ClassSpec;
 use super::validate::PredictedJob;
-use crate::plan::Mode;
+use colo_sim::perf::MeasuredMode;
 
 /// The kernel model over `tables` with the dataset's measured alone rates as classes.
 pub fn model_for(ds: &Dataset, tables: &KernelTables, globals: KernelGlobals) -> KernelModel {
@@ -259,7 +259,7 @@ pub struct KernelValidation {
 /// Whether the fit may see `set`: pairs and single jobs under MPS SM budgets, of calibrated
 /// (non-zoo) points only.
 pub fn in_training(set: &RunSet) -> bool {
-    set.n_jobs() <= 2 && set.mode != Mode::MigEmulated && !zoo_set(&set.label)
+    set.n_jobs() <= 2 && set.mode != MeasuredMode::MigEmulated && !zoo_set(&set.label)
 }
 
 /// Judges the kernel model: alone-only on every traced set, then fitted on the training sets

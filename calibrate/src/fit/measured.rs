@@ -11,8 +11,8 @@ use colo_sim::workload::ModelKey;
 use thiserror::Error;
 
 use super::parametric::{ClassSpec, Member, Observation};
-use crate::plan::Mode;
-use crate::store::{self, Record, Source, Status, StoreError};
+use crate::store::{self, Record, Source, Status, StoreError, Workload};
+use colo_sim::perf::MeasuredMode;
 
 /// Measurements that cannot be fitted. Fatal.
 #[derive(Debug, Error)]
@@ -169,7 +169,7 @@ pub struct RunSet {
     /// `mode: a + b` for reports.
     pub label: String,
     /// How its jobs shared the GPU, as recorded: `Timeslice`, `Mps` or `MigEmulated`.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// The observation (rates relative to each class's median alone rate).
     pub observation: Observation,
     /// Per member: mean absolute deviation of its repeats from their median, relative.
@@ -205,7 +205,7 @@ impl RunSet {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryCase {
     /// The mode it ran under.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Each process's point.
     pub points: Vec<ModelKey>,
     /// Each process's (emulated) MIG profile, by rank.
@@ -257,8 +257,14 @@ fn relative_noise(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - m).abs()).sum::<f64>() / values.len().max(1) as f64 / m
 }
 
+/// The training point of a dataset record ([`load_dataset`] keeps no other).
 fn key_of(r: &Record) -> ModelKey {
-    ModelKey::new(&r.model, r.batch, r.image)
+    match &r.workload {
+        Workload::Point(key) => key.clone(),
+        Workload::Command(text) => {
+            unreachable!("load_dataset keeps training points only, not command `{text}`")
+        }
+    }
 }
 
 /// Reads every `*.jsonl` store in `dir` for `gpu`: only records taken on `gpu`, and the fake
@@ -273,7 +279,10 @@ pub fn load_dataset(
     let mut paths = Vec::new();
     for (idx, (path, loaded)) in stores.into_iter().enumerate() {
         paths.push(path.display().to_string());
-        let training = loaded.records.into_iter().filter(|r| r.command.is_none());
+        let training = loaded
+            .records
+            .into_iter()
+            .filter(|r| r.workload.point().is_some());
         records.extend(training.map(|r| (idx, r)));
     }
     if records.is_empty() {
@@ -295,15 +304,18 @@ pub fn load_dataset(
     let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
     let memory_cases = memory_cases(&records);
     let context_mib = (
-        context_overhead(&records, &[Mode::Exclusive, Mode::Timeslice]),
-        context_overhead(&records, &[Mode::Mps, Mode::MigEmulated]),
+        context_overhead(
+            &records,
+            &[MeasuredMode::Exclusive, MeasuredMode::Timeslice],
+        ),
+        context_overhead(&records, &[MeasuredMode::Mps, MeasuredMode::MigEmulated]),
     );
     let mut drivers: Vec<String> = records.iter().map(|r| r.driver.clone()).collect();
     drivers.sort();
     drivers.dedup();
     let alone: Vec<&Record> = records
         .iter()
-        .filter(|r| r.mode == Mode::Exclusive && r.n_procs == 1 && r.status == Status::Ok)
+        .filter(|r| r.mode == MeasuredMode::Exclusive && r.n_procs == 1 && r.status == Status::Ok)
         .collect();
     let (classes, info, host_alone) = classes_from_alone(&alone);
     if classes.is_empty() {
@@ -317,7 +329,7 @@ pub fn load_dataset(
     let mut left_out = BTreeMap::new();
     let mut sets = Vec::new();
     let mut grouped: BTreeMap<(String, String, usize), Vec<&Record>> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.mode != Mode::Exclusive) {
+    for r in records.iter().filter(|r| r.mode != MeasuredMode::Exclusive) {
         grouped
             .entry((r.plan.clone(), r.group.clone(), r.set_index))
             .or_default()
@@ -355,7 +367,7 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
             mode: procs[0].mode,
             points: procs.iter().map(|r| key_of(r)).collect(),
             mig_profiles: procs.iter().map(|r| r.mig_profile.clone()).collect(),
-            mps_memory_limit: procs[0].mode == Mode::Mps
+            mps_memory_limit: procs[0].mode == MeasuredMode::Mps
                 && procs.iter().any(|r| r.mem_limit_mib.is_some()),
             any_oom: procs.iter().any(|r| r.status == Status::Oom),
         })
@@ -364,7 +376,7 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
 
 /// Median of NVML's process memory minus PyTorch's peak reserved memory over `modes`' ok
 /// records where it is positive (NVML samples taken before the peak give negative values).
-fn context_overhead(records: &[Record], modes: &[Mode]) -> Option<f64> {
+fn context_overhead(records: &[Record], modes: &[MeasuredMode]) -> Option<f64> {
     let mut diffs: Vec<f64> = records
         .iter()
         .filter(|r| r.status == Status::Ok && modes.contains(&r.mode))
@@ -495,8 +507,8 @@ fn run_set(
     let first = records[0];
     let n = first.n_procs;
     let mode = match first.mode {
-        Mode::Timeslice => ShareMode::Timeslice,
-        Mode::Mps | Mode::MigEmulated => ShareMode::Mps,
+        MeasuredMode::Timeslice => ShareMode::Timeslice,
+        MeasuredMode::Mps | MeasuredMode::MigEmulated => ShareMode::Mps,
         other => return Err(format!("mode {other} (not fitted)")),
     };
     let mut by_repeat: BTreeMap<u32, Vec<&Record>> = BTreeMap::new();
@@ -547,7 +559,7 @@ fn run_set(
         // SMs, is what ran; the slice's share only where no percentage was recorded.
         let sm_budget = match (first.mode, &r0.mig_profile, r0.sm_percent) {
             (_, _, Some(p)) => Some(f64::from(p) / 100.0),
-            (Mode::MigEmulated, Some(profile), None) => {
+            (MeasuredMode::MigEmulated, Some(profile), None) => {
                 gpu.mig_profile(profile).ok().map(|p| gpu.sm_fraction(p))
             }
             _ => None,

@@ -14,8 +14,8 @@ use thiserror::Error;
 use super::measured::Dataset;
 use super::parametric::Fitted;
 use super::{kernel, power, report, validate};
-use crate::plan::Mode;
 use crate::trace::{self, TraceError, TracedFolder};
+use colo_sim::perf::MeasuredMode;
 
 /// Where a long fit has got, for a progress line.
 pub trait FitProgress {
@@ -284,7 +284,11 @@ pub fn draw_figures(
 ) -> Result<Vec<PathBuf>, PlotError> {
     let gpu = ds.gpu;
     let mut written = Vec::new();
-    for mode in [Mode::Timeslice, Mode::Mps, Mode::MigEmulated] {
+    for mode in [
+        MeasuredMode::Timeslice,
+        MeasuredMode::Mps,
+        MeasuredMode::MigEmulated,
+    ] {
         let points: Vec<ScatterPoint> = checks
             .jobs
             .iter()

@@ -12,7 +12,7 @@ use nalgebra::DVector;
 
 use super::lm::{LmConfig, minimise};
 use super::measured::Dataset;
-use crate::plan::Mode;
+use colo_sim::perf::MeasuredMode;
 
 /// The forms tried, in the order the table prints them.
 pub const FORMS: [PowerForm; 3] = [
@@ -22,13 +22,17 @@ pub const FORMS: [PowerForm; 3] = [
 ];
 
 /// The modes fitted.
-pub const MODES: [Mode; 3] = [Mode::Timeslice, Mode::Mps, Mode::MigEmulated];
+pub const MODES: [MeasuredMode; 3] = [
+    MeasuredMode::Timeslice,
+    MeasuredMode::Mps,
+    MeasuredMode::MigEmulated,
+];
 
 /// One measured set as the power fit sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PowerSet {
     /// How its jobs shared the GPU: `Timeslice`, `Mps` or `MigEmulated`.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Its jobs (measured alone power and utilisation, measured fraction of alone speed).
     pub members: Vec<PowerMember>,
     /// Measured board power, W.
@@ -64,7 +68,7 @@ pub struct FormScore {
     /// The form.
     pub form: PowerForm,
     /// The mode.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Sets.
     pub n: usize,
     /// MAPE of the set's power, each set predicted by a fit without it, percent.
@@ -202,7 +206,7 @@ pub fn score(sets: &[PowerSet]) -> Vec<FormScore> {
 /// The form with the least held-out error over all sets (weighted by each mode's sets), among
 /// those fitted in every mode that any form was fitted in.
 pub fn best_form(scores: &[FormScore]) -> Option<PowerForm> {
-    let modes: Vec<Mode> = MODES
+    let modes: Vec<MeasuredMode> = MODES
         .into_iter()
         .filter(|m| scores.iter().any(|s| s.mode == *m))
         .collect();
@@ -245,7 +249,7 @@ pub fn fit_power(ds: &Dataset) -> (Option<PowerParams>, Vec<FormScore>) {
             .iter()
             .filter(|s| s.form == form)
             .map(|s| PowerMode {
-                mode: s.mode.label().to_owned(),
+                mode: s.mode,
                 idle_w: s.coeffs.idle_w,
                 slope: s.coeffs.slope,
                 max_w: s.coeffs.max_w,
@@ -307,7 +311,7 @@ mod tests {
     }
 
     /// Sets of one to four jobs with varied alone powers and speed fractions.
-    fn synthetic(form: PowerForm, c: Coeffs, mode: Mode) -> Vec<PowerSet> {
+    fn synthetic(form: PowerForm, c: Coeffs, mode: MeasuredMode) -> Vec<PowerSet> {
         let mut sets = Vec::new();
         for k in 0..24usize {
             let n = 1 + k % 4;
@@ -339,7 +343,7 @@ mod tests {
                 slope,
                 max_w,
             };
-            let sets = synthetic(form, truth, Mode::Mps);
+            let sets = synthetic(form, truth, MeasuredMode::Mps);
             let refs: Vec<&PowerSet> = sets.iter().collect();
             let c = fit_form(form, &refs).expect("enough sets");
             assert!((c.idle_w - idle_w).abs() < 0.5, "{form}: {c:?}");
@@ -357,13 +361,13 @@ mod tests {
             slope: 0.8,
             max_w: None,
         };
-        let mut sets = synthetic(PowerForm::Alone, truth, Mode::Mps);
-        sets.extend(synthetic(PowerForm::Alone, truth, Mode::Timeslice));
+        let mut sets = synthetic(PowerForm::Alone, truth, MeasuredMode::Mps);
+        sets.extend(synthetic(PowerForm::Alone, truth, MeasuredMode::Timeslice));
         let scores = score(&sets);
         assert_eq!(best_form(&scores), Some(PowerForm::Alone));
         let alone = scores
             .iter()
-            .find(|s| s.form == PowerForm::Alone && s.mode == Mode::Mps)
+            .find(|s| s.form == PowerForm::Alone && s.mode == MeasuredMode::Mps)
             .expect("scored");
         assert!(alone.held_out_mape_pct < 0.1, "{alone:?}");
         assert_eq!(alone.n, 24);
@@ -383,7 +387,7 @@ mod tests {
                 slope: 400.0,
                 max_w: None,
             },
-            Mode::Mps,
+            MeasuredMode::Mps,
         );
         let refs: Vec<&PowerSet> = sets.iter().take(2).collect();
         assert!(fit_form(PowerForm::Util, &refs).is_none());

@@ -8,7 +8,7 @@ use super::gavel::GavelReport;
 use super::measured::{Dataset, zoo_set};
 use super::miso::MisoReport;
 use super::validate::{ErrorRow, MemoryVerdicts, PredictedJob};
-use crate::plan::Mode;
+use colo_sim::perf::MeasuredMode;
 
 fn pct(x: f64) -> String {
     if x.is_finite() {
@@ -240,13 +240,13 @@ pub fn memory_line(ds: &Dataset) -> String {
 }
 
 /// Which part of the dataset a kernel-model prediction belongs to, for its report.
-fn kernel_subset(j: &PredictedJob) -> Option<(Mode, &'static str)> {
+fn kernel_subset(j: &PredictedJob) -> Option<(MeasuredMode, &'static str)> {
     let zoo = zoo_set(&j.set);
     let subset = match (j.mode, j.n_jobs, zoo) {
-        (Mode::Exclusive | Mode::Mig, _, _) => return None,
-        (Mode::MigEmulated, 1, _) => "slices alone",
-        (Mode::MigEmulated, _, true) => "zoo slice layouts",
-        (Mode::MigEmulated, _, false) => "slice layouts",
+        (MeasuredMode::Exclusive | MeasuredMode::Mig, _, _) => return None,
+        (MeasuredMode::MigEmulated, 1, _) => "slices alone",
+        (MeasuredMode::MigEmulated, _, true) => "zoo slice layouts",
+        (MeasuredMode::MigEmulated, _, false) => "slice layouts",
         (_, 1, true) => "zoo SM budgets",
         (_, 1, false) => "SM budgets alone",
         (_, _, true) => "zoo co-runs",
@@ -318,7 +318,11 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         "equal share",
         "noise"
     );
-    for mode in [Mode::Mps, Mode::Timeslice, Mode::MigEmulated] {
+    for mode in [
+        MeasuredMode::Mps,
+        MeasuredMode::Timeslice,
+        MeasuredMode::MigEmulated,
+    ] {
         for subset in [
             "pairs",
             "sets of 3+",
@@ -401,7 +405,7 @@ mod tests {
     fn predictions_csv_quotes_fields_that_hold_commas() {
         let job = PredictedJob {
             set: "mps [g]: a:1:1 + \"b\":1:1".to_owned(),
-            mode: Mode::Mps,
+            mode: MeasuredMode::Mps,
             n_jobs: 2,
             job: "a:1:1".to_owned(),
             launch_bound: false,

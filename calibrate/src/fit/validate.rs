@@ -12,7 +12,7 @@ use colo_sim::perf::{Divisor, OneNth, Origin, Parametric, PerCorunner, ShareMode
 use super::lm::LmConfig;
 use super::measured::{Dataset, MemoryCase, RunSet};
 use super::parametric::{FitGlobals, FitProblem, Fitted, Globals, fit, model_of, predictions};
-use crate::plan::Mode;
+use colo_sim::perf::MeasuredMode;
 
 /// Context memory per plain process and per MPS client when no record measures it, GiB.
 const ASSUMED_CONTEXT_GIB: f64 = 0.5;
@@ -85,7 +85,7 @@ pub struct PredictedJob {
     /// The set's label.
     pub set: String,
     /// How the set shared the GPU: `Timeslice`, `Mps` or `MigEmulated`.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Jobs in the set.
     pub n_jobs: usize,
     /// The job's point.
@@ -231,10 +231,10 @@ fn predicted_fit(
         return Err("MPS memory limit");
     }
     let (mode, layout) = match case.mode {
-        Mode::Exclusive => (ShareMode::Exclusive, None),
-        Mode::Timeslice => (ShareMode::Timeslice, None),
-        Mode::Mps => (ShareMode::Mps, None),
-        Mode::MigEmulated => {
+        MeasuredMode::Exclusive => (ShareMode::Exclusive, None),
+        MeasuredMode::Timeslice => (ShareMode::Timeslice, None),
+        MeasuredMode::Mps => (ShareMode::Mps, None),
+        MeasuredMode::MigEmulated => {
             let names: Option<Vec<&str>> = case.mig_profiles.iter().map(Option::as_deref).collect();
             let layout = names.and_then(|names| ds.gpu.mig_layout(&names).ok());
             (
@@ -242,7 +242,7 @@ fn predicted_fit(
                 Some(layout.ok_or("MIG layout unknown to the GPU catalog")?),
             )
         }
-        Mode::Mig => return Err("real MIG (its instances' memory is not in the records)"),
+        MeasuredMode::Mig => return Err("real MIG (its instances' memory is not in the records)"),
     };
     let query = SetQuery {
         gpu: ds.gpu,
@@ -306,8 +306,8 @@ pub fn validate(ds: &Dataset) -> Validation {
 pub struct ErrorRow {
     /// Split.
     pub split: String,
-    /// Mode.
-    pub mode: Mode,
+    /// Sharing mode.
+    pub mode: MeasuredMode,
     /// `all`, `launch-bound` or `GPU-bound`.
     pub jobs_of: String,
     /// Jobs predicted.
@@ -334,7 +334,11 @@ pub fn held_out_errors(
     held_out: &dyn Fn(&PredictedJob) -> bool,
 ) -> Vec<HeldOutError> {
     let mut out = Vec::new();
-    for mode in [Mode::Mps, Mode::Timeslice, Mode::MigEmulated] {
+    for mode in [
+        MeasuredMode::Mps,
+        MeasuredMode::Timeslice,
+        MeasuredMode::MigEmulated,
+    ] {
         for launch_bound in [false, true] {
             let held: Vec<PredictedJob> = jobs
                 .iter()
@@ -345,7 +349,7 @@ pub fn held_out_errors(
                 continue;
             }
             out.push(HeldOutError {
-                mode: mode.label().to_owned(),
+                mode,
                 launch_bound,
                 mape_pct: (super::kernel::mape(&held) * 1000.0).round() / 10.0,
                 jobs: held.len(),
@@ -360,7 +364,7 @@ pub fn held_out_errors(
 /// slices predicted with their slice size left out of the fit.
 pub fn parametric_held_out_errors(jobs: &[PredictedJob]) -> Vec<HeldOutError> {
     held_out_errors(jobs, &|j| match j.mode {
-        Mode::MigEmulated => j.split == "slice held out",
+        MeasuredMode::MigEmulated => j.split == "slice held out",
         _ => j.split == "3+ jobs",
     })
 }
@@ -370,7 +374,11 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
     let ape = |p: f64, m: f64| ((p - m) / m).abs();
     let mut rows = Vec::new();
     for split in ["train", "3+ jobs", "slice held out", "model held out"] {
-        for mode in [Mode::Timeslice, Mode::Mps, Mode::MigEmulated] {
+        for mode in [
+            MeasuredMode::Timeslice,
+            MeasuredMode::Mps,
+            MeasuredMode::MigEmulated,
+        ] {
             for jobs_of in ["all", "launch-bound", "GPU-bound"] {
                 let sel: Vec<&PredictedJob> = jobs
                     .iter()
@@ -526,16 +534,22 @@ mod tests {
     use super::super::measured::{Selection, load_dataset};
     use super::*;
 
-    /// The committed H200 smoke records whose line passes `keep` (beside the alone runs of
+    /// The committed H200 smoke records whose mode `keep` takes (beside the alone runs of
     /// h200-solo.jsonl, which measure the MPS pair's resnet50 alone), as a dataset.
-    fn smoke(keep: &dyn Fn(&str) -> bool) -> Dataset {
+    fn smoke(keep: &dyn Fn(MeasuredMode) -> bool) -> Dataset {
         let dir = tempfile::tempdir().expect("temp dir");
         for name in ["smoke.jsonl", "h200-solo.jsonl"] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("data/h200")
                 .join(name);
             let text = std::fs::read_to_string(path).expect("committed data");
-            let lines: Vec<&str> = text.lines().filter(|l| keep(l)).collect();
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    let rec: crate::store::Record = serde_json::from_str(l).expect("a record");
+                    keep(rec.mode)
+                })
+                .collect();
             std::fs::write(dir.path().join(name), lines.join("\n")).expect("write");
         }
         let h200 = colo_sim::hardware::gpu("h200").expect("h200");
@@ -544,7 +558,7 @@ mod tests {
 
     #[test]
     fn sharing_parameters_no_set_constrained_are_labelled_default() {
-        let alone = smoke(&|l| l.contains(r#""mode":"exclusive""#));
+        let alone = smoke(&|m| m == MeasuredMode::Exclusive);
         assert!(alone.sets.is_empty());
         let profile = fitted_profile(&alone, &fit_on(&alone, &|_| true), "2026-12-01");
         assert_eq!(profile.timeslice.origin, Some(Origin::Default));
@@ -552,7 +566,7 @@ mod tests {
         assert!((profile.timeslice.switch_overhead - START.switch_overhead).abs() < 1e-12);
         assert!(profile.provenance.source.contains("origin default"));
         // Time-sliced pairs constrain the switch overhead only.
-        let ts = smoke(&|l| !l.contains(r#""mode":"mps""#) && !l.contains("mig-emulated"));
+        let ts = smoke(&|m| !matches!(m, MeasuredMode::Mps | MeasuredMode::MigEmulated));
         let profile = fitted_profile(&ts, &fit_on(&ts, &|_| true), "2026-12-01");
         assert_eq!(
             profile.timeslice.origin, None,

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use colo_plots::{BarGroup, ChartText, Curve, FigureOut, Format, plot_bars, plot_curves};
-use colo_sim::study::{Reproduction, SetMode, SetResult};
+use colo_sim::perf::ShareMode;
+use colo_sim::study::{Reproduction, SetResult, study_label};
 
 use super::{ReportError, Series, origin_label};
 
@@ -46,7 +47,7 @@ impl Kind {
     }
 }
 
-const MODES: [SetMode; 3] = [SetMode::Naive, SetMode::Mps, SetMode::Mig];
+const MODES: [ShareMode; 3] = [ShareMode::Timeslice, ShareMode::Mps, ShareMode::Mig];
 
 /// Draws every covered series' figures into `dir`.
 pub fn draw(
@@ -138,11 +139,11 @@ fn curves(s: &Series<'_>, value: impl Fn(&SetResult) -> f64) -> Vec<Curve> {
         .collect()
 }
 
-fn mode_label(mode: SetMode) -> String {
+fn mode_label(mode: ShareMode) -> String {
     match mode {
-        SetMode::Naive => "naive (time-sliced)".to_owned(),
-        SetMode::Mps => "MPS".to_owned(),
-        SetMode::Mig => "MIG (one slice each)".to_owned(),
+        ShareMode::Timeslice => "naive (time-sliced)".to_owned(),
+        ShareMode::Mig => "MIG (one slice each)".to_owned(),
+        ShareMode::Exclusive | ShareMode::Mps => study_label(mode).to_owned(),
     }
 }
 
@@ -171,15 +172,15 @@ fn memory_groups(s: &Series<'_>) -> Vec<BarGroup> {
                 continue;
             };
             let (need, have, label) = match mode {
-                SetMode::Mig => {
+                ShareMode::Mig => {
                     let (need, have) = fullest_slice(res);
                     (need, have, "MIG slice memory")
                 }
                 _ => (res.memory_gib, res.capacity_gib, "GPU memory"),
             };
             let needed = match mode {
-                SetMode::Mig => "MIG: needed per slice".to_owned(),
-                _ => format!("{mode}: needed"),
+                ShareMode::Mig => "MIG: needed per slice".to_owned(),
+                _ => format!("{}: needed", study_label(mode)),
             };
             bars.push((needed, need));
             if !capacity.iter().any(|(l, _)| *l == label) {

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, Status};
+use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, Status, study_label};
 
 use super::figures::{Kind, SeriesFigures};
 use super::measured::{MeasuredSet, Source};
@@ -83,7 +83,7 @@ fn profile_paragraph(page: &mut String, rep: &Reproduction) {
             let modes: Vec<String> = rep
                 .mode_origins
                 .iter()
-                .map(|(m, o)| format!("{m} {o}"))
+                .map(|(m, o)| format!("{} {o}", study_label(*m)))
                 .collect();
             let _ = writeln!(
                 page,
@@ -250,7 +250,7 @@ fn measured_section(
             "| {} | {} | {} | {} | {} | {} | {} | {note} |",
             m.id,
             m.jobs,
-            m.mode,
+            study_label(m.mode),
             fmt(m.samples_per_s, 0),
             fmt(m.gain, 2),
             predicted,
@@ -267,7 +267,7 @@ fn measured_section(
             "\nLargest measured gain: {:.2}x ({} {}, set {}).",
             best.gain.unwrap_or(f64::NAN),
             best.jobs,
-            best.mode,
+            study_label(best.mode),
             best.id
         );
     }
@@ -316,7 +316,7 @@ fn set_table(page: &mut String, rep: &Reproduction) {
             "| {} | {} | {} |",
             report.set.id(),
             report.set.describe(),
-            report.set.mode
+            study_label(report.set.mode)
         );
         match &report.outcome {
             Outcome::Predicted(res) => {
@@ -360,7 +360,7 @@ fn predicted_cells(report: &SetReport, res: &SetResult) -> String {
         Some(over) if !res.fits_memory => format!("does not fit: {over}"),
         _ => String::new(),
     };
-    if !slices.is_empty() && report.set.mode == colo_sim::study::SetMode::Mig {
+    if !slices.is_empty() && report.set.mode == colo_sim::perf::ShareMode::Mig {
         note = format!("{slices} {note}").trim().to_owned();
     }
     let origins: Vec<String> = res.origins.iter().map(ToString::to_string).collect();

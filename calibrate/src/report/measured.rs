@@ -3,12 +3,14 @@
 //! beside the predicted one.
 use std::path::Path;
 
-use colo_sim::study::{Outcome, Reproduction, SetMode};
+use colo_sim::perf::ShareMode;
+use colo_sim::study::{Outcome, Reproduction};
 
 use super::ReportError;
-use crate::plan::Mode;
 use crate::store::{self, Record, Status};
 use crate::summary::{AloneBaseline, median};
+use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// Where the measured numbers come from.
 pub(crate) struct Source<'a> {
@@ -25,7 +27,7 @@ pub(crate) struct MeasuredSet {
     /// `7 x resnet26:32:32`.
     pub jobs: String,
     /// Naive (time-sliced) or MPS.
-    pub mode: SetMode,
+    pub mode: ShareMode,
     /// Repeats where every process ran.
     pub repeats: usize,
     /// Median samples/s of one job over the repeats that ran (measured).
@@ -62,7 +64,7 @@ pub(crate) fn load_records(
     let all: Vec<Record> = stores
         .into_iter()
         .flat_map(|(_, loaded)| loaded.records)
-        .filter(|r| r.command.is_none())
+        .filter(|r| r.workload.point().is_some())
         .collect();
     let total = all.len();
     let kept: Vec<Record> = all
@@ -83,15 +85,15 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
         let Some(key) = set.single_key() else {
             continue;
         };
-        let mode = match set.mode {
-            SetMode::Naive => Mode::Timeslice,
-            SetMode::Mps => Mode::Mps,
-            SetMode::Mig => continue,
-        };
-        let (n, point) = (set.jobs.len(), key.to_string());
+        // MIG sets ran on real slices the store does not hold.
+        if set.mode == ShareMode::Mig {
+            continue;
+        }
+        let mode = set.mode.measured_as();
+        let n = set.jobs.len();
         let of_set: Vec<&Vec<&Record>> = repeats
             .iter()
-            .filter(|procs| is_copies(procs, mode, &point, n))
+            .filter(|procs| is_copies(procs, mode, key, n))
             .collect();
         if n < 2 || of_set.is_empty() {
             continue;
@@ -153,12 +155,12 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
 
 /// Whether a set repeat is `n` copies of `point` under `mode`, with no SM budget or memory
 /// limit, every process ended ok or out of memory.
-fn is_copies(procs: &[&Record], mode: Mode, point: &str, n: usize) -> bool {
+fn is_copies(procs: &[&Record], mode: MeasuredMode, point: &ModelKey, n: usize) -> bool {
     store::ran_to_the_end(procs)
         && procs.len() == n
         && procs.iter().all(|r| {
             r.mode == mode
-                && r.point == point
+                && r.workload.point() == Some(point)
                 && r.sm_percent.is_none()
                 && r.mem_limit_mib.is_none()
         })

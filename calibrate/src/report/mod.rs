@@ -6,7 +6,8 @@ mod measured;
 
 use std::path::{Path, PathBuf};
 
-use colo_sim::study::{Outcome, Reproduction, SetMode, SetReport, SetResult};
+use colo_sim::perf::ShareMode;
+use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, study_label};
 use colo_sim::workload::ModelKey;
 use thiserror::Error;
 
@@ -124,7 +125,7 @@ impl Series<'_> {
 
     /// (copies, result) of `mode`'s predicted sets, one per count; one MIG job takes the
     /// largest slice the series has (7g), as the study's MIG curve does.
-    pub fn points(&self, mode: SetMode) -> Vec<(usize, &SetResult)> {
+    pub fn points(&self, mode: ShareMode) -> Vec<(usize, &SetResult)> {
         let mut points: Vec<(usize, &SetResult)> = Vec::new();
         for report in self.sets.iter().filter(|r| r.set.mode == mode) {
             let Outcome::Predicted(res) = &report.outcome else {
@@ -179,7 +180,7 @@ pub(crate) fn origin_label(rep: &Reproduction) -> String {
     };
     let mut label = origin.to_string();
     for (mode, mode_origin) in rep.mode_origins.iter().filter(|(_, o)| o != origin) {
-        label.push_str(&format!("; {mode} {mode_origin}"));
+        label.push_str(&format!("; {} {mode_origin}", study_label(*mode)));
     }
     label
 }

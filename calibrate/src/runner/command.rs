@@ -11,14 +11,15 @@ use std::time::{Duration, Instant};
 
 use super::{CLEARED_ENV, MpsDirs, RunError, interrupted, worker_env};
 use crate::gpu::{self, Sampler, WindowStats};
-use crate::plan::{Mode, ProcSettings};
+use crate::plan::ProcSettings;
 use crate::store::Status;
+use colo_sim::perf::MeasuredMode;
 
 /// A set of user commands run together.
 #[derive(Debug, Clone)]
 pub struct CommandSet<'a> {
     /// Sharing mode.
-    pub mode: Mode,
+    pub mode: MeasuredMode,
     /// Per-command settings (one per command).
     pub procs: &'a [ProcSettings],
     /// Shell commands (run with `sh -c`).
@@ -55,7 +56,10 @@ pub struct CommandResult {
 }
 
 /// Refuses commands in mode Mig without instance UUIDs: profiling never creates MIG instances.
-pub fn require_existing_mig_instances(mode: Mode, procs: &[ProcSettings]) -> Result<(), RunError> {
+pub fn require_existing_mig_instances(
+    mode: MeasuredMode,
+    procs: &[ProcSettings],
+) -> Result<(), RunError> {
     match crate::plan::creates_mig_instances(mode, procs) {
         true => Err(RunError::Unsupported(
             "`colo calibrate profile` runs only on existing MIG instances: give --mig-uuid per \

@@ -23,8 +23,9 @@ use super::{
     trace_file_name, worker_env,
 };
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
-use crate::plan::{Mode, Point};
+use crate::plan::Point;
 use crate::store::{Source, Status};
+use colo_sim::perf::MeasuredMode;
 
 /// The fake runner.
 pub struct FakeRunner {
@@ -77,9 +78,9 @@ fn fake_rate(launch: &Launch<'_>, set: &[Point], rank: usize, repeat: u32) -> f6
         .map(|(_, u, s, _)| (u, s))
         .collect();
     let share = match launch.group.mode {
-        Mode::Exclusive | Mode::Mig => 1.0,
-        Mode::Timeslice => 1.0 / demands.iter().map(|d| d.0).sum::<f64>().max(1.0),
-        Mode::Mps | Mode::MigEmulated => {
+        MeasuredMode::Exclusive | MeasuredMode::Mig => 1.0,
+        MeasuredMode::Timeslice => 1.0 / demands.iter().map(|d| d.0).sum::<f64>().max(1.0),
+        MeasuredMode::Mps | MeasuredMode::MigEmulated => {
             1.0 / demands.iter().map(|d| d.0 * d.1).sum::<f64>().max(1.0)
         }
     };

@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::gpu::{GpuInfo, WindowStats};
-use crate::plan::{Group, Mode, ProcSettings};
+use crate::plan::{Group, ProcSettings};
 use crate::store::{Source, Status};
+use colo_sim::perf::MeasuredMode;
 
 mod command;
 mod fake;
@@ -247,15 +248,15 @@ impl MpsDirs {
 /// and nvidia-smi). The MPS daemon is started on the one GPU, and the server renumbers the
 /// devices it sees from 0 (NVIDIA MPS docs, CUDA_VISIBLE_DEVICES), so MPS clients get `0`.
 pub fn worker_env(
-    mode: Mode,
+    mode: MeasuredMode,
     proc: &ProcSettings,
     gpu_uuid: &str,
     mps: Option<&MpsDirs>,
 ) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     let visible = match (&proc.mig_uuid, mode) {
-        (Some(uuid), Mode::Mig) => uuid.clone(),
-        (_, Mode::Mps | Mode::MigEmulated) => "0".to_string(),
+        (Some(uuid), MeasuredMode::Mig) => uuid.clone(),
+        (_, MeasuredMode::Mps | MeasuredMode::MigEmulated) => "0".to_string(),
         _ => gpu_uuid.to_string(),
     };
     env.insert("CUDA_VISIBLE_DEVICES".to_string(), visible);

@@ -19,8 +19,8 @@ use super::{
     TraceReport, interrupted, worker_env,
 };
 use crate::gpu::{self, GpuInfo, Sampler, Source, WindowStats};
-use crate::plan::Mode;
 use crate::store::Status;
+use colo_sim::perf::MeasuredMode;
 
 /// How the real runner starts workers.
 #[derive(Debug, Clone)]
@@ -113,7 +113,7 @@ impl ProcessRunner {
     /// `self.source = Some(sampler.stop())`).
     pub(super) fn start_shared(
         &mut self,
-        mode: Mode,
+        mode: MeasuredMode,
         dirs: &MpsDirs,
     ) -> Result<(Option<MpsDaemon>, Sampler), RunError> {
         let daemon = match mode.uses_mps() {

@@ -263,7 +263,7 @@ fn daemon_guard_quits_on_drop() {
 #[test]
 fn worker_env_per_mode() {
     let plain = ProcSettings::default();
-    let env = worker_env(Mode::Exclusive, &plain, "GPU-x", None);
+    let env = worker_env(MeasuredMode::Exclusive, &plain, "GPU-x", None);
     assert_eq!(
         env.get("CUDA_VISIBLE_DEVICES").map(String::as_str),
         Some("GPU-x")
@@ -273,7 +273,7 @@ fn worker_env_per_mode() {
         mig_uuid: Some("MIG-abc".into()),
         ..ProcSettings::default()
     };
-    let env = worker_env(Mode::Mig, &mig, "GPU-x", None);
+    let env = worker_env(MeasuredMode::Mig, &mig, "GPU-x", None);
     assert_eq!(
         env.get("CUDA_VISIBLE_DEVICES").map(String::as_str),
         Some("MIG-abc")

@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use super::process::{LaunchDir, stderr_tail};
 use super::{CLEARED_ENV, ProcessRunner, RunError, interrupted, worker_env};
-use crate::plan::{Mode, Point, ProcSettings};
+use crate::plan::{Point, ProcSettings};
+use colo_sim::perf::MeasuredMode;
 
 /// The tracer colo starts unless told otherwise (run from the repository root).
 pub const DEFAULT_TRACER: &str = "python3 calibrate/workloads/trace.py";
@@ -305,7 +306,12 @@ impl ProcessRunner {
             cmd.env_remove(key);
         }
         let plain = ProcSettings::default();
-        cmd.envs(worker_env(Mode::Exclusive, &plain, &self.gpu.uuid, None));
+        cmd.envs(worker_env(
+            MeasuredMode::Exclusive,
+            &plain,
+            &self.gpu.uuid,
+            None,
+        ));
         let program = cmd.get_program().to_string_lossy().into_owned();
         let mut child = cmd
             .spawn()

@@ -12,16 +12,16 @@ use std::collections::BTreeSet;
 use super::{GroupState, Simulation};
 use crate::metrics::energy::{GpuEnergy, PowerFit, RunEnergy};
 use crate::perf::profile::{PowerForm, PowerMember, PowerParams};
-use crate::perf::{JobClass, ProfileSet, ShareMode};
+use crate::perf::{JobClass, MeasuredMode, ProfileSet, ShareMode};
 
-/// The profile's power mode (the calibration store's mode name) whose coefficients a group in
-/// `mode` uses: `Exclusive` groups use `timeslice`'s for their idle power only (plain processes,
-/// no MPS server; a busy exclusive GPU holds one job, which draws its measured power alone).
-pub fn power_mode(mode: ShareMode) -> &'static str {
+/// The profile's power mode whose coefficients a group in `mode` uses: its measured mode
+/// ([`ShareMode::measured_as`]), except that `Exclusive` groups use `timeslice`'s for their
+/// idle power only (plain processes, no MPS server; a busy exclusive GPU holds one job, which
+/// draws its measured power alone).
+pub fn power_mode(mode: ShareMode) -> MeasuredMode {
     match mode {
-        ShareMode::Exclusive | ShareMode::Timeslice => "timeslice",
-        ShareMode::Mps => "mps",
-        ShareMode::Mig => "mig-emulated",
+        ShareMode::Exclusive => MeasuredMode::Timeslice,
+        other => other.measured_as(),
     }
 }
 
@@ -154,7 +154,7 @@ pub(super) fn meter(
             let fit = PowerFit {
                 gpu: g.spec.name.to_owned(),
                 mode: g.mode.to_string(),
-                coefficients: name.to_owned(),
+                coefficients: name.label().to_owned(),
                 form: params.form.to_string(),
                 origin: params.origin.to_string(),
                 idle_w: m.idle_w,

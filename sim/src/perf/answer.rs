@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
-use super::{ClassLookup, KernelModel, PerfError, PerfModel, ProfileSet, ShareMode};
+use super::{ClassLookup, KernelModel, MeasuredMode, PerfError, PerfModel, ProfileSet, ShareMode};
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
 
@@ -112,13 +112,10 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
     // where every job has a trace, else the parametric model's when it answered (asked for,
     // or the kernel model's fallback); none for the baselines, or alone, where the rate is the
     // measured one.
-    let store_mode = match query.mode {
-        ShareMode::Mps => Some("mps"),
-        ShareMode::Timeslice => Some("timeslice"),
-        ShareMode::Mig => Some("mig-emulated"),
-        ShareMode::Exclusive => None,
-    }
-    .filter(|_| query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some());
+    let store_mode = Some(query.mode)
+        .filter(|m| *m != ShareMode::Exclusive)
+        .map(ShareMode::measured_as)
+        .filter(|_| query.jobs.len() > 1 || !query.sm_budgets.is_empty() || query.layout.is_some());
     let kernel_answers = predictor
         .kernel
         .as_ref()
@@ -182,11 +179,11 @@ pub enum SetPower {
 }
 
 /// The power model's answer for the predicted set.
-fn set_power(params: &PowerParams, mode: Option<&str>, p: &SetPrediction) -> SetPower {
+fn set_power(params: &PowerParams, mode: Option<MeasuredMode>, p: &SetPrediction) -> SetPower {
     if !p.fits_memory {
         return SetPower::Unknown("the set does not fit in memory".into());
     }
-    let mode = mode.unwrap_or("exclusive");
+    let mode = mode.unwrap_or(MeasuredMode::Exclusive);
     let jobs: Vec<(ModelKey, f64)> = p
         .jobs
         .iter()
@@ -522,7 +519,7 @@ mod tests {
 
     fn held_out(launch_bound: bool, mape_pct: f64) -> HeldOutError {
         HeldOutError {
-            mode: "mps".into(),
+            mode: MeasuredMode::Mps,
             launch_bound,
             mape_pct,
             jobs: 7,

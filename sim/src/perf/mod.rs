@@ -28,20 +28,26 @@ pub use parametric::Parametric;
 pub use profile::{Origin, Profile, ProfileError};
 
 /// How jobs share a GPU: the one vocabulary of the engine, the scenario file (`mode: Mps`,
-/// read as the variant's name) and the result rows (`mps`, written snake_case).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// read as the variant's name), the result rows (`mps`, written snake_case) and, with the
+/// `clap` feature, `colo predict --mode` (the `value(help)` lines are its help).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all(serialize = "snake_case", deserialize = "PascalCase"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ShareMode {
     /// One job per GPU.
+    #[cfg_attr(feature = "clap", value(help = "One job alone"))]
     #[serde(alias = "exclusive")]
     Exclusive,
     /// Plain processes; the GPU runs one context at a time.
+    #[cfg_attr(feature = "clap", value(help = "Plain processes, time-sliced"))]
     #[serde(alias = "timeslice", alias = "time_slice", alias = "naive")]
     Timeslice,
     /// One MPS server; kernels of several processes run side by side.
+    #[cfg_attr(feature = "clap", value(help = "MPS (with optional SM budgets)"))]
     #[serde(alias = "mps")]
     Mps,
     /// MIG slices; jobs inside one slice share it under MPS.
+    #[cfg_attr(feature = "clap", value(help = "MIG slices (needs --layout)"))]
     #[serde(alias = "mig")]
     Mig,
 }
@@ -68,6 +74,124 @@ impl fmt::Display for ShareMode {
             ShareMode::Timeslice => "timeslice",
             ShareMode::Mps => "mps",
             ShareMode::Mig => "mig",
+        })
+    }
+}
+
+impl ShareMode {
+    /// The measured mode whose records and fitted numbers stand for this one: itself, except
+    /// [`ShareMode::Mig`], which profiles know from emulated slices
+    /// ([`MeasuredMode::MigEmulated`]).
+    pub fn measured_as(self) -> MeasuredMode {
+        match self {
+            ShareMode::Exclusive => MeasuredMode::Exclusive,
+            ShareMode::Timeslice => MeasuredMode::Timeslice,
+            ShareMode::Mps => MeasuredMode::Mps,
+            ShareMode::Mig => MeasuredMode::MigEmulated,
+        }
+    }
+}
+
+/// How processes shared a GPU when they were measured: the [`ShareMode`]s plus MIG emulated
+/// under MPS. Calibration plans name a variant (`mode: MigEmulated`); records, profiles and
+/// tables write its label (`mig-emulated`, [`MeasuredMode::label`], through [`mode_label`]);
+/// with the `clap` feature it is `colo calibrate profile --mode` (the `value(help)` lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum MeasuredMode {
+    /// One process alone on the GPU.
+    #[cfg_attr(feature = "clap", value(help = "One command alone"))]
+    Exclusive,
+    /// Plain processes sharing the GPU by the driver's time-slicing.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Plain processes, time-sliced by the driver")
+    )]
+    Timeslice,
+    /// Processes under the calibrator's own MPS daemon.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Under the calibrator's own MPS daemon")
+    )]
+    Mps,
+    /// Each process on its own real MIG instance: an existing one by UUID (`mig_uuids`), or
+    /// one the runner creates from a profile (`mig_profiles`, only with
+    /// `--allow-mig-reconfigure`) and destroys afterwards.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "On existing MIG instances (--mig-uuid)")
+    )]
+    Mig,
+    /// MPS with each process's SM budget and memory limit set from a MIG profile.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "MPS with budgets and memory limits of MIG profiles (--mig-profile)")
+    )]
+    MigEmulated,
+}
+
+impl MeasuredMode {
+    /// Every mode, in the order tables list them.
+    pub const ALL: [MeasuredMode; 5] = [
+        MeasuredMode::Exclusive,
+        MeasuredMode::Timeslice,
+        MeasuredMode::Mps,
+        MeasuredMode::Mig,
+        MeasuredMode::MigEmulated,
+    ];
+
+    /// The mode of a label ([`MeasuredMode::label`]), if it names one.
+    pub fn from_label(label: &str) -> Option<MeasuredMode> {
+        MeasuredMode::ALL.into_iter().find(|m| m.label() == label)
+    }
+
+    /// Name used in records, profiles and tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            MeasuredMode::Exclusive => "exclusive",
+            MeasuredMode::Timeslice => "timeslice",
+            MeasuredMode::Mps => "mps",
+            MeasuredMode::Mig => "mig",
+            MeasuredMode::MigEmulated => "mig-emulated",
+        }
+    }
+
+    /// Whether the mode runs under the calibrator's MPS daemon.
+    pub fn uses_mps(self) -> bool {
+        matches!(self, MeasuredMode::Mps | MeasuredMode::MigEmulated)
+    }
+}
+
+impl fmt::Display for MeasuredMode {
+    // `pad`, so that a table's `{:<13}` aligns a mode as it aligns its label.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.label())
+    }
+}
+
+/// Serde for a [`MeasuredMode`] written as its label (`mig-emulated`), the form of
+/// calibration records and profiles (`#[serde(with = "mode_label")]`), where plans name the
+/// variant (`MigEmulated`).
+pub mod mode_label {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::MeasuredMode;
+
+    /// Writes the mode's label.
+    pub fn serialize<S: Serializer>(mode: &MeasuredMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(mode.label())
+    }
+
+    /// Reads a label; any other text is an error that lists the labels.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MeasuredMode, D::Error> {
+        let text = String::deserialize(d)?;
+        MeasuredMode::from_label(&text).ok_or_else(|| {
+            let known: Vec<&str> = MeasuredMode::ALL.iter().map(|m| m.label()).collect();
+            D::Error::custom(format!(
+                "unknown mode `{text}`; expected one of {}",
+                known.join(", ")
+            ))
         })
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::JobClass;
+use super::{JobClass, MeasuredMode, mode_label};
 use crate::ronfile::{RonFileError, read_ron};
 use crate::workload::ModelKey;
 
@@ -185,19 +185,19 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The parametric model's held-out error for `mode` (a calibration-store mode name) and
-    /// job class, if the profile carries one.
-    pub fn held_out(&self, mode: &str, launch_bound: bool) -> Option<&HeldOutError> {
+    /// The parametric model's held-out error for `mode` and job class, if the profile carries
+    /// one.
+    pub fn held_out(&self, mode: MeasuredMode, launch_bound: bool) -> Option<&HeldOutError> {
         find_held_out(&self.held_out_error, mode, launch_bound)
     }
 }
 
-/// The entry of `errors` for `mode` (a calibration-store mode name) and job class.
-pub fn find_held_out<'a>(
-    errors: &'a [HeldOutError],
-    mode: &str,
+/// The entry of `errors` for `mode` and job class.
+pub fn find_held_out(
+    errors: &[HeldOutError],
+    mode: MeasuredMode,
     launch_bound: bool,
-) -> Option<&'a HeldOutError> {
+) -> Option<&HeldOutError> {
     errors
         .iter()
         .find(|e| e.mode == mode && e.launch_bound == launch_bound)
@@ -274,8 +274,9 @@ impl PowerForm {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerMode {
-    /// `timeslice`, `mps` or `mig-emulated` (the calibration store's mode names).
-    pub mode: String,
+    /// `timeslice`, `mps` or `mig-emulated` (written as the calibration store's labels).
+    #[serde(with = "mode_label")]
+    pub mode: MeasuredMode,
     /// Board power with nothing running (the fit's intercept), W.
     pub idle_w: f64,
     /// Watts per unit of activity (see [`PowerForm`]).
@@ -324,11 +325,11 @@ impl PowerParams {
     }
 
     /// The predicted board power, W, of `jobs` (each with its fraction of alone speed)
-    /// sharing in `mode` (a store mode name; `exclusive` is one job alone: its measured power),
+    /// sharing in `mode` ([`MeasuredMode::Exclusive`] is one job alone: its measured power),
     /// and the coefficients used (none alone); `None` when the mode or a point is unknown.
     pub fn predict(
         &self,
-        mode: &str,
+        mode: MeasuredMode,
         jobs: &[(ModelKey, f64)],
     ) -> Option<(f64, Option<&PowerMode>)> {
         let members: Vec<PowerMember> = jobs
@@ -341,7 +342,7 @@ impl PowerParams {
                 })
             })
             .collect::<Option<_>>()?;
-        if mode == "exclusive" {
+        if mode == MeasuredMode::Exclusive {
             return match members.as_slice() {
                 [one] => Some((one.alone_w, None)),
                 _ => None,
@@ -403,8 +404,9 @@ pub struct KernelParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeldOutError {
-    /// `mps`, `timeslice` or `mig-emulated` (the calibration store's mode names).
-    pub mode: String,
+    /// `mps`, `timeslice` or `mig-emulated` (written as the calibration store's labels).
+    #[serde(with = "mode_label")]
+    pub mode: MeasuredMode,
     /// Launch-bound jobs (GPU busy under 60% of the time alone) or GPU-bound ones.
     pub launch_bound: bool,
     /// Mean absolute percentage error of per-job samples/s, percent.
@@ -414,9 +416,8 @@ pub struct HeldOutError {
 }
 
 impl KernelParams {
-    /// The held-out error for `mode` (a calibration-store mode name) and job class, if the
-    /// profile carries one.
-    pub fn held_out(&self, mode: &str, launch_bound: bool) -> Option<&HeldOutError> {
+    /// The held-out error for `mode` and job class, if the profile carries one.
+    pub fn held_out(&self, mode: MeasuredMode, launch_bound: bool) -> Option<&HeldOutError> {
         find_held_out(&self.held_out_error, mode, launch_bound)
     }
 }

@@ -354,7 +354,7 @@ fn the_power_section_is_optional_and_round_trips() {
         form: PowerForm::Alone,
         origin: Origin::Fitted,
         modes: vec![PowerMode {
-            mode: "mps".into(),
+            mode: MeasuredMode::Mps,
             idle_w: 100.0,
             slope: 0.5,
             max_w: None,
@@ -372,11 +372,17 @@ fn the_power_section_is_optional_and_round_trips() {
     let power = profile.power.as_ref().expect("power");
     let key = crate::workload::ModelKey::new("resnet50", 64, 224);
     // 100 + 0.5 * (500 - 100) * 0.6 = 220 W.
-    let (watts, fit) = power.predict("mps", &[(key.clone(), 0.6)]).expect("known");
+    let (watts, fit) = power
+        .predict(MeasuredMode::Mps, &[(key.clone(), 0.6)])
+        .expect("known");
     assert!((watts - 220.0).abs() < 1e-9 && fit.is_some());
     assert_eq!(
-        power.predict("exclusive", &[(key.clone(), 1.0)]),
+        power.predict(MeasuredMode::Exclusive, &[(key.clone(), 1.0)]),
         Some((500.0, None))
     );
-    assert!(power.predict("timeslice", &[(key, 0.5)]).is_none());
+    assert!(
+        power
+            .predict(MeasuredMode::Timeslice, &[(key, 0.5)])
+            .is_none()
+    );
 }

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::{Outcome, SetMode, SetReport, SetResult};
+use super::{Outcome, SetReport, SetResult, study_label};
 use crate::perf::Origin;
+use crate::perf::ShareMode;
 
 /// How a conclusion fares against the predictions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +56,7 @@ const GAIN_TOLERANCE: f64 = 1.25;
 const TIE: f64 = 0.01;
 
 /// Checks each conclusion against `sets`.
-pub(super) fn check(sets: &[SetReport], mode_origins: &[(SetMode, Origin)]) -> Vec<Conclusion> {
+pub(super) fn check(sets: &[SetReport], mode_origins: &[(ShareMode, Origin)]) -> Vec<Conclusion> {
     let fitting: Vec<(&SetReport, &SetResult)> = sets
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -96,7 +97,7 @@ fn largest_gain(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
         res.gain,
         report.set.id(),
         report.set.describe(),
-        report.set.mode
+        study_label(report.set.mode)
     );
     Conclusion {
         claim,
@@ -137,7 +138,7 @@ fn epochs_longer(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
 }
 
 /// One set in a comparison: its mode, id and gain.
-type Entry = (SetMode, String, f64);
+type Entry = (ShareMode, String, f64);
 /// Sets keyed by experiment and job multiset (`resnet26:128:32+resnet50:128:64`).
 type Groups = BTreeMap<(u32, String), Vec<Entry>>;
 
@@ -156,7 +157,7 @@ fn comparable(fitting: &[(&SetReport, &SetResult)]) -> Groups {
 }
 
 /// Groups where `mode` and at least one other mode were predicted: (won, lost ids).
-fn contests(groups: &Groups, mode: SetMode, only_mixed: bool) -> (usize, Vec<String>) {
+fn contests(groups: &Groups, mode: ShareMode, only_mixed: bool) -> (usize, Vec<String>) {
     let (mut won, mut lost) = (0, Vec::new());
     for ((_, keys), entries) in groups {
         if only_mixed && !keys_mixed(keys) {
@@ -197,7 +198,7 @@ fn describe_contest(keys: &str, entries: &[Entry]) -> String {
         .collect();
     let gains: Vec<String> = entries
         .iter()
-        .map(|(mode, id, gain)| format!("{id} {mode} {gain:.2}x"))
+        .map(|(mode, id, gain)| format!("{id} {} {gain:.2}x", study_label(*mode)))
         .collect();
     format!("{} ({})", jobs.join(" + "), gains.join(", "))
 }
@@ -210,7 +211,7 @@ fn keys_mixed(keys: &str) -> bool {
 
 fn mps_best(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
     let claim = "MPS is the best performing form of collocation".to_owned();
-    let (won, lost) = contests(&comparable(fitting), SetMode::Mps, false);
+    let (won, lost) = contests(&comparable(fitting), ShareMode::Mps, false);
     if won + lost.len() == 0 {
         return not_tested(claim);
     }
@@ -229,7 +230,7 @@ fn mps_best(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
 fn mig_mixed(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
     let claim =
         "MIG's rigid partitioning can give sub-optimal utilisation for mixed workloads".to_owned();
-    let (won, lost) = contests(&comparable(fitting), SetMode::Mig, true);
+    let (won, lost) = contests(&comparable(fitting), ShareMode::Mig, true);
     if won + lost.len() == 0 {
         return not_tested(claim);
     }
@@ -247,7 +248,7 @@ fn mig_mixed(fitting: &[(&SetReport, &SetResult)]) -> Conclusion {
 
 fn mig_isolated(
     fitting: &[(&SetReport, &SetResult)],
-    mode_origins: &[(SetMode, Origin)],
+    mode_origins: &[(ShareMode, Origin)],
 ) -> Conclusion {
     let claim = "MIG gives interference-free partitions".to_owned();
     let gaps: Vec<f64> = fitting
@@ -261,7 +262,7 @@ fn mig_isolated(
     let largest = gaps.iter().copied().fold(0.0, f64::max);
     let origin = mode_origins
         .iter()
-        .find(|(m, _)| *m == SetMode::Mig)
+        .find(|(m, _)| *m == ShareMode::Mig)
         .map_or("unknown".to_owned(), |(_, o)| o.to_string());
     let finding = format!(
         "largest gap between a job's rate in a MIG set and alone in its slice: {:.1}% over {} sets; the model treats slices as isolated (MIG parameters: {origin}), so this restates its assumption",
@@ -297,7 +298,7 @@ fn memory(sets: &[SetReport]) -> Conclusion {
                 "{} ({}, {}: {note})",
                 r.set.id(),
                 r.set.describe(),
-                r.set.mode
+                study_label(r.set.mode)
             )
         })
         .collect();
@@ -351,7 +352,7 @@ mod tests {
     use crate::workload::ModelKey;
 
     /// A predicted set of `n` copies under `mode` with total gain `gain`.
-    fn report(workload: u32, mode: SetMode, n: usize, gain: f64) -> SetReport {
+    fn report(workload: u32, mode: ShareMode, n: usize, gain: f64) -> SetReport {
         let key = ModelKey::new("m", 32, 32);
         let job = JobResult {
             key: key.clone(),
@@ -389,7 +390,7 @@ mod tests {
             memory_note: None,
             origins: vec![Origin::Fitted],
             gain_while_all_run: gain,
-            mig_interference: (mode == SetMode::Mig).then_some(0.0),
+            mig_interference: (mode == ShareMode::Mig).then_some(0.0),
         };
         SetReport {
             set,
@@ -400,8 +401,8 @@ mod tests {
     #[test]
     fn a_gain_far_above_the_stated_one_is_not_borne_out() {
         let sets = [
-            report(1, SetMode::Mps, 7, 6.5),
-            report(2, SetMode::Naive, 7, 2.0),
+            report(1, ShareMode::Mps, 7, 6.5),
+            report(2, ShareMode::Timeslice, 7, 2.0),
         ];
         let checked = check(&sets, &[]);
         assert_eq!(checked[0].status, Status::Disagrees);
@@ -416,10 +417,10 @@ mod tests {
     fn mps_behind_another_mode_everywhere_is_not_borne_out() {
         // Two comparisons (2 copies, 3 copies); MPS loses both.
         let sets = [
-            report(1, SetMode::Mps, 2, 1.2),
-            report(2, SetMode::Naive, 2, 1.5),
-            report(3, SetMode::Mps, 3, 1.1),
-            report(4, SetMode::Mig, 3, 1.4),
+            report(1, ShareMode::Mps, 2, 1.2),
+            report(2, ShareMode::Timeslice, 2, 1.5),
+            report(3, ShareMode::Mps, 3, 1.1),
+            report(4, ShareMode::Mig, 3, 1.4),
         ];
         let checked = check(&sets, &[]);
         assert_eq!(

@@ -3,17 +3,7 @@
 use std::path::Path;
 
 use super::StudyError;
-
-/// How a process shared its GPU, as the matrix's `Collocation` column says.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Sharing {
-    /// `-`: plain processes, time-sliced ("naive").
-    Naive,
-    /// `MPS`.
-    Mps,
-    /// A MIG slice, named as on the matrix's GPU (`3g.20gb`).
-    Mig(String),
-}
+use crate::perf::ShareMode;
 
 /// One training process of the matrix.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,8 +16,12 @@ pub struct Process {
     pub dataset: String,
     /// `--batch-size`.
     pub batch: u32,
-    /// How it shared the GPU.
-    pub sharing: Sharing,
+    /// How it shared the GPU, from the `Collocation` column: `-` (plain processes,
+    /// "naive") is [`ShareMode::Timeslice`], `MPS` [`ShareMode::Mps`], a MIG profile name
+    /// [`ShareMode::Mig`].
+    pub mode: ShareMode,
+    /// Its MIG slice, named as on the matrix's GPU (`3g.20gb`), when `mode` is `Mig`.
+    pub slice: Option<String>,
 }
 
 /// The processes that ran together: one (experiment, workload) of the matrix.
@@ -99,11 +93,11 @@ pub fn read_matrix(path: &Path) -> Result<Vec<MatrixSet>, StudyError> {
 
 /// One process from its `Collocation` and `Params` cells; an error names the column.
 fn process(line: u64, collocation: &str, params: &str) -> Result<Process, (&'static str, String)> {
-    let sharing = match collocation {
-        "-" => Sharing::Naive,
-        "MPS" => Sharing::Mps,
+    let (mode, slice) = match collocation {
+        "-" => (ShareMode::Timeslice, None),
+        "MPS" => (ShareMode::Mps, None),
         "" => return Err(("Collocation", "empty; write -, MPS or a MIG profile".into())),
-        slice => Sharing::Mig(slice.to_owned()),
+        slice => (ShareMode::Mig, Some(slice.to_owned())),
     };
     let words: Vec<&str> = params.split_whitespace().collect();
     let value = |flag: &str| {
@@ -131,6 +125,7 @@ fn process(line: u64, collocation: &str, params: &str) -> Result<Process, (&'sta
         model: value("--model")?.to_owned(),
         dataset,
         batch,
-        sharing,
+        mode,
+        slice,
     })
 }

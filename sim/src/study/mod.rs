@@ -13,14 +13,13 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use thiserror::Error;
 
 pub use conclusions::{Conclusion, Status};
-pub use matrix::{MatrixSet, Process, Sharing, read_matrix};
+pub use matrix::{MatrixSet, Process, read_matrix};
 pub use predict::{JobResult, Outcome, SetResult};
 pub use spec::{Dataset, StudySpec};
 
@@ -70,35 +69,14 @@ pub enum StudyError {
     Profile(#[from] ProfileError),
 }
 
-/// How the processes of a set shared the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SetMode {
-    /// Plain processes, time-sliced ("naive" in the study).
-    Naive,
-    /// One MPS server.
-    Mps,
-    /// One MIG slice per process.
-    Mig,
-}
-
-impl SetMode {
-    /// The simulator's sharing mode for this set.
-    pub fn share_mode(self) -> ShareMode {
-        match self {
-            SetMode::Naive => ShareMode::Timeslice,
-            SetMode::Mps => ShareMode::Mps,
-            SetMode::Mig => ShareMode::Mig,
-        }
-    }
-}
-
-impl fmt::Display for SetMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SetMode::Naive => "naive",
-            SetMode::Mps => "MPS",
-            SetMode::Mig => "MIG",
-        })
+/// How the study names a set's sharing mode (its tables and figures): `naive` for plain
+/// time-sliced processes, `MPS`, `MIG`. The study's sets are time-sliced, MPS or MIG only.
+pub fn study_label(mode: ShareMode) -> &'static str {
+    match mode {
+        ShareMode::Exclusive => "exclusive",
+        ShareMode::Timeslice => "naive",
+        ShareMode::Mps => "MPS",
+        ShareMode::Mig => "MIG",
     }
 }
 
@@ -123,7 +101,7 @@ pub struct StudySet {
     /// `Workload` column.
     pub workload: u32,
     /// How its processes shared the GPU.
-    pub mode: SetMode,
+    pub mode: ShareMode,
     /// Its processes.
     pub jobs: Vec<StudyJob>,
 }
@@ -182,7 +160,7 @@ pub struct Reproduction {
     /// The profile file used and its overall origin; `None` when no profile file exists.
     pub profile: Option<(PathBuf, Origin)>,
     /// Origin of the sharing parameters per mode (naive, MPS, MIG), when a profile is loaded.
-    pub mode_origins: Vec<(SetMode, Origin)>,
+    pub mode_origins: Vec<(ShareMode, Origin)>,
     /// Every set of the matrix, in matrix order.
     pub sets: Vec<SetReport>,
     /// The study's conclusions, checked.
@@ -230,8 +208,8 @@ pub fn reproduce(spec: &StudySpec, profile: Option<&Path>) -> Result<Reproductio
         .filter(|_| loaded)
         .map(|path| (path.to_owned(), profiles.origin(gpu)));
     let mode_origins = if loaded {
-        [SetMode::Naive, SetMode::Mps, SetMode::Mig]
-            .map(|m| (m, profiles.mode_origin(gpu, m.share_mode())))
+        [ShareMode::Timeslice, ShareMode::Mps, ShareMode::Mig]
+            .map(|m| (m, profiles.mode_origin(gpu, m)))
             .to_vec()
     } else {
         Vec::new()
@@ -287,13 +265,13 @@ fn study_set(spec: &StudySpec, set: &MatrixSet) -> Result<StudySet, StudyError> 
             );
             return Err(bad(p.line, "Params --data-dir", message));
         };
-        let (mode, slice) = match &p.sharing {
-            Sharing::Naive => (SetMode::Naive, None),
-            Sharing::Mps => (SetMode::Mps, None),
-            Sharing::Mig(name) => (SetMode::Mig, Some(name.clone())),
-        };
+        let (mode, slice) = (p.mode, p.slice.clone());
         if modes.last().is_some_and(|m| *m != mode) {
-            let message = format!("mixes {} and {mode} in one set", modes[0]);
+            let message = format!(
+                "mixes {} and {} in one set",
+                study_label(modes[0]),
+                study_label(mode)
+            );
             return Err(bad(p.line, "Collocation", message));
         }
         modes.push(mode);
@@ -307,7 +285,7 @@ fn study_set(spec: &StudySpec, set: &MatrixSet) -> Result<StudySet, StudyError> 
     Ok(StudySet {
         experiment: set.experiment,
         workload: set.workload,
-        mode: modes.first().copied().unwrap_or(SetMode::Naive),
+        mode: modes.first().copied().unwrap_or(ShareMode::Timeslice),
         jobs,
     })
 }

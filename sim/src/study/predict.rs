@@ -6,7 +6,8 @@ use crate::perf::query::{QueryError, SetQuery, predict_set};
 use crate::perf::{Origin, PerfError, PerfModel};
 use crate::workload::ModelKey;
 
-use super::{SetMode, StudySet};
+use super::StudySet;
+use crate::perf::ShareMode;
 
 /// What the model says of one set.
 #[derive(Clone, Debug)]
@@ -110,7 +111,7 @@ pub(super) fn predict(ctx: &Context<'_>, set: &StudySet) -> Outcome {
     };
     let query = SetQuery {
         gpu: ctx.gpu,
-        mode: set.mode.share_mode(),
+        mode: set.mode,
         jobs: set.jobs.iter().map(|j| j.key.clone()).collect(),
         sm_budgets: Vec::new(),
         layout,
@@ -129,7 +130,7 @@ pub(super) fn predict(ctx: &Context<'_>, set: &StudySet) -> Outcome {
 /// The set's MIG layout on this GPU: each matrix slice becomes the profile with the same
 /// compute and memory slice counts.
 fn layout(ctx: &Context<'_>, set: &StudySet) -> Result<Option<MigLayout>, String> {
-    if set.mode != SetMode::Mig {
+    if set.mode != ShareMode::Mig {
         return Ok(None);
     }
     let mut names = Vec::with_capacity(set.jobs.len());

@@ -29,10 +29,16 @@ fn shipped_matrix_has_every_process() {
         .find(|s| s.experiment == 33 && s.workload == 11)
         .unwrap();
     assert_eq!(seven.processes.len(), 7);
-    assert!(seven.processes.iter().all(|p| p.sharing == Sharing::Naive
-        && p.model == "resnet26"
-        && p.dataset == "cifar10"
-        && p.batch == 128));
+    assert!(
+        seven
+            .processes
+            .iter()
+            .all(|p| p.mode == ShareMode::Timeslice
+                && p.slice.is_none()
+                && p.model == "resnet26"
+                && p.dataset == "cifar10"
+                && p.batch == 128)
+    );
 }
 
 #[test]

@@ -215,7 +215,7 @@ fn records_carry_mode_mig_the_profile_and_the_instance() {
         let profile = ["3g.71gb", "4g.71gb"][rec.rank];
         assert_eq!(
             (rec.mode, rec.mig_profile.as_deref()),
-            (crate::plan::Mode::Mig, Some(profile))
+            (MeasuredMode::Mig, Some(profile))
         );
         let uuid = rec.mig_uuid.as_deref().unwrap_or("");
         assert!(uuid.starts_with("MIG-fake-3-"), "{uuid}");

@@ -9,7 +9,7 @@ use crate::hardware;
 use crate::metrics::energy::JOULES_PER_KWH;
 use crate::metrics::{RunLabels, RunRecord, summarize};
 use crate::perf::profile::{AlonePower, PowerForm, PowerMode, PowerParams};
-use crate::perf::{EqualShare, Origin, Parametric, ProfileSet, ShareMode};
+use crate::perf::{EqualShare, MeasuredMode, Origin, Parametric, ProfileSet, ShareMode};
 use crate::policy::PlacementRule;
 use crate::workload::Job;
 
@@ -19,8 +19,8 @@ const IDLE_TS: f64 = 100.0;
 const ALONE: [(&str, f64); 3] = [("small", 300.0), ("mid", 400.0), ("big", 600.0)];
 
 fn power_params(alone: &[(&str, f64)]) -> PowerParams {
-    let mode = |mode: &str, idle_w: f64, slope: f64| PowerMode {
-        mode: mode.into(),
+    let mode = |mode: MeasuredMode, idle_w: f64, slope: f64| PowerMode {
+        mode,
         idle_w,
         slope,
         max_w: None,
@@ -31,9 +31,9 @@ fn power_params(alone: &[(&str, f64)]) -> PowerParams {
         form: PowerForm::Alone,
         origin: Origin::Fitted,
         modes: vec![
-            mode("timeslice", IDLE_TS, 1.0),
-            mode("mps", 90.0, 0.8),
-            mode("mig-emulated", 110.0, 0.9),
+            mode(MeasuredMode::Timeslice, IDLE_TS, 1.0),
+            mode(MeasuredMode::Mps, 90.0, 0.8),
+            mode(MeasuredMode::MigEmulated, 110.0, 0.9),
         ],
         alone: alone
             .iter()
