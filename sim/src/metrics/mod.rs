@@ -4,6 +4,7 @@
 //! written whole through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
 //! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
 pub mod energy;
+pub mod fast;
 mod files;
 pub mod rows;
 
