@@ -112,6 +112,10 @@ pub(super) struct Meter {
     fits: Vec<PowerFit>,
     /// Activity terms of the GPU being re-rated (reused).
     scratch: Vec<f64>,
+    /// Some group has a power model. Without one no GPU's power is ever known, and nothing
+    /// reads the GPUs' integrals (the summary's energy figures are all unknown), so they are
+    /// not kept: only the jobs' meters run, which say which jobs' energy is unknown.
+    any_model: bool,
 }
 
 /// The meter for a simulation, or `None` without profiles. `job_class[job * groups + group]` is
@@ -205,7 +209,9 @@ pub(super) fn meter(
         }
     }
     let gpus = vec![GpuMeter::default(); n_gpus];
+    let any_model = group_power.iter().any(Result::is_ok);
     Some(Meter {
+        any_model,
         groups: group_power,
         alone_w,
         lacks_alone,
@@ -224,7 +230,7 @@ impl Simulation<'_> {
     /// changes and before a re-rate, so the power integrated is the one that held.
     pub(super) fn meter_flush(&mut self, gpu: u32) {
         let range = self.part_range(gpu);
-        let Some(meter) = self.meter.as_mut() else {
+        let Some(meter) = self.meter.as_mut().filter(|m| m.any_model) else {
             return;
         };
         let g = &mut meter.gpus[gpu as usize];
@@ -269,6 +275,21 @@ impl Simulation<'_> {
         };
         let parts = &self.parts[range];
         let tenants = || parts.iter().flat_map(|p| &p.tenants);
+        if !meter.any_model {
+            // What the general path below does when the group has no model: every tenant's
+            // energy up to now, then an unknown share.
+            for &job in tenants() {
+                let j = &mut meter.jobs[job as usize];
+                j.advance(now);
+                j.share_w = 0.0;
+                j.share_known = false;
+                let c = self.job_class[job as usize * n_groups + group_idx] as usize;
+                if meter.lacks_alone[c] {
+                    meter.missing.insert(c as u32);
+                }
+            }
+            return;
+        }
         let model = meter.groups[group_idx].as_ref().ok().copied();
         // One pass: each tenant's energy up to now, and its activity term (its measured power
         // and fraction of alone speed); unknown if any lacks its power alone.

@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 /// Joules in one kilowatt-hour.
 pub const JOULES_PER_KWH: f64 = 3.6e6;
 
-/// One GPU's energy over a run.
+/// One GPU's energy over a run. When no group of the run has a power model its busy figures
+/// are not integrated (all zero): every energy figure is unknown then and none reads them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuEnergy {
     /// Board power with no job, W; `None` when its group has no power model.

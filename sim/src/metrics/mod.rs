@@ -330,27 +330,40 @@ pub struct Summary {
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
     let trace_rows = labels.trace.as_ref().map(|t| t.skips.clone());
-    let done: Vec<(&Job, &JobOutcome)> = jobs
-        .iter()
-        .zip(&run.outcomes)
-        .filter(|(_, o)| o.completed)
-        .collect();
-    let makespan_s = done.iter().map(|(_, o)| o.end_s).fold(0.0, f64::max);
-    let mut jct: Vec<f64> = done.iter().map(|(j, o)| o.end_s - j.arrival_s).collect();
-    let mut wait: Vec<f64> = done.iter().map(|(j, o)| o.start_s - j.arrival_s).collect();
-    let mut slowdown: Vec<f64> = done.iter().map(|(j, o)| slowdown_of(j, o)).collect();
-    let samples: f64 = done.iter().map(|(j, _)| j.samples).sum();
+    // One walk over the jobs: every figure gathered in input order, as separate walks over the
+    // completed jobs would (the same sums in the same order).
+    let mut completed = 0usize;
+    let mut makespan_s = 0.0;
+    let mut jct: Vec<f64> = Vec::with_capacity(jobs.len());
+    let mut wait: Vec<f64> = Vec::with_capacity(jobs.len());
+    let mut slowdown: Vec<f64> = Vec::with_capacity(jobs.len());
+    let mut job_energy: Vec<Option<f64>> = Vec::with_capacity(jobs.len());
+    // `Iterator::sum` of `f64` starts from -0.0.
+    let mut samples = -0.0;
+    let mut preemptions = 0u64;
+    for (j, o) in jobs.iter().zip(&run.outcomes) {
+        preemptions += u64::from(o.preemptions());
+        if !o.completed {
+            continue;
+        }
+        completed += 1;
+        makespan_s = f64::max(makespan_s, o.end_s);
+        jct.push(o.end_s - j.arrival_s);
+        wait.push(o.start_s - j.arrival_s);
+        slowdown.push(slowdown_of(j, o));
+        samples += j.samples;
+        job_energy.push(o.energy_j);
+    }
     let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
     let gpu_hours_busy = busy_gpu_seconds(run) / 3600.0;
-    let job_energy: Vec<Option<f64>> = done.iter().map(|(_, o)| o.energy_j).collect();
     let energy = EnergySummary::of(run.energy.as_ref(), &job_energy, samples, makespan_s);
     Summary {
         labels,
         figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
         jobs: jobs.len() as u64,
-        completed: done.len() as u64,
+        completed: completed as u64,
         skipped: Skips {
-            unplaceable: (jobs.len() - done.len()) as u64,
+            unplaceable: (jobs.len() - completed) as u64,
             trace_rows: trace_rows.unwrap_or_default(),
         },
         makespan_s,
@@ -372,11 +385,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
         energy: Some(energy),
         events: run.events,
         mig_reconfigurations: run.mig_reconfigurations,
-        preemptions: run
-            .outcomes
-            .iter()
-            .map(|o| u64::from(o.preemptions()))
-            .sum(),
+        preemptions,
     }
 }
 
