@@ -240,6 +240,13 @@ pub fn same_instant(t: f64) -> f64 {
 /// Called every few thousand completions with (finished jobs, all jobs).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
+/// Takes the timeline's rows in order as the run goes ([`Simulation::run_streaming`]).
+pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
+
+/// Rows kept before they are handed to a [`TimelineSink`] (the last one is held back: a later
+/// change at the same time replaces it).
+const TIMELINE_BATCH: usize = if cfg!(test) { 3 } else { 4096 };
+
 impl<'a> Simulation<'a> {
     /// Runs the simulation to the end and returns what happened.
     pub fn run(
@@ -247,7 +254,7 @@ impl<'a> Simulation<'a> {
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
-        sim.drive(progress)?;
+        sim.drive(progress, None)?;
         Ok(sim.finish(config))
     }
 
@@ -260,11 +267,32 @@ impl<'a> Simulation<'a> {
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
         sim.keep_timeline = false;
-        sim.drive(progress)?;
+        sim.drive(progress, None)?;
         Ok(sim.finish(config))
     }
 
-    fn drive(&mut self, mut progress: Option<Progress<'_>>) -> Result<(), EngineError> {
+    /// [`Self::run`] handing the timeline's rows to `timeline` as the run goes, in order,
+    /// instead of keeping them (the record's `timeline` is empty): a long replay has a row per
+    /// instant, which `colo simulate` writes to `timeline.csv` as they come. The rows are those
+    /// `run` gives.
+    pub fn run_streaming(
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+        timeline: TimelineSink<'_>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut sim = setup::build(config)?;
+        sim.drive(progress, Some(&mut *timeline))?;
+        for row in sim.timeline.drain(..) {
+            timeline(&row);
+        }
+        Ok(sim.finish(config))
+    }
+
+    fn drive(
+        &mut self,
+        mut progress: Option<Progress<'_>>,
+        mut timeline: Option<TimelineSink<'_>>,
+    ) -> Result<(), EngineError> {
         let total = self.jobs.len() as u64;
         let mut reported = 0;
         while let Some(time) = self.next_time() {
@@ -273,6 +301,15 @@ impl<'a> Simulation<'a> {
             self.handle_events_until(same_instant(time))?;
             self.schedule()?;
             self.record_timeline();
+            if let Some(sink) = timeline
+                .as_mut()
+                .filter(|_| self.timeline.len() > TIMELINE_BATCH)
+            {
+                let last = self.timeline.len() - 1;
+                for row in self.timeline.drain(..last) {
+                    sink(&row);
+                }
+            }
             let due = self.completed >= reported + 4096 || self.completed == total;
             if let Some(report) = progress.as_mut().filter(|_| due) {
                 reported = self.completed;

@@ -2,8 +2,9 @@
 //! serde types of [`super::rows`].
 use std::path::Path;
 
+use super::fast::CsvOut;
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
-use super::{RunRecord, slowdown_of};
+use super::{RunRecord, TimelineRow, slowdown_of};
 use crate::hardware::MigSlice;
 use crate::workload::Job;
 
@@ -115,6 +116,65 @@ pub fn write_csv_file<R: CsvRow>(
     let file = std::fs::File::create(dir.join(R::FILE))?;
     write_csv(file, rows)?;
     Ok(())
+}
+
+/// `timeline.csv` written row by row as a run hands its timeline over
+/// ([`crate::engine::Simulation::run_streaming`]): the bytes [`write_csv_file`] writes from
+/// [`timeline_rows`], without the rows kept in between. The first write error is kept (the
+/// rest of the rows are dropped) and returned by [`TimelineFile::finish`].
+pub struct TimelineFile {
+    out: CsvOut<std::fs::File>,
+    total_gpus: u32,
+    memory_total_gib: f64,
+    error: Option<std::io::Error>,
+}
+
+impl TimelineFile {
+    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`]) and writes its header;
+    /// every row gets the cluster's `total_gpus` and `memory_total_gib`.
+    pub fn create(dir: &Path, total_gpus: u32, memory_total_gib: f64) -> std::io::Result<Self> {
+        let file = std::fs::File::create(dir.join(TimelineCsvRow::FILE))?;
+        let mut out = CsvOut::new(file);
+        for column in TimelineCsvRow::COLUMNS {
+            out.text(column);
+        }
+        out.end_row()?;
+        Ok(Self {
+            out,
+            total_gpus,
+            memory_total_gib,
+            error: None,
+        })
+    }
+
+    /// Appends one row.
+    pub fn push(&mut self, row: &TimelineRow) {
+        if self.error.is_some() {
+            return;
+        }
+        TimelineCsvRow {
+            time_s: row.time_s,
+            queued: row.queued,
+            running: row.running,
+            busy_gpus: row.busy_gpus,
+            total_gpus: self.total_gpus,
+            memory_used_gib: row.memory_used_gib,
+            memory_total_gib: self.memory_total_gib,
+        }
+        .write_fields(&mut self.out);
+        if let Err(e) = self.out.end_row() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Writes what is buffered; the first error met, if any.
+    pub fn finish(self) -> std::io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.out.finish()?;
+        Ok(())
+    }
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.

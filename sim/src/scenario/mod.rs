@@ -369,18 +369,27 @@ fn simulate_into(
     outputs: Outputs,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, SimulateError> {
-    // The timeline is only written with `Outputs::All`; the summary does not read it.
+    let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
+    write(metrics::create_result_dir(dir))?;
+    // The timeline is only written with `Outputs::All`, to its file as the run goes; the
+    // summary does not read it.
     let run = if outputs == Outputs::All {
-        Simulation::run(config, Some(progress))
+        let mut file = metrics::TimelineFile::create(
+            dir,
+            config.cluster.gpu_count(),
+            config.cluster.memory_total_gib(),
+        )
+        .map_err(SimulateError::Write)?;
+        let run = Simulation::run_streaming(config, Some(progress), &mut |row| file.push(row))
+            .map_err(SimulateError::Engine)?;
+        write(file.finish())?;
+        run
     } else {
-        Simulation::run_without_timeline(config, Some(progress))
-    }
-    .map_err(SimulateError::Engine)?;
+        Simulation::run_without_timeline(config, Some(progress)).map_err(SimulateError::Engine)?
+    };
     let summary = metrics::summarize(&config.jobs, &run, labels);
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
-    let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
-    write(metrics::create_result_dir(dir))?;
     if outputs != Outputs::Summary {
         write(metrics::write_csv_file(
             dir,
@@ -389,7 +398,6 @@ fn simulate_into(
     }
     if outputs == Outputs::All {
         write(metrics::write_csv_file(dir, metrics::placement_rows(&run)))?;
-        write(metrics::write_csv_file(dir, metrics::timeline_rows(&run)))?;
     }
     write(metrics::write_result_dir(
         dir,

@@ -362,6 +362,45 @@ fn a_run_without_timeline_gives_the_same_outcomes_and_no_rows() {
 }
 
 #[test]
+fn a_streamed_timeline_is_the_kept_one() {
+    let jobs = (0..40)
+        .map(|i| {
+            job(
+                &format!("j{i}"),
+                "small",
+                f64::from(i % 13),
+                1000.0 + f64::from(i),
+                1 + i % 2,
+            )
+        })
+        .collect();
+    let cfg = config(
+        vec![group("h200", 3, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let kept = Simulation::run(&cfg, None).unwrap();
+    let mut rows = Vec::new();
+    let streamed = Simulation::run_streaming(&cfg, None, &mut |r| rows.push(*r)).unwrap();
+    assert!(rows.len() > 2 * TIMELINE_BATCH, "{} rows", rows.len());
+    assert_eq!(rows, kept.timeline);
+    assert!(streamed.timeline.is_empty());
+    assert_eq!(streamed.outcomes, kept.outcomes);
+    let dir = tempfile::tempdir().unwrap();
+    let mut file =
+        crate::metrics::TimelineFile::create(dir.path(), kept.total_gpus, kept.memory_total_gib)
+            .unwrap();
+    for r in &rows {
+        file.push(r);
+    }
+    file.finish().unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("timeline.csv")).unwrap(),
+        crate::metrics::timeline_csv(&kept).unwrap()
+    );
+}
+
+#[test]
 fn simulation_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Simulation<'static>>();
