@@ -63,12 +63,20 @@ struct JobState {
     rank: u32,
     /// When its current run (or, once it waits again, its last run) began.
     run_start: f64,
+    /// Bumped at each placement and preemption; its events are stale once it moved on.
+    epoch: u32,
+    /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
+    computing_at: u32,
+}
+
+/// What a job carries under a preemptive order only (Las, Srtf): kept beside [`JobState`] so
+/// that the other orders do not hold it for every job.
+#[derive(Clone, Debug)]
+struct PreemptState {
     /// GPU-seconds it held GPUs before its current run.
     attained_gpu_s: f64,
     /// Las: thresholds its attained service has reached, kept by `Demote` events.
     level: u32,
-    /// Bumped at each placement and preemption; its events are stale once it moved on.
-    epoch: u32,
     /// Runs cut short by a preemption, in order.
     preempted: Vec<RunSpan>,
     /// Jobs it preempted that are still checkpointing to make room for it: it preempts no more
@@ -76,8 +84,18 @@ struct JobState {
     victims_left: u32,
     /// While checkpointing: the job it makes room for.
     room_for: u32,
-    /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
-    computing_at: u32,
+}
+
+impl Default for PreemptState {
+    fn default() -> Self {
+        PreemptState {
+            attained_gpu_s: 0.0,
+            level: 0,
+            preempted: Vec::new(),
+            victims_left: 0,
+            room_for: u32::MAX,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -116,6 +134,8 @@ pub struct Simulation<'a> {
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
     state: Vec<JobState>,
+    /// Per job under a preemptive order; empty under the others.
+    pre: Vec<PreemptState>,
     /// Job classes, and per (job, group) the class index (u32::MAX = cannot run there).
     classes: Vec<JobClass>,
     job_class: Vec<u32>,
@@ -413,7 +433,7 @@ impl<'a> Simulation<'a> {
             QueueOrder::ShortestFirst => self
                 .exclusive_seconds(job, self.jobs[job as usize].samples)
                 .to_bits(),
-            QueueOrder::Las { .. } => u64::from(self.state[job as usize].level),
+            QueueOrder::Las { .. } => u64::from(self.pre[job as usize].level),
             QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
@@ -432,7 +452,7 @@ impl<'a> Simulation<'a> {
     fn waiting_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.level),
+            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
             _ => self.exclusive_seconds(job, s.remaining),
         }
     }
@@ -441,7 +461,7 @@ impl<'a> Simulation<'a> {
     fn running_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.level),
+            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
             _ => {
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
                 self.exclusive_seconds(job, remaining)
@@ -468,6 +488,13 @@ impl<'a> Simulation<'a> {
         }
         self.scratch_ids = finished;
         self.rerate(gpu)
+    }
+
+    /// Whether the job was preempted before (its next start is a resume).
+    fn was_preempted(&self, job: u32) -> bool {
+        self.pre
+            .get(job as usize)
+            .is_some_and(|p| !p.preempted.is_empty())
     }
 
     fn is_lead(&self, job: u32, gpu: u32) -> bool {
@@ -675,8 +702,8 @@ impl<'a> Simulation<'a> {
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
-        let restores = !self.state[job as usize].preempted.is_empty()
-            && self.policy.preemption.restore_s > 0.0;
+        let resumes = self.was_preempted(job);
+        let restores = resumes && self.policy.preemption.restore_s > 0.0;
         if !restores {
             for slot in slots {
                 let part = self.part_index(*slot);
@@ -690,7 +717,7 @@ impl<'a> Simulation<'a> {
         } else {
             Phase::Running
         };
-        if state.preempted.is_empty() {
+        if !resumes {
             state.start = now;
         }
         state.run_start = now;
@@ -741,20 +768,20 @@ impl<'a> Simulation<'a> {
         let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order else {
             return;
         };
-        let s = &self.state[job as usize];
-        let Some(&threshold) = thresholds_gpu_s.get(s.level as usize) else {
+        let p = &self.pre[job as usize];
+        let Some(&threshold) = thresholds_gpu_s.get(p.level as usize) else {
             return;
         };
         let gpus = f64::from(self.jobs[job as usize].gpus);
-        let at = s.run_start + (threshold - s.attained_gpu_s) / gpus;
+        let at = self.state[job as usize].run_start + (threshold - p.attained_gpu_s) / gpus;
         self.push_job_event(job, at, JobEvent::Demote);
     }
 
     /// A Las threshold is reached: the job drops one level.
     fn demote(&mut self, job: u32) {
-        let s = &mut self.state[job as usize];
-        s.level += 1;
-        self.priority_bound = self.priority_bound.max(f64::from(s.level));
+        let p = &mut self.pre[job as usize];
+        p.level += 1;
+        self.priority_bound = self.priority_bound.max(f64::from(p.level));
         self.push_demote(job);
     }
 
@@ -833,7 +860,7 @@ impl<'a> Simulation<'a> {
         if !self.policy.order.preempts() {
             return false;
         }
-        if self.state[job as usize].victims_left > 0 {
+        if self.pre[job as usize].victims_left > 0 {
             return true;
         }
         let priority = self.waiting_priority(job);
@@ -903,7 +930,7 @@ impl<'a> Simulation<'a> {
         if victims == 0 {
             return false;
         }
-        self.state[job as usize].victims_left = victims;
+        self.pre[job as usize].victims_left = victims;
         for gpu in target {
             self.view.set_locked(gpu, true);
             self.reserved.push((job, gpu));
@@ -1044,7 +1071,7 @@ impl<'a> Simulation<'a> {
         s.rate = 0.0;
         s.phase = Phase::Checkpointing;
         s.epoch += 1;
-        s.room_for = room_for;
+        self.pre[job as usize].room_for = room_for;
         let at = now + self.policy.preemption.checkpoint_s;
         self.push_job_event(job, at, JobEvent::CheckpointDone);
     }
@@ -1069,25 +1096,28 @@ impl<'a> Simulation<'a> {
         let rank = {
             let s = &mut self.state[job as usize];
             s.gpus.clear();
-            s.preempted.push(RunSpan {
+            s.rank
+        };
+        {
+            let p = &mut self.pre[job as usize];
+            p.preempted.push(RunSpan {
                 start_s: run_start,
                 end_s: now,
                 gpus,
                 slice,
             });
-            s.attained_gpu_s += gpus_held * (now - run_start);
-            s.rank
-        };
+            p.attained_gpu_s += gpus_held * (now - run_start);
+        }
         if let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order {
-            let s = &mut self.state[job as usize];
+            let p = &mut self.pre[job as usize];
             let reached = thresholds_gpu_s
                 .iter()
-                .filter(|&&t| t <= s.attained_gpu_s)
+                .filter(|&&t| t <= p.attained_gpu_s)
                 .count() as u32;
-            s.level = s.level.max(reached);
+            p.level = p.level.max(reached);
         }
-        let room_for = self.state[job as usize].room_for;
-        let left = &mut self.state[room_for as usize].victims_left;
+        let room_for = self.pre[job as usize].room_for;
+        let left = &mut self.pre[room_for as usize].victims_left;
         *left -= 1;
         if *left == 0 {
             // Every victim is gone (all in this instant): the room is the job's to take in the
@@ -1322,7 +1352,7 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn outcome(&self, job: usize, s: JobState) -> JobOutcome {
+    fn outcome(&mut self, job: usize, s: JobState) -> JobOutcome {
         let n_groups = self.groups.len();
         let class = (0..n_groups)
             .map(|g| (g, self.job_class[job * n_groups + g]))
@@ -1346,7 +1376,11 @@ impl<'a> Simulation<'a> {
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
             energy_j: self.meter_job_energy(job).filter(|_| completed),
-            preempted: s.preempted,
+            preempted: self
+                .pre
+                .get_mut(job)
+                .map(|p| std::mem::take(&mut p.preempted))
+                .unwrap_or_default(),
             resumed_s: s.run_start,
         }
     }

@@ -243,12 +243,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
             awaits_recut: false,
             rank: 0,
             run_start: f64::NAN,
-            attained_gpu_s: 0.0,
-            level: 0,
             epoch: 0,
-            preempted: Vec::new(),
-            victims_left: 0,
-            room_for: u32::MAX,
             computing_at: u32::MAX,
         });
     }
@@ -303,6 +298,14 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus,
         parts,
         state,
+        pre: if matches!(
+            config.policy.order,
+            QueueOrder::Las { .. } | QueueOrder::Srtf
+        ) {
+            vec![super::PreemptState::default(); config.jobs.len()]
+        } else {
+            Vec::new()
+        },
         classes,
         job_class,
         job_memory,
