@@ -69,6 +69,97 @@ struct JobState {
     computing_at: u32,
 }
 
+impl JobState {
+    /// A job that has arrived and waits for its first start.
+    fn arrived(samples: f64) -> Self {
+        JobState {
+            phase: Phase::Pending,
+            remaining: samples,
+            rate: 0.0,
+            last_update: 0.0,
+            start: f64::NAN,
+            end: f64::NAN,
+            slot: None,
+            gpus: Vec::new(),
+            group: 0,
+            memory_mib: 0,
+            slice: None,
+            awaits_recut: false,
+            rank: 0,
+            run_start: f64::NAN,
+            epoch: 0,
+            computing_at: u32::MAX,
+        }
+    }
+}
+
+/// The states of the jobs that have arrived and not finished (and of unplaceable ones),
+/// indexed by job: a job's state is made when it arrives and dropped when it finishes (its
+/// outcome is handed over then), so a long replay holds `O(jobs waiting or running)` of them,
+/// not one per job.
+#[derive(Debug, Default)]
+struct States {
+    /// Per job, its place in `slab` (`u32::MAX`: none).
+    at: Vec<u32>,
+    slab: Vec<JobState>,
+    /// Places of `slab` free for the next state.
+    free: Vec<u32>,
+}
+
+impl States {
+    fn new(jobs: usize) -> Self {
+        States {
+            at: vec![u32::MAX; jobs],
+            slab: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    fn get(&self, job: u32) -> Option<&JobState> {
+        let at = *self.at.get(job as usize)?;
+        self.slab.get(at as usize)
+    }
+
+    fn get_mut(&mut self, job: u32) -> Option<&mut JobState> {
+        let at = *self.at.get(job as usize)?;
+        self.slab.get_mut(at as usize)
+    }
+
+    fn insert(&mut self, job: u32, state: JobState) {
+        debug_assert_eq!(self.at[job as usize], u32::MAX, "job {job} has a state");
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slab[at as usize] = state;
+                at
+            }
+            None => {
+                self.slab.push(state);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.at[job as usize] = at;
+    }
+
+    fn remove(&mut self, job: u32) -> JobState {
+        let at = std::mem::replace(&mut self.at[job as usize], u32::MAX);
+        self.free.push(at);
+        std::mem::replace(&mut self.slab[at as usize], JobState::arrived(0.0))
+    }
+}
+
+impl std::ops::Index<usize> for States {
+    type Output = JobState;
+    fn index(&self, job: usize) -> &JobState {
+        &self.slab[self.at[job] as usize]
+    }
+}
+
+impl std::ops::IndexMut<usize> for States {
+    fn index_mut(&mut self, job: usize) -> &mut JobState {
+        &mut self.slab[self.at[job] as usize]
+    }
+}
+
 /// What a job carries under a preemptive order only (Las, Srtf): kept beside [`JobState`] so
 /// that the other orders do not hold it for every job.
 #[derive(Clone, Debug)]
@@ -133,7 +224,9 @@ pub struct Simulation<'a> {
     groups: Vec<GroupState>,
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
-    state: Vec<JobState>,
+    state: States,
+    /// Outcomes of jobs finished since they were last handed over, as (job, outcome).
+    finished: Vec<(u32, JobOutcome)>,
     /// Per job under a preemptive order; empty under the others.
     pre: Vec<PreemptState>,
     /// Job classes, and per (job, group) the class index (u32::MAX = cannot run there).
@@ -263,6 +356,10 @@ pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 /// Takes the timeline's rows in order as the run goes ([`Simulation::run_streaming`]).
 pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
 
+/// Takes each job's outcome as (job, outcome) once it is final ([`Simulation::run_streaming`]):
+/// when the job finishes, in the order jobs finish; unplaceable jobs' at the end.
+pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, JobOutcome);
+
 /// Rows kept before they are handed to a [`TimelineSink`] (the last one is held back: a later
 /// change at the same time replaces it).
 const TIMELINE_BATCH: usize = if cfg!(test) { 3 } else { 4096 };
@@ -273,9 +370,8 @@ impl<'a> Simulation<'a> {
         config: &'a SimConfig,
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
-        let mut sim = setup::build(config)?;
-        sim.drive(progress, None)?;
-        Ok(sim.finish(config))
+        let sim = setup::build(config)?;
+        sim.run_collected(config, progress)
     }
 
     /// [`Self::run`] without the timeline (the record's `timeline` is empty): for runs that write
@@ -287,31 +383,59 @@ impl<'a> Simulation<'a> {
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
         sim.keep_timeline = false;
-        sim.drive(progress, None)?;
-        Ok(sim.finish(config))
+        sim.run_collected(config, progress)
     }
 
-    /// [`Self::run`] handing the timeline's rows to `timeline` as the run goes, in order,
-    /// instead of keeping them (the record's `timeline` is empty): a long replay has a row per
-    /// instant, which `colo simulate` writes to `timeline.csv` as they come. The rows are those
-    /// `run` gives.
+    /// Runs with every outcome gathered into the record, in input order.
+    fn run_collected(
+        mut self,
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut outcomes: Vec<Option<JobOutcome>> = (0..config.jobs.len()).map(|_| None).collect();
+        let mut put = |job: u32, o: JobOutcome| outcomes[job as usize] = Some(o);
+        self.drive(progress, None, &mut put)?;
+        let mut record = self.finish(config, &mut put);
+        record.outcomes = outcomes
+            .into_iter()
+            .map(|o| o.expect("every job has an outcome"))
+            .collect();
+        Ok(record)
+    }
+
+    /// [`Self::run`] handing results over as the run goes instead of keeping them: each job's
+    /// outcome to `outcomes` once it is final (in the order jobs finish, unplaceable jobs' at
+    /// the end; the record's `outcomes` is empty), and, with `timeline`, the timeline's rows in
+    /// order (without, none are recorded, as [`Self::run_without_timeline`]). A long replay
+    /// then holds the state of the jobs waiting and running only, and `colo simulate` writes
+    /// the rows as they come. The outcomes and rows are those `run` gives.
     pub fn run_streaming(
         config: &'a SimConfig,
         progress: Option<Progress<'_>>,
-        timeline: TimelineSink<'_>,
+        timeline: Option<TimelineSink<'_>>,
+        outcomes: OutcomeSink<'_>,
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
-        sim.drive(progress, Some(&mut *timeline))?;
-        for row in sim.timeline.drain(..) {
-            timeline(&row);
+        match timeline {
+            Some(sink) => {
+                sim.drive(progress, Some(&mut *sink), &mut *outcomes)?;
+                for row in sim.timeline.drain(..) {
+                    sink(&row);
+                }
+            }
+            None => {
+                sim.keep_timeline = false;
+                sim.drive(progress, None, &mut *outcomes)?;
+            }
         }
-        Ok(sim.finish(config))
+        Ok(sim.finish(config, outcomes))
     }
 
     fn drive(
         &mut self,
         mut progress: Option<Progress<'_>>,
         mut timeline: Option<TimelineSink<'_>>,
+        outcomes: OutcomeSink<'_>,
     ) -> Result<(), EngineError> {
         let total = self.jobs.len() as u64;
         let mut reported = 0;
@@ -329,6 +453,9 @@ impl<'a> Simulation<'a> {
                 for row in self.timeline.drain(..last) {
                     sink(&row);
                 }
+            }
+            for (job, outcome) in self.finished.drain(..) {
+                outcomes(job, outcome);
             }
             let due = self.completed >= reported + 4096 || self.completed == total;
             if let Some(report) = progress.as_mut().filter(|_| due) {
@@ -369,7 +496,10 @@ impl<'a> Simulation<'a> {
             EventKind::Completion { gpu, version } => self.gpus[gpu as usize].version == version,
             EventKind::Recut { .. } => true,
             EventKind::Job { job, epoch, what } => {
-                let s = &self.state[job as usize];
+                let Some(s) = self.state.get(job) else {
+                    // It finished.
+                    return false;
+                };
                 s.epoch == epoch
                     && match what {
                         JobEvent::CheckpointDone => s.phase == Phase::Checkpointing,
@@ -422,6 +552,10 @@ impl<'a> Simulation<'a> {
     }
 
     fn enqueue(&mut self, job: u32, rank: u32) {
+        if self.state.get(job).is_none() {
+            self.state
+                .insert(job, JobState::arrived(self.jobs[job as usize].samples));
+        }
         let state = &mut self.state[job as usize];
         if state.phase == Phase::Skipped {
             return;
@@ -512,6 +646,9 @@ impl<'a> Simulation<'a> {
         self.stop_computing(job);
         self.completed += 1;
         self.give_back(job);
+        let s = self.state.remove(job);
+        let outcome = self.outcome(job as usize, s);
+        self.finished.push((job, outcome));
     }
 
     /// The job leaves every GPU it holds (its partitions, memory, multi-GPU locks).
@@ -1207,7 +1344,10 @@ impl<'a> Simulation<'a> {
         self.view.set_locked(gpu, false);
         self.reconfigurations += 1;
         for job in self.awaiting_recut.drain(..) {
-            self.state[job as usize].awaits_recut = false;
+            // A job that started elsewhere meanwhile may have finished (its state is gone).
+            if let Some(s) = self.state.get_mut(job) {
+                s.awaits_recut = false;
+            }
         }
     }
 
@@ -1328,21 +1468,22 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn finish(mut self, config: &SimConfig) -> RunRecord {
-        // Outcomes are built from the last job back while the job states are released in
-        // chunks, so that the two are never held whole at once (the peak of a long replay).
-        let mut state = std::mem::take(&mut self.state);
-        let mut outcomes = Vec::with_capacity(state.len());
-        while let Some(s) = state.pop() {
-            outcomes.push(self.outcome(state.len(), s));
-            if state.len().is_multiple_of(65_536) {
-                state.shrink_to_fit();
+    /// The record of the run; the outcomes of the jobs that never finished (unplaceable ones)
+    /// go to `outcomes`, in input order.
+    fn finish(mut self, config: &SimConfig, outcomes: OutcomeSink<'_>) -> RunRecord {
+        for (job, outcome) in self.finished.drain(..) {
+            outcomes(job, outcome);
+        }
+        for job in 0..self.jobs.len() as u32 {
+            if self.state.get(job).is_some() {
+                let s = self.state.remove(job);
+                let outcome = self.outcome(job as usize, s);
+                outcomes(job, outcome);
             }
         }
-        outcomes.reverse();
         let energy = self.meter_record();
         RunRecord {
-            outcomes,
+            outcomes: Vec::new(),
             timeline: self.timeline,
             events: self.events,
             mig_reconfigurations: self.reconfigurations,

@@ -200,7 +200,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     let (gpus, parts, kinds) = layout(config)?;
     let (classes, job_class, job_memory) = resolve_classes(config)?;
     let n_groups = groups.len();
-    let mut state = Vec::with_capacity(config.jobs.len());
+    let mut state = super::States::new(config.jobs.len());
     let mut fit = FitCheck {
         config,
         kinds: &kinds,
@@ -228,24 +228,12 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
                 });
             }
         };
-        state.push(JobState {
-            phase,
-            remaining: job.samples,
-            rate: 0.0,
-            last_update: 0.0,
-            start: f64::NAN,
-            end: f64::NAN,
-            slot: None,
-            gpus: Vec::new(),
-            group: 0,
-            memory_mib: 0,
-            slice: None,
-            awaits_recut: false,
-            rank: 0,
-            run_start: f64::NAN,
-            epoch: 0,
-            computing_at: u32::MAX,
-        });
+        // A placeable job's state is made when it arrives.
+        if phase == Phase::Skipped {
+            let mut skipped = JobState::arrived(job.samples);
+            skipped.phase = phase;
+            state.insert(idx as u32, skipped);
+        }
     }
     debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
     let alone_rate = config
@@ -298,6 +286,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus,
         parts,
         state,
+        finished: Vec::new(),
         pre: if matches!(
             config.policy.order,
             QueueOrder::Las { .. } | QueueOrder::Srtf

@@ -371,34 +371,46 @@ fn simulate_into(
 ) -> Result<Summary, SimulateError> {
     let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
     write(metrics::create_result_dir(dir))?;
-    // The timeline is only written with `Outputs::All`, to its file as the run goes; the
-    // summary does not read it.
-    let run = if outputs == Outputs::All {
-        let mut file = metrics::TimelineFile::create(
-            dir,
-            config.cluster.gpu_count(),
-            config.cluster.memory_total_gib(),
+    // Rows are written as the run hands them over: each job's (in input order) once it and
+    // every job before it are final, the timeline's (only with `Outputs::All`; the summary does
+    // not read it) as they come.
+    let total_gpus = config.cluster.gpu_count();
+    let mut jobs = metrics::JobStream::create(
+        &config.jobs,
+        total_gpus,
+        dir,
+        outputs != Outputs::Summary,
+        outputs == Outputs::All,
+    )
+    .map_err(SimulateError::Write)?;
+    let mut timeline = if outputs == Outputs::All {
+        Some(
+            metrics::TimelineFile::create(dir, total_gpus, config.cluster.memory_total_gib())
+                .map_err(SimulateError::Write)?,
         )
-        .map_err(SimulateError::Write)?;
-        let run = Simulation::run_streaming(config, Some(progress), &mut |row| file.push(row))
-            .map_err(SimulateError::Engine)?;
-        write(file.finish())?;
-        run
     } else {
-        Simulation::run_without_timeline(config, Some(progress)).map_err(SimulateError::Engine)?
+        None
     };
-    let summary = metrics::summarize(&config.jobs, &run, labels);
+    let mut push_row = |row: &crate::metrics::TimelineRow| {
+        if let Some(file) = timeline.as_mut() {
+            file.push(row);
+        }
+    };
+    let timeline_sink: Option<crate::engine::TimelineSink<'_>> = if outputs == Outputs::All {
+        Some(&mut push_row)
+    } else {
+        None
+    };
+    let run = Simulation::run_streaming(config, Some(progress), timeline_sink, &mut |job, o| {
+        jobs.push(job, o)
+    })
+    .map_err(SimulateError::Engine)?;
+    if let Some(file) = timeline {
+        write(file.finish())?;
+    }
+    let summary = jobs.finish(&run, labels).map_err(SimulateError::Write)?;
     let summary_json =
         serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
-    if outputs != Outputs::Summary {
-        write(metrics::write_csv_file(
-            dir,
-            metrics::job_rows(&config.jobs, &run),
-        ))?;
-    }
-    if outputs == Outputs::All {
-        write(metrics::write_csv_file(dir, metrics::placement_rows(&run)))?;
-    }
     write(metrics::write_result_dir(
         dir,
         &[("summary.json", summary_json)],
