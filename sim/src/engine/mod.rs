@@ -160,6 +160,42 @@ impl std::ops::IndexMut<usize> for States {
     }
 }
 
+/// One GPU's busy time as the union of its jobs' runs, kept as they start and end: the spans
+/// the summary's sort-and-merge of every run's interval makes (a run starting while another
+/// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
+/// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
+#[derive(Clone, Debug, Default)]
+struct BusySpans {
+    /// The open span: its start and the latest end of a run in it that has ended.
+    start: f64,
+    end: f64,
+    /// Runs on the GPU now.
+    active: u32,
+    open: bool,
+    /// Lengths of the closed spans, in time order.
+    closed: Vec<f64>,
+}
+
+impl BusySpans {
+    fn run_starts(&mut self, now: f64) {
+        if self.active == 0 {
+            if !self.open {
+                self.open = true;
+                (self.start, self.end) = (now, now);
+            } else if now > self.end {
+                self.closed.push(self.end - self.start);
+                (self.start, self.end) = (now, now);
+            }
+        }
+        self.active += 1;
+    }
+
+    fn run_ends(&mut self, now: f64) {
+        self.end = self.end.max(now);
+        self.active -= 1;
+    }
+}
+
 /// What a job carries under a preemptive order only (Las, Srtf): kept beside [`JobState`] so
 /// that the other orders do not hold it for every job.
 #[derive(Clone, Debug)]
@@ -225,6 +261,8 @@ pub struct Simulation<'a> {
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
     state: States,
+    /// Per GPU, its busy spans.
+    busy: Vec<BusySpans>,
     /// Outcomes of jobs finished since they were last handed over, as (job, outcome).
     finished: Vec<(u32, JobOutcome)>,
     /// Per job under a preemptive order; empty under the others.
@@ -686,6 +724,7 @@ impl<'a> Simulation<'a> {
             tenants.remove(pos);
         }
         self.view.release(slot, memory);
+        self.busy[slot.gpu as usize].run_ends(self.now);
         self.memory_used_mib -= memory;
         if self.view.jobs_on_gpu(slot.gpu) == 0 {
             self.busy_gpus -= 1;
@@ -836,6 +875,7 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
+            self.busy[slot.gpu as usize].run_starts(self.now);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
@@ -1482,8 +1522,18 @@ impl<'a> Simulation<'a> {
             }
         }
         let energy = self.meter_record();
+        let mut busy_gpu_s = 0.0;
+        for b in &self.busy {
+            for len in &b.closed {
+                busy_gpu_s += len;
+            }
+            if b.open {
+                busy_gpu_s += b.end - b.start;
+            }
+        }
         RunRecord {
             outcomes: Vec::new(),
+            busy_gpu_s,
             timeline: self.timeline,
             events: self.events,
             mig_reconfigurations: self.reconfigurations,

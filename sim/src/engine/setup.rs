@@ -276,6 +276,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
             }
         })
     });
+    let busy = vec![super::BusySpans::default(); gpus.len()];
     Ok(Simulation {
         perf: config.perf.as_ref(),
         policy: config.policy.clone(),
@@ -286,11 +287,9 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus,
         parts,
         state,
+        busy,
         finished: Vec::new(),
-        pre: if matches!(
-            config.policy.order,
-            QueueOrder::Las { .. } | QueueOrder::Srtf
-        ) {
+        pre: if config.policy.order.preempts() {
             vec![super::PreemptState::default(); config.jobs.len()]
         } else {
             Vec::new()

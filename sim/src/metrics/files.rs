@@ -205,11 +205,10 @@ pub struct JobStream<'j> {
 }
 
 impl<'j> JobStream<'j> {
-    /// A stream over `jobs` on `total_gpus` GPUs, creating `jobs.csv` and `placements.csv` in
+    /// A stream over `jobs`, creating `jobs.csv` and `placements.csv` in
     /// `dir` (made by [`create_result_dir`]) when asked for and writing their headers.
     pub fn create(
         jobs: &'j [Job],
-        total_gpus: u32,
         dir: &Path,
         jobs_csv: bool,
         placements_csv: bool,
@@ -230,7 +229,7 @@ impl<'j> JobStream<'j> {
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
-            parts: SummaryParts::new(jobs.len(), total_gpus),
+            parts: SummaryParts::new(jobs.len()),
             error: None,
         })
     }

@@ -134,6 +134,10 @@ pub struct RunRecord {
     pub outcomes: Vec<JobOutcome>,
     /// Cluster state over time.
     pub timeline: Vec<TimelineRow>,
+    /// Seconds each GPU had at least one job, summed over GPUs: the union of the job runs'
+    /// intervals on each GPU (see [`busy_gpu_seconds`], which gives the same bits from the
+    /// outcomes).
+    pub busy_gpu_s: f64,
     /// Events handled (arrivals, live completions, MIG re-cuts).
     pub events: u64,
     /// Dynamic-MIG re-cuts done.
@@ -329,7 +333,7 @@ pub struct Summary {
 
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
-    let mut parts = SummaryParts::new(jobs.len(), run.total_gpus);
+    let mut parts = SummaryParts::new(jobs.len());
     for (j, o) in jobs.iter().zip(&run.outcomes) {
         parts.add(j, o);
     }
@@ -339,7 +343,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
 /// The summary's figures gathered job by job, in input order, without the outcomes kept:
 /// [`summarize`] over a record's outcomes, or a run whose outcomes were streamed
 /// ([`JobStream`]). Quantiles stay exact: each completed job's JCT, wait and slowdown are
-/// kept (24 bytes a job), and each run's interval on each GPU for the busy GPU-hours.
+/// kept (24 bytes a job). The busy GPU-hours are the record's (`busy_gpu_s`).
 #[derive(Debug)]
 pub struct SummaryParts {
     jobs: usize,
@@ -354,13 +358,11 @@ pub struct SummaryParts {
     jobs_energy_j: Option<f64>,
     samples: f64,
     preemptions: u64,
-    /// Per GPU, each run's (start, end) on it.
-    intervals: Vec<Vec<(f64, f64)>>,
 }
 
 impl SummaryParts {
-    /// Nothing gathered yet, for a workload of `jobs` jobs on `total_gpus` GPUs.
-    pub fn new(jobs: usize, total_gpus: u32) -> Self {
+    /// Nothing gathered yet, for a workload of `jobs` jobs.
+    pub fn new(jobs: usize) -> Self {
         SummaryParts {
             jobs: 0,
             completed: 0,
@@ -373,7 +375,6 @@ impl SummaryParts {
             jobs_energy_j: Some(-0.0),
             samples: -0.0,
             preemptions: 0,
-            intervals: vec![Vec::new(); total_gpus as usize],
         }
     }
 
@@ -397,15 +398,6 @@ impl SummaryParts {
                 self.jobs_energy_j = None;
             }
         }
-        for r in o.runs() {
-            for &g in r.gpus {
-                let g = g as usize;
-                if g >= self.intervals.len() {
-                    self.intervals.resize(g + 1, Vec::new());
-                }
-                self.intervals[g].push((r.start_s, r.end_s));
-            }
-        }
     }
 
     /// The summary of the jobs added, with `run`'s other figures (its outcomes are not read).
@@ -414,7 +406,7 @@ impl SummaryParts {
         let makespan_s = self.makespan_s;
         let samples = self.samples;
         let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
-        let gpu_hours_busy = busy_gpu_seconds(&mut self.intervals) / 3600.0;
+        let gpu_hours_busy = run.busy_gpu_s / 3600.0;
         let energy = EnergySummary::of_totals(
             run.energy.as_ref(),
             self.completed,
@@ -469,12 +461,25 @@ pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
     outcome.exclusive_rate / mean_rate
 }
 
-/// Seconds each GPU had at least one job, summed over GPUs (union of the intervals of job runs
-/// per GPU, given per GPU; each GPU's are sorted by start here). Intervals equal in start merge
-/// to the same span in any order, so an unstable sort is exact.
-fn busy_gpu_seconds(per_gpu: &mut [Vec<(f64, f64)>]) -> f64 {
+/// Seconds each GPU had at least one job, summed over GPUs: the union of the intervals of
+/// the outcomes' runs on each GPU, each GPU's sorted by start and merged (a run starting no
+/// later than the span's latest end joins it), the spans' lengths summed GPU by GPU. The
+/// engine keeps the same spans as the runs start and end ([`RunRecord::busy_gpu_s`], the same
+/// bits; a test compares them). Intervals equal in start merge to the same span in any order,
+/// so an unstable sort is exact.
+pub fn busy_gpu_seconds(outcomes: &[JobOutcome]) -> f64 {
+    let mut per_gpu: Vec<Vec<(f64, f64)>> = Vec::new();
+    for r in outcomes.iter().flat_map(JobOutcome::runs) {
+        for &g in r.gpus {
+            let g = g as usize;
+            if g >= per_gpu.len() {
+                per_gpu.resize(g + 1, Vec::new());
+            }
+            per_gpu[g].push((r.start_s, r.end_s));
+        }
+    }
     let mut total = 0.0;
-    for spans in per_gpu {
+    for spans in &mut per_gpu {
         spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let Some((&first, rest)) = spans.split_first() else {
             continue;
@@ -529,24 +534,13 @@ mod tests {
                 outcome(1, 20.0, 30.0),
             ],
             timeline: vec![],
+            busy_gpu_s: 0.0,
             events: 0,
             mig_reconfigurations: 0,
             total_gpus: 2,
             memory_total_gib: 1.0,
             energy: None,
         };
-        let mut parts = SummaryParts::new(3, 2);
-        let job = Job {
-            name: "j".into(),
-            model: "resnet50:64:224".parse().unwrap(),
-            arrival_s: 0.0,
-            samples: 1.0,
-            gpus: 1,
-            min_speed: None,
-        };
-        for o in &run.outcomes {
-            parts.add(&job, o);
-        }
-        assert_eq!(busy_gpu_seconds(&mut parts.intervals), 22.0);
+        assert_eq!(busy_gpu_seconds(&run.outcomes), 22.0);
     }
 }

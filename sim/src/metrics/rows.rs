@@ -545,6 +545,7 @@ mod tests {
         let run = RunRecord {
             outcomes: vec![],
             timeline: vec![],
+            busy_gpu_s: 0.0,
             events: 0,
             mig_reconfigurations: 0,
             total_gpus: 1,

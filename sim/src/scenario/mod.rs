@@ -377,7 +377,6 @@ fn simulate_into(
     let total_gpus = config.cluster.gpu_count();
     let mut jobs = metrics::JobStream::create(
         &config.jobs,
-        total_gpus,
         dir,
         outputs != Outputs::Summary,
         outputs == Outputs::All,

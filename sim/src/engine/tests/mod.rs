@@ -454,7 +454,7 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
         trace: None,
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut stream = JobStream::create(&cfg.jobs, kept.total_gpus, dir.path(), true, true).unwrap();
+    let mut stream = JobStream::create(&cfg.jobs, dir.path(), true, true).unwrap();
     let run =
         Simulation::run_streaming(&cfg, None, None, &mut |job, o| stream.push(job, o)).unwrap();
     let summary = stream.finish(&run, labels.clone()).unwrap();
