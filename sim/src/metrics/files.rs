@@ -1,6 +1,6 @@
 //! Result files rendered to bytes, and their writing into a result folder. The rows are the
 //! serde types of [`super::rows`].
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::path::Path;
 
 use super::fast::CsvOut;
@@ -197,7 +197,8 @@ impl TimelineFile {
 pub struct JobStream<'j> {
     jobs: &'j [Job],
     next: u32,
-    held: BTreeMap<u32, JobOutcome>,
+    /// Outcomes of jobs `next..`, at `job - next` (`None`: not final yet).
+    held: VecDeque<Option<JobOutcome>>,
     jobs_csv: Option<CsvOut<std::fs::File>>,
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
@@ -224,7 +225,7 @@ impl<'j> JobStream<'j> {
         Ok(JobStream {
             jobs,
             next: 0,
-            held: BTreeMap::new(),
+            held: VecDeque::new(),
             jobs_csv: jobs_csv.then(|| open::<JobRow>(dir)).transpose()?,
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
@@ -236,13 +237,14 @@ impl<'j> JobStream<'j> {
 
     /// Takes job `job`'s final outcome.
     pub fn push(&mut self, job: u32, outcome: JobOutcome) {
-        if job != self.next {
-            self.held.insert(job, outcome);
-            return;
+        debug_assert!(job >= self.next, "job {job} handed over twice");
+        let at = (job - self.next) as usize;
+        if at >= self.held.len() {
+            self.held.resize_with(at + 1, || None);
         }
-        self.write(job, &outcome);
-        self.next += 1;
-        while let Some(o) = self.held.remove(&self.next) {
+        self.held[at] = Some(outcome);
+        while let Some(Some(_)) = self.held.front() {
+            let o = self.held.pop_front().flatten().expect("the front is final");
             self.write(self.next, &o);
             self.next += 1;
         }
