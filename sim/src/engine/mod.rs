@@ -67,6 +67,8 @@ struct JobState {
     epoch: u32,
     /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
     computing_at: u32,
+    /// Its energy meter (`power.rs`; unused without profiles).
+    meter: power::JobMeter,
 }
 
 impl JobState {
@@ -89,6 +91,7 @@ impl JobState {
             run_start: f64::NAN,
             epoch: 0,
             computing_at: u32::MAX,
+            meter: power::JobMeter::default(),
         }
     }
 }
@@ -1566,7 +1569,7 @@ impl<'a> Simulation<'a> {
             slice: s.slice.filter(|_| completed),
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
-            energy_j: self.meter_job_energy(job).filter(|_| completed),
+            energy_j: self.meter_job_energy(&s.meter).filter(|_| completed),
             preempted: self
                 .pre
                 .get_mut(job)

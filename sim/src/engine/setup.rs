@@ -258,7 +258,6 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus.len(),
         &classes,
         &job_class,
-        config.jobs.len(),
     );
     let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
     arrivals.sort_by(|&a, &b| {
