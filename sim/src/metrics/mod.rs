@@ -1,7 +1,8 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
-//! bytes, or streamed into a result folder ([`write_csv_file`], [`write_result_dir`]; a folder
-//! written whole through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
+//! bytes, or streamed into a result folder ([`write_csv_file`], [`write_result_dir`], and, as a
+//! run hands its results over, [`JobStream`] and [`TimelineFile`]; a folder written whole
+//! through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
 //! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
 pub mod energy;
 pub mod fast;
