@@ -63,12 +63,150 @@ struct JobState {
     rank: u32,
     /// When its current run (or, once it waits again, its last run) began.
     run_start: f64,
+    /// Bumped at each placement and preemption; its events are stale once it moved on.
+    epoch: u32,
+    /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
+    computing_at: u32,
+    /// Its energy meter (`power.rs`; unused without profiles).
+    meter: power::JobMeter,
+}
+
+impl JobState {
+    /// A job that has arrived and waits for its first start.
+    fn arrived(samples: f64) -> Self {
+        JobState {
+            phase: Phase::Pending,
+            remaining: samples,
+            rate: 0.0,
+            last_update: 0.0,
+            start: f64::NAN,
+            end: f64::NAN,
+            slot: None,
+            gpus: Vec::new(),
+            group: 0,
+            memory_mib: 0,
+            slice: None,
+            awaits_recut: false,
+            rank: 0,
+            run_start: f64::NAN,
+            epoch: 0,
+            computing_at: u32::MAX,
+            meter: power::JobMeter::default(),
+        }
+    }
+}
+
+/// The states of the jobs that have arrived and not finished (and of unplaceable ones),
+/// indexed by job: a job's state is made when it arrives and dropped when it finishes (its
+/// outcome is handed over then), so a long replay holds `O(jobs waiting or running)` of them,
+/// not one per job.
+#[derive(Debug, Default)]
+struct States {
+    /// Per job, its place in `slab` (`u32::MAX`: none).
+    at: Vec<u32>,
+    slab: Vec<JobState>,
+    /// Places of `slab` free for the next state.
+    free: Vec<u32>,
+}
+
+impl States {
+    fn new(jobs: usize) -> Self {
+        States {
+            at: vec![u32::MAX; jobs],
+            slab: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    fn get(&self, job: u32) -> Option<&JobState> {
+        let at = *self.at.get(job as usize)?;
+        self.slab.get(at as usize)
+    }
+
+    fn get_mut(&mut self, job: u32) -> Option<&mut JobState> {
+        let at = *self.at.get(job as usize)?;
+        self.slab.get_mut(at as usize)
+    }
+
+    fn insert(&mut self, job: u32, state: JobState) {
+        debug_assert_eq!(self.at[job as usize], u32::MAX, "job {job} has a state");
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slab[at as usize] = state;
+                at
+            }
+            None => {
+                self.slab.push(state);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.at[job as usize] = at;
+    }
+
+    fn remove(&mut self, job: u32) -> JobState {
+        let at = std::mem::replace(&mut self.at[job as usize], u32::MAX);
+        self.free.push(at);
+        std::mem::replace(&mut self.slab[at as usize], JobState::arrived(0.0))
+    }
+}
+
+impl std::ops::Index<usize> for States {
+    type Output = JobState;
+    fn index(&self, job: usize) -> &JobState {
+        &self.slab[self.at[job] as usize]
+    }
+}
+
+impl std::ops::IndexMut<usize> for States {
+    fn index_mut(&mut self, job: usize) -> &mut JobState {
+        &mut self.slab[self.at[job] as usize]
+    }
+}
+
+/// One GPU's busy time as the union of its jobs' runs, kept as they start and end: the spans
+/// the summary's sort-and-merge of every run's interval makes (a run starting while another
+/// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
+/// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
+#[derive(Clone, Debug, Default)]
+struct BusySpans {
+    /// The open span: its start and the latest end of a run in it that has ended.
+    start: f64,
+    end: f64,
+    /// Runs on the GPU now.
+    active: u32,
+    open: bool,
+    /// Lengths of the closed spans, in time order.
+    closed: Vec<f64>,
+}
+
+impl BusySpans {
+    fn run_starts(&mut self, now: f64) {
+        if self.active == 0 {
+            if !self.open {
+                self.open = true;
+                (self.start, self.end) = (now, now);
+            } else if now > self.end {
+                self.closed.push(self.end - self.start);
+                (self.start, self.end) = (now, now);
+            }
+        }
+        self.active += 1;
+    }
+
+    fn run_ends(&mut self, now: f64) {
+        self.end = self.end.max(now);
+        self.active -= 1;
+    }
+}
+
+/// What a job carries under a preemptive order only (Las, Srtf): kept beside [`JobState`] so
+/// that the other orders do not hold it for every job.
+#[derive(Clone, Debug)]
+struct PreemptState {
     /// GPU-seconds it held GPUs before its current run.
     attained_gpu_s: f64,
     /// Las: thresholds its attained service has reached, kept by `Demote` events.
     level: u32,
-    /// Bumped at each placement and preemption; its events are stale once it moved on.
-    epoch: u32,
     /// Runs cut short by a preemption, in order.
     preempted: Vec<RunSpan>,
     /// Jobs it preempted that are still checkpointing to make room for it: it preempts no more
@@ -76,8 +214,18 @@ struct JobState {
     victims_left: u32,
     /// While checkpointing: the job it makes room for.
     room_for: u32,
-    /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
-    computing_at: u32,
+}
+
+impl Default for PreemptState {
+    fn default() -> Self {
+        PreemptState {
+            attained_gpu_s: 0.0,
+            level: 0,
+            preempted: Vec::new(),
+            victims_left: 0,
+            room_for: u32::MAX,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -115,7 +263,13 @@ pub struct Simulation<'a> {
     groups: Vec<GroupState>,
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
-    state: Vec<JobState>,
+    state: States,
+    /// Per GPU, its busy spans.
+    busy: Vec<BusySpans>,
+    /// Outcomes of jobs finished since they were last handed over, as (job, outcome).
+    finished: Vec<(u32, JobOutcome)>,
+    /// Per job under a preemptive order; empty under the others.
+    pre: Vec<PreemptState>,
     /// Job classes, and per (job, group) the class index (u32::MAX = cannot run there).
     classes: Vec<JobClass>,
     job_class: Vec<u32>,
@@ -240,15 +394,25 @@ pub fn same_instant(t: f64) -> f64 {
 /// Called every few thousand completions with (finished jobs, all jobs).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
+/// Takes the timeline's rows in order as the run goes ([`Simulation::run_streaming`]).
+pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
+
+/// Takes each job's outcome as (job, outcome) once it is final ([`Simulation::run_streaming`]):
+/// when the job finishes, in the order jobs finish; unplaceable jobs' at the end.
+pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, JobOutcome);
+
+/// Rows kept before they are handed to a [`TimelineSink`] (the last one is held back: a later
+/// change at the same time replaces it).
+const TIMELINE_BATCH: usize = if cfg!(test) { 3 } else { 4096 };
+
 impl<'a> Simulation<'a> {
     /// Runs the simulation to the end and returns what happened.
     pub fn run(
         config: &'a SimConfig,
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
-        let mut sim = setup::build(config)?;
-        sim.drive(progress)?;
-        Ok(sim.finish(config))
+        let sim = setup::build(config)?;
+        sim.run_collected(config, progress)
     }
 
     /// [`Self::run`] without the timeline (the record's `timeline` is empty): for runs that write
@@ -260,11 +424,60 @@ impl<'a> Simulation<'a> {
     ) -> Result<RunRecord, EngineError> {
         let mut sim = setup::build(config)?;
         sim.keep_timeline = false;
-        sim.drive(progress)?;
-        Ok(sim.finish(config))
+        sim.run_collected(config, progress)
     }
 
-    fn drive(&mut self, mut progress: Option<Progress<'_>>) -> Result<(), EngineError> {
+    /// Runs with every outcome gathered into the record, in input order.
+    fn run_collected(
+        mut self,
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut outcomes: Vec<Option<JobOutcome>> = (0..config.jobs.len()).map(|_| None).collect();
+        let mut put = |job: u32, o: JobOutcome| outcomes[job as usize] = Some(o);
+        self.drive(progress, None, &mut put)?;
+        let mut record = self.finish(config, &mut put);
+        record.outcomes = outcomes
+            .into_iter()
+            .map(|o| o.expect("every job has an outcome"))
+            .collect();
+        Ok(record)
+    }
+
+    /// [`Self::run`] handing results over as the run goes instead of keeping them: each job's
+    /// outcome to `outcomes` once it is final (in the order jobs finish, unplaceable jobs' at
+    /// the end; the record's `outcomes` is empty), and, with `timeline`, the timeline's rows in
+    /// order (without, none are recorded, as [`Self::run_without_timeline`]). A long replay
+    /// then holds the state of the jobs waiting and running only, and `colo simulate` writes
+    /// the rows as they come. The outcomes and rows are those `run` gives.
+    pub fn run_streaming(
+        config: &'a SimConfig,
+        progress: Option<Progress<'_>>,
+        timeline: Option<TimelineSink<'_>>,
+        outcomes: OutcomeSink<'_>,
+    ) -> Result<RunRecord, EngineError> {
+        let mut sim = setup::build(config)?;
+        match timeline {
+            Some(sink) => {
+                sim.drive(progress, Some(&mut *sink), &mut *outcomes)?;
+                for row in sim.timeline.drain(..) {
+                    sink(&row);
+                }
+            }
+            None => {
+                sim.keep_timeline = false;
+                sim.drive(progress, None, &mut *outcomes)?;
+            }
+        }
+        Ok(sim.finish(config, outcomes))
+    }
+
+    fn drive(
+        &mut self,
+        mut progress: Option<Progress<'_>>,
+        mut timeline: Option<TimelineSink<'_>>,
+        outcomes: OutcomeSink<'_>,
+    ) -> Result<(), EngineError> {
         let total = self.jobs.len() as u64;
         let mut reported = 0;
         while let Some(time) = self.next_time() {
@@ -273,6 +486,18 @@ impl<'a> Simulation<'a> {
             self.handle_events_until(same_instant(time))?;
             self.schedule()?;
             self.record_timeline();
+            if let Some(sink) = timeline
+                .as_mut()
+                .filter(|_| self.timeline.len() > TIMELINE_BATCH)
+            {
+                let last = self.timeline.len() - 1;
+                for row in self.timeline.drain(..last) {
+                    sink(&row);
+                }
+            }
+            for (job, outcome) in self.finished.drain(..) {
+                outcomes(job, outcome);
+            }
             let due = self.completed >= reported + 4096 || self.completed == total;
             if let Some(report) = progress.as_mut().filter(|_| due) {
                 reported = self.completed;
@@ -312,7 +537,10 @@ impl<'a> Simulation<'a> {
             EventKind::Completion { gpu, version } => self.gpus[gpu as usize].version == version,
             EventKind::Recut { .. } => true,
             EventKind::Job { job, epoch, what } => {
-                let s = &self.state[job as usize];
+                let Some(s) = self.state.get(job) else {
+                    // It finished.
+                    return false;
+                };
                 s.epoch == epoch
                     && match what {
                         JobEvent::CheckpointDone => s.phase == Phase::Checkpointing,
@@ -365,6 +593,10 @@ impl<'a> Simulation<'a> {
     }
 
     fn enqueue(&mut self, job: u32, rank: u32) {
+        if self.state.get(job).is_none() {
+            self.state
+                .insert(job, JobState::arrived(self.jobs[job as usize].samples));
+        }
         let state = &mut self.state[job as usize];
         if state.phase == Phase::Skipped {
             return;
@@ -376,7 +608,7 @@ impl<'a> Simulation<'a> {
             QueueOrder::ShortestFirst => self
                 .exclusive_seconds(job, self.jobs[job as usize].samples)
                 .to_bits(),
-            QueueOrder::Las { .. } => u64::from(self.state[job as usize].level),
+            QueueOrder::Las { .. } => u64::from(self.pre[job as usize].level),
             QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
@@ -395,7 +627,7 @@ impl<'a> Simulation<'a> {
     fn waiting_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.level),
+            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
             _ => self.exclusive_seconds(job, s.remaining),
         }
     }
@@ -404,7 +636,7 @@ impl<'a> Simulation<'a> {
     fn running_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.level),
+            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
             _ => {
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
                 self.exclusive_seconds(job, remaining)
@@ -433,6 +665,13 @@ impl<'a> Simulation<'a> {
         self.rerate(gpu)
     }
 
+    /// Whether the job was preempted before (its next start is a resume).
+    fn was_preempted(&self, job: u32) -> bool {
+        self.pre
+            .get(job as usize)
+            .is_some_and(|p| !p.preempted.is_empty())
+    }
+
     fn is_lead(&self, job: u32, gpu: u32) -> bool {
         self.state[job as usize].slot.is_some_and(|s| s.gpu == gpu)
     }
@@ -448,6 +687,9 @@ impl<'a> Simulation<'a> {
         self.stop_computing(job);
         self.completed += 1;
         self.give_back(job);
+        let s = self.state.remove(job);
+        let outcome = self.outcome(job as usize, s);
+        self.finished.push((job, outcome));
     }
 
     /// The job leaves every GPU it holds (its partitions, memory, multi-GPU locks).
@@ -485,6 +727,7 @@ impl<'a> Simulation<'a> {
             tenants.remove(pos);
         }
         self.view.release(slot, memory);
+        self.busy[slot.gpu as usize].run_ends(self.now);
         self.memory_used_mib -= memory;
         if self.view.jobs_on_gpu(slot.gpu) == 0 {
             self.busy_gpus -= 1;
@@ -635,11 +878,12 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
+            self.busy[slot.gpu as usize].run_starts(self.now);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
-        let restores = !self.state[job as usize].preempted.is_empty()
-            && self.policy.preemption.restore_s > 0.0;
+        let resumes = self.was_preempted(job);
+        let restores = resumes && self.policy.preemption.restore_s > 0.0;
         if !restores {
             for slot in slots {
                 let part = self.part_index(*slot);
@@ -653,7 +897,7 @@ impl<'a> Simulation<'a> {
         } else {
             Phase::Running
         };
-        if state.preempted.is_empty() {
+        if !resumes {
             state.start = now;
         }
         state.run_start = now;
@@ -704,20 +948,20 @@ impl<'a> Simulation<'a> {
         let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order else {
             return;
         };
-        let s = &self.state[job as usize];
-        let Some(&threshold) = thresholds_gpu_s.get(s.level as usize) else {
+        let p = &self.pre[job as usize];
+        let Some(&threshold) = thresholds_gpu_s.get(p.level as usize) else {
             return;
         };
         let gpus = f64::from(self.jobs[job as usize].gpus);
-        let at = s.run_start + (threshold - s.attained_gpu_s) / gpus;
+        let at = self.state[job as usize].run_start + (threshold - p.attained_gpu_s) / gpus;
         self.push_job_event(job, at, JobEvent::Demote);
     }
 
     /// A Las threshold is reached: the job drops one level.
     fn demote(&mut self, job: u32) {
-        let s = &mut self.state[job as usize];
-        s.level += 1;
-        self.priority_bound = self.priority_bound.max(f64::from(s.level));
+        let p = &mut self.pre[job as usize];
+        p.level += 1;
+        self.priority_bound = self.priority_bound.max(f64::from(p.level));
         self.push_demote(job);
     }
 
@@ -796,7 +1040,7 @@ impl<'a> Simulation<'a> {
         if !self.policy.order.preempts() {
             return false;
         }
-        if self.state[job as usize].victims_left > 0 {
+        if self.pre[job as usize].victims_left > 0 {
             return true;
         }
         let priority = self.waiting_priority(job);
@@ -866,7 +1110,7 @@ impl<'a> Simulation<'a> {
         if victims == 0 {
             return false;
         }
-        self.state[job as usize].victims_left = victims;
+        self.pre[job as usize].victims_left = victims;
         for gpu in target {
             self.view.set_locked(gpu, true);
             self.reserved.push((job, gpu));
@@ -1007,7 +1251,7 @@ impl<'a> Simulation<'a> {
         s.rate = 0.0;
         s.phase = Phase::Checkpointing;
         s.epoch += 1;
-        s.room_for = room_for;
+        self.pre[job as usize].room_for = room_for;
         let at = now + self.policy.preemption.checkpoint_s;
         self.push_job_event(job, at, JobEvent::CheckpointDone);
     }
@@ -1032,25 +1276,28 @@ impl<'a> Simulation<'a> {
         let rank = {
             let s = &mut self.state[job as usize];
             s.gpus.clear();
-            s.preempted.push(RunSpan {
+            s.rank
+        };
+        {
+            let p = &mut self.pre[job as usize];
+            p.preempted.push(RunSpan {
                 start_s: run_start,
                 end_s: now,
                 gpus,
                 slice,
             });
-            s.attained_gpu_s += gpus_held * (now - run_start);
-            s.rank
-        };
+            p.attained_gpu_s += gpus_held * (now - run_start);
+        }
         if let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order {
-            let s = &mut self.state[job as usize];
+            let p = &mut self.pre[job as usize];
             let reached = thresholds_gpu_s
                 .iter()
-                .filter(|&&t| t <= s.attained_gpu_s)
+                .filter(|&&t| t <= p.attained_gpu_s)
                 .count() as u32;
-            s.level = s.level.max(reached);
+            p.level = p.level.max(reached);
         }
-        let room_for = self.state[job as usize].room_for;
-        let left = &mut self.state[room_for as usize].victims_left;
+        let room_for = self.pre[job as usize].room_for;
+        let left = &mut self.pre[room_for as usize].victims_left;
         *left -= 1;
         if *left == 0 {
             // Every victim is gone (all in this instant): the room is the job's to take in the
@@ -1140,7 +1387,10 @@ impl<'a> Simulation<'a> {
         self.view.set_locked(gpu, false);
         self.reconfigurations += 1;
         for job in self.awaiting_recut.drain(..) {
-            self.state[job as usize].awaits_recut = false;
+            // A job that started elsewhere meanwhile may have finished (its state is gone).
+            if let Some(s) = self.state.get_mut(job) {
+                s.awaits_recut = false;
+            }
         }
     }
 
@@ -1261,21 +1511,32 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn finish(mut self, config: &SimConfig) -> RunRecord {
-        // Outcomes are built from the last job back while the job states are released in
-        // chunks, so that the two are never held whole at once (the peak of a long replay).
-        let mut state = std::mem::take(&mut self.state);
-        let mut outcomes = Vec::with_capacity(state.len());
-        while let Some(s) = state.pop() {
-            outcomes.push(self.outcome(state.len(), s));
-            if state.len().is_multiple_of(65_536) {
-                state.shrink_to_fit();
+    /// The record of the run; the outcomes of the jobs that never finished (unplaceable ones)
+    /// go to `outcomes`, in input order.
+    fn finish(mut self, config: &SimConfig, outcomes: OutcomeSink<'_>) -> RunRecord {
+        for (job, outcome) in self.finished.drain(..) {
+            outcomes(job, outcome);
+        }
+        for job in 0..self.jobs.len() as u32 {
+            if self.state.get(job).is_some() {
+                let s = self.state.remove(job);
+                let outcome = self.outcome(job as usize, s);
+                outcomes(job, outcome);
             }
         }
-        outcomes.reverse();
         let energy = self.meter_record();
+        let mut busy_gpu_s = 0.0;
+        for b in &self.busy {
+            for len in &b.closed {
+                busy_gpu_s += len;
+            }
+            if b.open {
+                busy_gpu_s += b.end - b.start;
+            }
+        }
         RunRecord {
-            outcomes,
+            outcomes: Vec::new(),
+            busy_gpu_s,
             timeline: self.timeline,
             events: self.events,
             mig_reconfigurations: self.reconfigurations,
@@ -1285,7 +1546,7 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn outcome(&self, job: usize, s: JobState) -> JobOutcome {
+    fn outcome(&mut self, job: usize, s: JobState) -> JobOutcome {
         let n_groups = self.groups.len();
         let class = (0..n_groups)
             .map(|g| (g, self.job_class[job * n_groups + g]))
@@ -1308,8 +1569,12 @@ impl<'a> Simulation<'a> {
             slice: s.slice.filter(|_| completed),
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
-            energy_j: self.meter_job_energy(job).filter(|_| completed),
-            preempted: s.preempted,
+            energy_j: self.meter_job_energy(&s.meter).filter(|_| completed),
+            preempted: self
+                .pre
+                .get_mut(job)
+                .map(|p| std::mem::take(&mut p.preempted))
+                .unwrap_or_default(),
             resumed_s: s.run_start,
         }
     }

@@ -47,10 +47,10 @@ struct GpuMeter {
     unknown_s: f64,
 }
 
-/// One job's meter (one cache line per job, touched together). Its share is constant between
+/// One job's meter, kept in its state (so only while it is live). Its share is constant between
 /// the re-rates of its GPU, so its energy is brought up to date only there and when it leaves.
 #[derive(Clone, Copy, Debug)]
-struct JobMeter {
+pub(super) struct JobMeter {
     /// Its current share of its GPUs' power (summed over a multi-GPU job's GPUs), W.
     share_w: f64,
     /// Whether that share is known (its GPU's power is).
@@ -106,12 +106,15 @@ pub(super) struct Meter {
     /// Per class: its GPU type's name (for messages).
     class_gpu: Vec<&'static str>,
     gpus: Vec<GpuMeter>,
-    jobs: Vec<JobMeter>,
     /// Classes without measured power alone that ran.
     missing: BTreeSet<u32>,
     fits: Vec<PowerFit>,
     /// Activity terms of the GPU being re-rated (reused).
     scratch: Vec<f64>,
+    /// Some group has a power model. Without one no GPU's power is ever known, and nothing
+    /// reads the GPUs' integrals (the summary's energy figures are all unknown), so they are
+    /// not kept: only the jobs' meters run, which say which jobs' energy is unknown.
+    any_model: bool,
 }
 
 /// The meter for a simulation, or `None` without profiles. `job_class[job * groups + group]` is
@@ -122,7 +125,6 @@ pub(super) fn meter(
     n_gpus: usize,
     classes: &[JobClass],
     job_class: &[u32],
-    jobs: usize,
 ) -> Option<Meter> {
     let profiles = profiles?;
     let mut fits: Vec<PowerFit> = Vec::new();
@@ -205,14 +207,15 @@ pub(super) fn meter(
         }
     }
     let gpus = vec![GpuMeter::default(); n_gpus];
+    let any_model = group_power.iter().any(Result::is_ok);
     Some(Meter {
+        any_model,
         groups: group_power,
         alone_w,
         lacks_alone,
         coef,
         class_gpu,
         gpus,
-        jobs: vec![JobMeter::default(); jobs],
         missing: BTreeSet::new(),
         fits,
         scratch: Vec::new(),
@@ -224,7 +227,7 @@ impl Simulation<'_> {
     /// changes and before a re-rate, so the power integrated is the one that held.
     pub(super) fn meter_flush(&mut self, gpu: u32) {
         let range = self.part_range(gpu);
-        let Some(meter) = self.meter.as_mut() else {
+        let Some(meter) = self.meter.as_mut().filter(|m| m.any_model) else {
             return;
         };
         let g = &mut meter.gpus[gpu as usize];
@@ -248,8 +251,8 @@ impl Simulation<'_> {
     pub(super) fn meter_leave(&mut self, job: u32, gpu: u32) {
         self.meter_flush(gpu);
         let now = self.now;
-        if let Some(meter) = self.meter.as_mut() {
-            let j = &mut meter.jobs[job as usize];
+        if self.meter.is_some() {
+            let j = &mut self.state[job as usize].meter;
             j.advance(now);
             j.share_w = 0.0;
             j.share_known = true;
@@ -269,6 +272,21 @@ impl Simulation<'_> {
         };
         let parts = &self.parts[range];
         let tenants = || parts.iter().flat_map(|p| &p.tenants);
+        if !meter.any_model {
+            // What the general path below does when the group has no model: every tenant's
+            // energy up to now, then an unknown share.
+            for &job in tenants() {
+                let j = &mut self.state[job as usize].meter;
+                j.advance(now);
+                j.share_w = 0.0;
+                j.share_known = false;
+                let c = self.job_class[job as usize * n_groups + group_idx] as usize;
+                if meter.lacks_alone[c] {
+                    meter.missing.insert(c as u32);
+                }
+            }
+            return;
+        }
         let model = meter.groups[group_idx].as_ref().ok().copied();
         // One pass: each tenant's energy up to now, and its activity term (its measured power
         // and fraction of alone speed); unknown if any lacks its power alone.
@@ -277,7 +295,7 @@ impl Simulation<'_> {
         let mut known = model.is_some();
         let mut alone_w = 0.0;
         for &job in tenants() {
-            meter.jobs[job as usize].advance(now);
+            self.state[job as usize].meter.advance(now);
             let c = self.job_class[job as usize * n_groups + group_idx] as usize;
             let coef = meter.coef[c * n_groups + group_idx];
             if coef.is_nan() {
@@ -294,7 +312,7 @@ impl Simulation<'_> {
         let n = scratch.len();
         let (Some(model), true, false) = (model, known, n == 0) else {
             for &job in tenants() {
-                let j = &mut meter.jobs[job as usize];
+                let j = &mut self.state[job as usize].meter;
                 j.share_w = 0.0;
                 j.share_known = false;
             }
@@ -308,11 +326,10 @@ impl Simulation<'_> {
         if lone {
             // Alone on a whole GPU: its measured power alone, on each GPU of a multi-GPU job.
             let job = parts[0].tenants[0];
-            let gang = &self.state[job as usize].gpus;
-            let j = &mut meter.jobs[job as usize];
-            j.share_w = alone_w * gang.len().max(1) as f64;
-            j.share_known = true;
-            for &g in gang.iter().chain(std::iter::once(&gpu)) {
+            let s = &mut self.state[job as usize];
+            s.meter.share_w = alone_w * s.gpus.len().max(1) as f64;
+            s.meter.share_known = true;
+            for &g in s.gpus.iter().chain(std::iter::once(&gpu)) {
                 let m = &mut meter.gpus[g as usize];
                 m.power_w = alone_w;
                 m.known = true;
@@ -332,7 +349,7 @@ impl Simulation<'_> {
             } else {
                 above / n as f64
             };
-            let j = &mut meter.jobs[job as usize];
+            let j = &mut self.state[job as usize].meter;
             j.share_w = idle_share + part_above;
             j.share_known = true;
         }
@@ -342,9 +359,9 @@ impl Simulation<'_> {
         m.known = true;
     }
 
-    /// The job's energy, J, if it is known.
-    pub(super) fn meter_job_energy(&self, job: usize) -> Option<f64> {
-        let j = self.meter.as_ref()?.jobs[job];
+    /// The energy, J, of the job whose meter `j` is, if it is known.
+    pub(super) fn meter_job_energy(&self, j: &JobMeter) -> Option<f64> {
+        self.meter.as_ref()?;
         (!j.unknown).then_some(j.energy_j)
     }
 

@@ -200,7 +200,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     let (gpus, parts, kinds) = layout(config)?;
     let (classes, job_class, job_memory) = resolve_classes(config)?;
     let n_groups = groups.len();
-    let mut state = Vec::with_capacity(config.jobs.len());
+    let mut state = super::States::new(config.jobs.len());
     let mut fit = FitCheck {
         config,
         kinds: &kinds,
@@ -228,29 +228,12 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
                 });
             }
         };
-        state.push(JobState {
-            phase,
-            remaining: job.samples,
-            rate: 0.0,
-            last_update: 0.0,
-            start: f64::NAN,
-            end: f64::NAN,
-            slot: None,
-            gpus: Vec::new(),
-            group: 0,
-            memory_mib: 0,
-            slice: None,
-            awaits_recut: false,
-            rank: 0,
-            run_start: f64::NAN,
-            attained_gpu_s: 0.0,
-            level: 0,
-            epoch: 0,
-            preempted: Vec::new(),
-            victims_left: 0,
-            room_for: u32::MAX,
-            computing_at: u32::MAX,
-        });
+        // A placeable job's state is made when it arrives.
+        if phase == Phase::Skipped {
+            let mut skipped = JobState::arrived(job.samples);
+            skipped.phase = phase;
+            state.insert(idx as u32, skipped);
+        }
     }
     debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
     let alone_rate = config
@@ -275,7 +258,6 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus.len(),
         &classes,
         &job_class,
-        config.jobs.len(),
     );
     let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
     arrivals.sort_by(|&a, &b| {
@@ -293,6 +275,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
             }
         })
     });
+    let busy = vec![super::BusySpans::default(); gpus.len()];
     Ok(Simulation {
         perf: config.perf.as_ref(),
         policy: config.policy.clone(),
@@ -303,6 +286,13 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         gpus,
         parts,
         state,
+        busy,
+        finished: Vec::new(),
+        pre: if config.policy.order.preempts() {
+            vec![super::PreemptState::default(); config.jobs.len()]
+        } else {
+            Vec::new()
+        },
         classes,
         job_class,
         job_memory,

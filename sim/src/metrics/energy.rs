@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 /// Joules in one kilowatt-hour.
 pub const JOULES_PER_KWH: f64 = 3.6e6;
 
-/// One GPU's energy over a run.
+/// One GPU's energy over a run. When no group of the run has a power model its busy figures
+/// are not integrated (all zero): every energy figure is unknown then and none reads them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuEnergy {
     /// Board power with no job, W; `None` when its group has no power model.
@@ -106,6 +107,28 @@ impl EnergySummary {
         samples: f64,
         makespan_s: f64,
     ) -> Self {
+        let without = job_energy_j.iter().filter(|e| e.is_none()).count() as u64;
+        let jobs_j: Option<f64> = job_energy_j.iter().copied().sum();
+        Self::of_totals(
+            energy,
+            job_energy_j.len() as u64,
+            without,
+            jobs_j,
+            samples,
+            makespan_s,
+        )
+    }
+
+    /// [`Self::of`] from totals: `completed` jobs, `without` of them without a known energy,
+    /// and `jobs_j`, the sum of the others' (`None` when one is unknown).
+    pub fn of_totals(
+        energy: Option<&RunEnergy>,
+        completed: u64,
+        without: u64,
+        jobs_j: Option<f64>,
+        samples: f64,
+        makespan_s: f64,
+    ) -> Self {
         let Some(energy) = energy else {
             let why = "the simulation was given no profiles to read power from".to_owned();
             return EnergySummary {
@@ -115,12 +138,10 @@ impl EnergySummary {
                 samples_per_joule: None,
                 figures_are: format!("unknown: {why}"),
                 power_models: Vec::new(),
-                jobs_without_energy: job_energy_j.len() as u64,
+                jobs_without_energy: completed,
                 unknown_because: Some(why),
             };
         };
-        let without = job_energy_j.iter().filter(|e| e.is_none()).count() as u64;
-        let jobs_j: Option<f64> = job_energy_j.iter().copied().sum();
         let idle_j: Option<f64> = energy
             .gpus
             .iter()

@@ -1,9 +1,11 @@
 //! Result files rendered to bytes, and their writing into a result folder. The rows are the
 //! serde types of [`super::rows`].
+use std::collections::VecDeque;
 use std::path::Path;
 
+use super::fast::CsvOut;
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
-use super::{RunRecord, slowdown_of};
+use super::{JobOutcome, RunLabels, RunRecord, Summary, SummaryParts, TimelineRow, slowdown_of};
 use crate::hardware::MigSlice;
 use crate::workload::Job;
 
@@ -12,39 +14,42 @@ pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item =
     jobs.iter()
         .zip(&run.outcomes)
         .enumerate()
-        .map(|(idx, (job, o))| {
-            let k = &job.model;
-            let done = o.completed;
-            let when = |v: f64| Some(v).filter(|_| done);
-            JobRow {
-                job: idx as u32,
-                name: job.name.clone(),
-                model: k.model.clone(),
-                batch: k.batch,
-                image: k.image,
-                gpus: job.gpus,
-                arrival_s: job.arrival_s,
-                start_s: when(o.start_s),
-                end_s: when(o.end_s),
-                wait_s: when(o.start_s - job.arrival_s),
-                jct_s: when(o.end_s - job.arrival_s),
-                group: o.group.filter(|_| done),
-                gpu: o.gpus.first().copied().filter(|_| done),
-                slice: slice_label(o.slice).filter(|_| done),
-                mode: o.mode.filter(|_| done),
-                samples: job.samples,
-                mean_rate: when(job.samples / o.held_s()),
-                exclusive_rate: o.exclusive_rate,
-                slowdown: when(slowdown_of(job, o)),
-                status: if done {
-                    JobStatus::Completed
-                } else {
-                    JobStatus::Unplaceable
-                },
-                energy_j: o.energy_j.filter(|_| done),
-                preemptions: o.preemptions(),
-            }
-        })
+        .map(|(idx, (job, o))| job_row(idx as u32, job, o))
+}
+
+/// The `jobs.csv` row of job `idx`.
+pub fn job_row(idx: u32, job: &Job, o: &JobOutcome) -> JobRow {
+    let k = &job.model;
+    let done = o.completed;
+    let when = |v: f64| Some(v).filter(|_| done);
+    JobRow {
+        job: idx,
+        name: job.name.clone(),
+        model: k.model.clone(),
+        batch: k.batch,
+        image: k.image,
+        gpus: job.gpus,
+        arrival_s: job.arrival_s,
+        start_s: when(o.start_s),
+        end_s: when(o.end_s),
+        wait_s: when(o.start_s - job.arrival_s),
+        jct_s: when(o.end_s - job.arrival_s),
+        group: o.group.filter(|_| done),
+        gpu: o.gpus.first().copied().filter(|_| done),
+        slice: slice_label(o.slice).filter(|_| done),
+        mode: o.mode.filter(|_| done),
+        samples: job.samples,
+        mean_rate: when(job.samples / o.held_s()),
+        exclusive_rate: o.exclusive_rate,
+        slowdown: when(slowdown_of(job, o)),
+        status: if done {
+            JobStatus::Completed
+        } else {
+            JobStatus::Unplaceable
+        },
+        energy_j: o.energy_j.filter(|_| done),
+        preemptions: o.preemptions(),
+    }
 }
 
 /// `jobs.csv`: one row per job, in input order.
@@ -55,15 +60,21 @@ pub fn jobs_csv(jobs: &[Job], run: &RunRecord) -> std::io::Result<Vec<u8>> {
 /// The `placements.csv` rows: one per (job, run, GPU) it occupied; a job never preempted has
 /// one run, from its start to its end.
 pub fn placement_rows(run: &RunRecord) -> impl Iterator<Item = PlacementRow> + '_ {
-    run.outcomes.iter().enumerate().flat_map(|(idx, o)| {
-        o.runs().flat_map(move |r| {
-            r.gpus.iter().map(move |&gpu| PlacementRow {
-                job: idx as u32,
-                gpu,
-                slice: slice_label(r.slice),
-                start_s: r.start_s,
-                end_s: r.end_s,
-            })
+    run.outcomes
+        .iter()
+        .enumerate()
+        .flat_map(|(idx, o)| placement_rows_of(idx as u32, o))
+}
+
+/// The `placements.csv` rows of job `idx`.
+pub fn placement_rows_of(idx: u32, o: &JobOutcome) -> impl Iterator<Item = PlacementRow> + '_ {
+    o.runs().flat_map(move |r| {
+        r.gpus.iter().map(move |&gpu| PlacementRow {
+            job: idx,
+            gpu,
+            slice: slice_label(r.slice),
+            start_s: r.start_s,
+            end_s: r.end_s,
         })
     })
 }
@@ -106,15 +117,176 @@ pub fn create_result_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`]), streamed
-/// through a buffer rather than rendered whole first: a million jobs' files are hundreds of MiB.
+/// through one 4 MiB buffer ([`super::fast`]) rather than rendered whole first: a million jobs'
+/// files are hundreds of MiB.
 pub fn write_csv_file<R: CsvRow>(
     dir: &Path,
     rows: impl IntoIterator<Item = R>,
 ) -> std::io::Result<()> {
     let file = std::fs::File::create(dir.join(R::FILE))?;
-    let buffered = write_csv(std::io::BufWriter::with_capacity(1 << 16, file), rows)?;
-    buffered.into_inner().map_err(|e| e.into_error())?;
+    write_csv(file, rows)?;
     Ok(())
+}
+
+/// `timeline.csv` written row by row as a run hands its timeline over
+/// ([`crate::engine::Simulation::run_streaming`]): the bytes [`write_csv_file`] writes from
+/// [`timeline_rows`], without the rows kept in between. The first write error is kept (the
+/// rest of the rows are dropped) and returned by [`TimelineFile::finish`].
+pub struct TimelineFile {
+    out: CsvOut<std::fs::File>,
+    total_gpus: u32,
+    memory_total_gib: f64,
+    error: Option<std::io::Error>,
+}
+
+impl TimelineFile {
+    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`]) and writes its header;
+    /// every row gets the cluster's `total_gpus` and `memory_total_gib`.
+    pub fn create(dir: &Path, total_gpus: u32, memory_total_gib: f64) -> std::io::Result<Self> {
+        let file = std::fs::File::create(dir.join(TimelineCsvRow::FILE))?;
+        let mut out = CsvOut::new(file);
+        for column in TimelineCsvRow::COLUMNS {
+            out.text(column);
+        }
+        out.end_row()?;
+        Ok(Self {
+            out,
+            total_gpus,
+            memory_total_gib,
+            error: None,
+        })
+    }
+
+    /// Appends one row.
+    pub fn push(&mut self, row: &TimelineRow) {
+        if self.error.is_some() {
+            return;
+        }
+        TimelineCsvRow {
+            time_s: row.time_s,
+            queued: row.queued,
+            running: row.running,
+            busy_gpus: row.busy_gpus,
+            total_gpus: self.total_gpus,
+            memory_used_gib: row.memory_used_gib,
+            memory_total_gib: self.memory_total_gib,
+        }
+        .write_fields(&mut self.out);
+        if let Err(e) = self.out.end_row() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Writes what is buffered; the first error met, if any.
+    pub fn finish(self) -> std::io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.out.finish()?;
+        Ok(())
+    }
+}
+
+/// A run's outcomes taken as the engine hands them over
+/// ([`crate::engine::Simulation::run_streaming`], in the order jobs finish) and written out in
+/// input order: `jobs.csv` and `placements.csv` (each when asked for) get the bytes
+/// [`write_csv_file`] writes from [`job_rows`] and [`placement_rows`], and the summary's figures
+/// are gathered ([`SummaryParts`]). An outcome is held only until every job before it in input
+/// order has been written, then dropped. The first write error is kept and returned by
+/// [`JobStream::finish`].
+pub struct JobStream<'j> {
+    jobs: &'j [Job],
+    next: u32,
+    /// Outcomes of jobs `next..`, at `job - next` (`None`: not final yet).
+    held: VecDeque<Option<JobOutcome>>,
+    jobs_csv: Option<CsvOut<std::fs::File>>,
+    placements_csv: Option<CsvOut<std::fs::File>>,
+    parts: SummaryParts,
+    error: Option<std::io::Error>,
+}
+
+impl<'j> JobStream<'j> {
+    /// A stream over `jobs`, creating `jobs.csv` and `placements.csv` in
+    /// `dir` (made by [`create_result_dir`]) when asked for and writing their headers.
+    pub fn create(
+        jobs: &'j [Job],
+        dir: &Path,
+        jobs_csv: bool,
+        placements_csv: bool,
+    ) -> std::io::Result<Self> {
+        fn open<R: CsvRow>(dir: &Path) -> std::io::Result<CsvOut<std::fs::File>> {
+            let mut out = CsvOut::new(std::fs::File::create(dir.join(R::FILE))?);
+            for column in R::COLUMNS {
+                out.text(column);
+            }
+            out.end_row()?;
+            Ok(out)
+        }
+        Ok(JobStream {
+            jobs,
+            next: 0,
+            held: VecDeque::new(),
+            jobs_csv: jobs_csv.then(|| open::<JobRow>(dir)).transpose()?,
+            placements_csv: placements_csv
+                .then(|| open::<PlacementRow>(dir))
+                .transpose()?,
+            parts: SummaryParts::new(jobs.len()),
+            error: None,
+        })
+    }
+
+    /// Takes job `job`'s final outcome.
+    pub fn push(&mut self, job: u32, outcome: JobOutcome) {
+        debug_assert!(job >= self.next, "job {job} handed over twice");
+        let at = (job - self.next) as usize;
+        if at >= self.held.len() {
+            self.held.resize_with(at + 1, || None);
+        }
+        self.held[at] = Some(outcome);
+        while let Some(Some(_)) = self.held.front() {
+            let o = self.held.pop_front().flatten().expect("the front is final");
+            self.write(self.next, &o);
+            self.next += 1;
+        }
+    }
+
+    fn write(&mut self, idx: u32, o: &JobOutcome) {
+        let job = &self.jobs[idx as usize];
+        self.parts.add(job, o);
+        if self.error.is_some() {
+            return;
+        }
+        let mut result = Ok(());
+        if let Some(out) = &mut self.jobs_csv {
+            job_row(idx, job, o).write_fields(out);
+            result = out.end_row();
+        }
+        if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
+            for row in placement_rows_of(idx, o) {
+                row.write_fields(out);
+                result = result.and(out.end_row());
+            }
+        }
+        if let Err(e) = result {
+            self.error = Some(e);
+        }
+    }
+
+    /// Writes what is buffered and makes the summary of `run` (whose outcomes were streamed
+    /// here); the first write error met, if any.
+    pub fn finish(self, run: &RunRecord, labels: RunLabels) -> std::io::Result<Summary> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        assert!(
+            self.held.is_empty() && self.next as usize == self.jobs.len(),
+            "every job's outcome was handed over"
+        );
+        for out in [self.jobs_csv, self.placements_csv].into_iter().flatten() {
+            out.finish()?;
+        }
+        Ok(self.parts.finish(run, labels))
+    }
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.

@@ -1,9 +1,11 @@
 //! What a run produced: per-job outcomes, the cluster timeline, and the summary; and the
 //! result files (`jobs.csv`, `placements.csv`, `timeline.csv`, `summary.json`) rendered to
-//! bytes, or streamed into a result folder ([`write_csv_file`], [`write_result_dir`]; a folder
-//! written whole through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
+//! bytes, or streamed into a result folder ([`write_csv_file`], [`write_result_dir`], and, as a
+//! run hands its results over, [`JobStream`] and [`TimelineFile`]; a folder written whole
+//! through [`crate::fsutil::WholeDir`]). Each file's rows are one serde type ([`rows`] for the
 //! CSV files, [`Summary`] for `summary.json`), which `colo-plots` reads back.
 pub mod energy;
+pub mod fast;
 mod files;
 pub mod rows;
 
@@ -15,8 +17,8 @@ use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
 use energy::{EnergySummary, RunEnergy};
 pub use files::{
-    create_result_dir, job_rows, jobs_csv, placement_rows, placements_csv, timeline_csv,
-    timeline_rows, write_csv_file, write_result_dir,
+    JobStream, TimelineFile, create_result_dir, job_rows, jobs_csv, placement_rows, placements_csv,
+    timeline_csv, timeline_rows, write_csv_file, write_result_dir,
 };
 
 /// Cluster state after a change.
@@ -133,6 +135,10 @@ pub struct RunRecord {
     pub outcomes: Vec<JobOutcome>,
     /// Cluster state over time.
     pub timeline: Vec<TimelineRow>,
+    /// Seconds each GPU had at least one job, summed over GPUs: the union of the job runs'
+    /// intervals on each GPU (see [`busy_gpu_seconds`], which gives the same bits from the
+    /// outcomes).
+    pub busy_gpu_s: f64,
     /// Events handled (arrivals, live completions, MIG re-cuts).
     pub events: u64,
     /// Dynamic-MIG re-cuts done.
@@ -328,54 +334,118 @@ pub struct Summary {
 
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
-    let trace_rows = labels.trace.as_ref().map(|t| t.skips.clone());
-    let done: Vec<(&Job, &JobOutcome)> = jobs
-        .iter()
-        .zip(&run.outcomes)
-        .filter(|(_, o)| o.completed)
-        .collect();
-    let makespan_s = done.iter().map(|(_, o)| o.end_s).fold(0.0, f64::max);
-    let mut jct: Vec<f64> = done.iter().map(|(j, o)| o.end_s - j.arrival_s).collect();
-    let mut wait: Vec<f64> = done.iter().map(|(j, o)| o.start_s - j.arrival_s).collect();
-    let mut slowdown: Vec<f64> = done.iter().map(|(j, o)| slowdown_of(j, o)).collect();
-    let samples: f64 = done.iter().map(|(j, _)| j.samples).sum();
-    let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
-    let gpu_hours_busy = busy_gpu_seconds(run) / 3600.0;
-    let job_energy: Vec<Option<f64>> = done.iter().map(|(_, o)| o.energy_j).collect();
-    let energy = EnergySummary::of(run.energy.as_ref(), &job_energy, samples, makespan_s);
-    Summary {
-        labels,
-        figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
-        jobs: jobs.len() as u64,
-        completed: done.len() as u64,
-        skipped: Skips {
-            unplaceable: (jobs.len() - done.len()) as u64,
-            trace_rows: trace_rows.unwrap_or_default(),
-        },
-        makespan_s,
-        jct_s: Stats::of(&mut jct),
-        wait_s: Stats::of(&mut wait),
-        slowdown: Stats::of(&mut slowdown),
-        throughput_samples_per_s: if makespan_s > 0.0 {
-            samples / makespan_s
-        } else {
-            0.0
-        },
-        gpu_hours_total,
-        gpu_hours_busy,
-        utilization: if gpu_hours_total > 0.0 {
-            gpu_hours_busy / gpu_hours_total
-        } else {
-            0.0
-        },
-        energy: Some(energy),
-        events: run.events,
-        mig_reconfigurations: run.mig_reconfigurations,
-        preemptions: run
-            .outcomes
-            .iter()
-            .map(|o| u64::from(o.preemptions()))
-            .sum(),
+    let mut parts = SummaryParts::new(jobs.len());
+    for (j, o) in jobs.iter().zip(&run.outcomes) {
+        parts.add(j, o);
+    }
+    parts.finish(run, labels)
+}
+
+/// The summary's figures gathered job by job, in input order, without the outcomes kept:
+/// [`summarize`] over a record's outcomes, or a run whose outcomes were streamed
+/// ([`JobStream`]). Quantiles stay exact: each completed job's JCT, wait and slowdown are
+/// kept (24 bytes a job). The busy GPU-hours are the record's (`busy_gpu_s`).
+#[derive(Debug)]
+pub struct SummaryParts {
+    jobs: usize,
+    completed: u64,
+    makespan_s: f64,
+    jct: Vec<f64>,
+    wait: Vec<f64>,
+    slowdown: Vec<f64>,
+    /// Completed jobs whose energy is unknown, and the sum of the others' in input order
+    /// (`None` once one is unknown, as `Iterator::sum` of `Option`s gives it).
+    without_energy: u64,
+    jobs_energy_j: Option<f64>,
+    samples: f64,
+    preemptions: u64,
+}
+
+impl SummaryParts {
+    /// Nothing gathered yet, for a workload of `jobs` jobs.
+    pub fn new(jobs: usize) -> Self {
+        SummaryParts {
+            jobs: 0,
+            completed: 0,
+            makespan_s: 0.0,
+            jct: Vec::with_capacity(jobs),
+            wait: Vec::with_capacity(jobs),
+            slowdown: Vec::with_capacity(jobs),
+            without_energy: 0,
+            // `Iterator::sum` of `f64` starts from -0.0.
+            jobs_energy_j: Some(-0.0),
+            samples: -0.0,
+            preemptions: 0,
+        }
+    }
+
+    /// Adds the next job (in input order) and its outcome.
+    pub fn add(&mut self, j: &Job, o: &JobOutcome) {
+        self.jobs += 1;
+        self.preemptions += u64::from(o.preemptions());
+        if !o.completed {
+            return;
+        }
+        self.completed += 1;
+        self.makespan_s = f64::max(self.makespan_s, o.end_s);
+        self.jct.push(o.end_s - j.arrival_s);
+        self.wait.push(o.start_s - j.arrival_s);
+        self.slowdown.push(slowdown_of(j, o));
+        self.samples += j.samples;
+        match o.energy_j {
+            Some(e) => self.jobs_energy_j = self.jobs_energy_j.map(|sum| sum + e),
+            None => {
+                self.without_energy += 1;
+                self.jobs_energy_j = None;
+            }
+        }
+    }
+
+    /// The summary of the jobs added, with `run`'s other figures (its outcomes are not read).
+    pub fn finish(mut self, run: &RunRecord, labels: RunLabels) -> Summary {
+        let trace_rows = labels.trace.as_ref().map(|t| t.skips.clone());
+        let makespan_s = self.makespan_s;
+        let samples = self.samples;
+        let gpu_hours_total = f64::from(run.total_gpus) * makespan_s / 3600.0;
+        let gpu_hours_busy = run.busy_gpu_s / 3600.0;
+        let energy = EnergySummary::of_totals(
+            run.energy.as_ref(),
+            self.completed,
+            self.without_energy,
+            self.jobs_energy_j,
+            samples,
+            makespan_s,
+        );
+        Summary {
+            labels,
+            figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
+            jobs: self.jobs as u64,
+            completed: self.completed,
+            skipped: Skips {
+                unplaceable: self.jobs as u64 - self.completed,
+                trace_rows: trace_rows.unwrap_or_default(),
+            },
+            makespan_s,
+            jct_s: Stats::of(&mut self.jct),
+            wait_s: Stats::of(&mut self.wait),
+            slowdown: Stats::of(&mut self.slowdown),
+            throughput_samples_per_s: if makespan_s > 0.0 {
+                samples / makespan_s
+            } else {
+                0.0
+            },
+            gpu_hours_total,
+            gpu_hours_busy,
+            utilization: if gpu_hours_total > 0.0 {
+                gpu_hours_busy / gpu_hours_total
+            } else {
+                0.0
+            },
+            energy: Some(energy),
+            events: run.events,
+            mig_reconfigurations: run.mig_reconfigurations,
+            preemptions: self.preemptions,
+        }
     }
 }
 
@@ -392,46 +462,25 @@ pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
     outcome.exclusive_rate / mean_rate
 }
 
-/// Seconds each GPU had at least one job, summed over GPUs (union of the intervals of job runs
-/// per GPU).
-fn busy_gpu_seconds(run: &RunRecord) -> f64 {
-    // Intervals are bucketed by GPU (a counting sort) and each GPU's sorted by start: the same
-    // order as one sort by (GPU, start), so the same sum, without an O(n log n) sort of every
-    // run of a long replay (it was a twentieth of a 1M-job one). Intervals equal in GPU and start
-    // merge to the same span in either order, so an unstable sort is exact.
-    let runs = || {
-        run.outcomes
-            .iter()
-            .flat_map(JobOutcome::runs)
-            .flat_map(|r| {
-                r.gpus
-                    .iter()
-                    .map(move |&g| (g as usize, r.start_s, r.end_s))
-            })
-    };
-    let mut bucket_end: Vec<usize> = Vec::new();
-    for (gpu, _, _) in runs() {
-        if gpu >= bucket_end.len() {
-            bucket_end.resize(gpu + 1, 0);
+/// Seconds each GPU had at least one job, summed over GPUs: the union of the intervals of
+/// the outcomes' runs on each GPU, each GPU's sorted by start and merged (a run starting no
+/// later than the span's latest end joins it), the spans' lengths summed GPU by GPU. The
+/// engine keeps the same spans as the runs start and end ([`RunRecord::busy_gpu_s`], the same
+/// bits; a test compares them). Intervals equal in start merge to the same span in any order,
+/// so an unstable sort is exact.
+pub fn busy_gpu_seconds(outcomes: &[JobOutcome]) -> f64 {
+    let mut per_gpu: Vec<Vec<(f64, f64)>> = Vec::new();
+    for r in outcomes.iter().flat_map(JobOutcome::runs) {
+        for &g in r.gpus {
+            let g = g as usize;
+            if g >= per_gpu.len() {
+                per_gpu.resize(g + 1, Vec::new());
+            }
+            per_gpu[g].push((r.start_s, r.end_s));
         }
-        bucket_end[gpu] += 1;
-    }
-    let mut at = 0;
-    for end in &mut bucket_end {
-        at += *end;
-        *end = at;
-    }
-    let mut fill = bucket_end.clone();
-    let mut intervals = vec![(0.0, 0.0); at];
-    for (gpu, start, end) in runs() {
-        fill[gpu] -= 1;
-        intervals[fill[gpu]] = (start, end);
     }
     let mut total = 0.0;
-    let mut begin = 0;
-    for &end in &bucket_end {
-        let spans = &mut intervals[begin..end];
-        begin = end;
+    for spans in &mut per_gpu {
         spans.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let Some((&first, rest)) = spans.split_first() else {
             continue;
@@ -486,12 +535,13 @@ mod tests {
                 outcome(1, 20.0, 30.0),
             ],
             timeline: vec![],
+            busy_gpu_s: 0.0,
             events: 0,
             mig_reconfigurations: 0,
             total_gpus: 2,
             memory_total_gib: 1.0,
             energy: None,
         };
-        assert_eq!(busy_gpu_seconds(&run), 22.0);
+        assert_eq!(busy_gpu_seconds(&run.outcomes), 22.0);
     }
 }

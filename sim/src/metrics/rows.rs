@@ -1,6 +1,7 @@
 //! The rows of the result files, one serde type per CSV file: the simulator writes them
-//! (`csv::Writer::serialize`, through [`csv_bytes`]) and `colo-plots` reads them, so the two
-//! cannot drift apart. `summary.json` is [`super::Summary`], serialized the same way.
+//! ([`csv_bytes`], [`write_csv`]: each row's [`CsvRow::write_fields`] through
+//! [`super::fast`], the bytes `csv::Writer::serialize` writes, which a test checks) and
+//! `colo-plots` reads them, so the two cannot drift apart. `summary.json` is [`super::Summary`], serialized the same way.
 //!
 //! Numbers keep the fixed decimals the files have always had (times and rates to 3 decimals,
 //! slowdown to 4): those fields are formatted on writing (`serialize_with`) and read back as
@@ -12,6 +13,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::fast::CsvOut;
 use crate::perf::ShareMode;
 
 /// A row of one result CSV file.
@@ -23,6 +25,10 @@ pub trait CsvRow: Serialize + DeserializeOwned {
     /// Columns added after the file's first layout: a reader finding them missing reads them as
     /// empty (so older result folders still read).
     const ADDED: &'static [&'static str] = &[];
+
+    /// Appends the row's fields to `out` ([`super::fast`]): the bytes `csv` writes when it
+    /// serializes the row, faster (a test compares the two).
+    fn write_fields<W: std::io::Write>(&self, out: &mut CsvOut<W>);
 }
 
 /// Whether a job ran to the end or could never be placed.
@@ -124,6 +130,37 @@ impl CsvRow for JobRow {
         "preemptions",
     ];
     const ADDED: &'static [&'static str] = &["energy_j", "preemptions"];
+
+    fn write_fields<W: std::io::Write>(&self, out: &mut CsvOut<W>) {
+        out.uint(u64::from(self.job));
+        out.text(&self.name);
+        out.text(&self.model);
+        out.uint(u64::from(self.batch));
+        out.uint(u64::from(self.image));
+        out.uint(u64::from(self.gpus));
+        out.fixed(self.arrival_s, 3);
+        out.opt_fixed(self.start_s, 3);
+        out.opt_fixed(self.end_s, 3);
+        out.opt_fixed(self.wait_s, 3);
+        out.opt_fixed(self.jct_s, 3);
+        out.opt_uint(self.group);
+        out.opt_uint(self.gpu);
+        out.opt_text(self.slice.as_deref());
+        match self.mode {
+            Some(mode) => out.text(mode.label()),
+            None => out.empty(),
+        }
+        out.display(self.samples);
+        out.opt_fixed(self.mean_rate, 3);
+        out.fixed(self.exclusive_rate, 3);
+        out.opt_fixed(self.slowdown, 4);
+        out.text(match self.status {
+            JobStatus::Completed => "completed",
+            JobStatus::Unplaceable => "unplaceable",
+        });
+        out.opt_fixed(self.energy_j, 3);
+        out.uint(u64::from(self.preemptions));
+    }
 }
 
 /// One row of `placements.csv`: a job occupying one GPU (or MIG slice) for its run.
@@ -146,6 +183,14 @@ pub struct PlacementRow {
 impl CsvRow for PlacementRow {
     const FILE: &'static str = "placements.csv";
     const COLUMNS: &'static [&'static str] = &["job", "gpu", "slice", "start_s", "end_s"];
+
+    fn write_fields<W: std::io::Write>(&self, out: &mut CsvOut<W>) {
+        out.uint(u64::from(self.job));
+        out.uint(u64::from(self.gpu));
+        out.opt_text(self.slice.as_deref());
+        out.fixed(self.start_s, 3);
+        out.fixed(self.end_s, 3);
+    }
 }
 
 /// One row of `timeline.csv`: the cluster state from `time_s` until the next row.
@@ -181,6 +226,16 @@ impl CsvRow for TimelineCsvRow {
         "memory_used_gib",
         "memory_total_gib",
     ];
+
+    fn write_fields<W: std::io::Write>(&self, out: &mut CsvOut<W>) {
+        out.fixed(self.time_s, 3);
+        out.uint(u64::from(self.queued));
+        out.uint(u64::from(self.running));
+        out.uint(u64::from(self.busy_gpus));
+        out.uint(u64::from(self.total_gpus));
+        out.fixed(self.memory_used_gib, 3);
+        out.fixed(self.memory_total_gib, 3);
+    }
 }
 
 /// `rows` as CSV bytes: the header ([`CsvRow::COLUMNS`], written even without rows), then one
@@ -190,166 +245,58 @@ pub fn csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> std::io::Resul
 }
 
 /// Writes `rows` as CSV into `out` (as [`csv_bytes`] renders them) and hands `out` back,
-/// flushed.
+/// flushed. It writes through [`super::fast`] into one 4 MiB buffer, so `out` needs no buffer
+/// of its own.
 pub fn write_csv<R: CsvRow, W: std::io::Write>(
     out: W,
     rows: impl IntoIterator<Item = R>,
 ) -> std::io::Result<W> {
+    let mut out = CsvOut::new(out);
+    for column in R::COLUMNS {
+        out.text(column);
+    }
+    out.end_row()?;
+    for row in rows {
+        row.write_fields(&mut out);
+        out.end_row()?;
+    }
+    out.finish()
+}
+
+/// `rows` as CSV bytes the way `csv` serializes them through serde: the reference the fast
+/// path is tested against.
+#[cfg(test)]
+pub(crate) fn serde_csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> Vec<u8> {
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
-        .from_writer(out);
-    writer.write_record(R::COLUMNS)?;
+        .from_writer(Vec::new());
+    writer.write_record(R::COLUMNS).unwrap();
     for row in rows {
-        writer.serialize(row)?;
+        writer.serialize(row).unwrap();
     }
-    writer
-        .into_inner()
-        .map_err(|err| std::io::Error::other(err.to_string()))
+    writer.into_inner().unwrap()
 }
 
 fn fixed3<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-    fixed(*value, 3, s)
+    s.collect_str(&format_args!("{value:.3}"))
 }
 
 fn opt_fixed3<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match value {
-        Some(v) => fixed(*v, 3, s),
+        Some(v) => fixed3(v, s),
         None => s.serialize_none(),
     }
 }
 
 fn opt_fixed4<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match value {
-        Some(v) => fixed(*v, 4, s),
+        Some(v) => s.collect_str(&format_args!("{v:.4}")),
         None => s.serialize_none(),
     }
 }
 
 fn display<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
-    let mut buf = StackText::default();
-    match std::fmt::Write::write_fmt(&mut buf, format_args!("{value}")) {
-        Ok(()) => s.serialize_str(buf.as_str()),
-        Err(_) => s.collect_str(value),
-    }
-}
-
-/// `value` with `decimals` decimals, as `format!("{value:.N}")` writes it, from a stack
-/// buffer: formatting the result files' numbers through `core::fmt` (exact float formatting,
-/// one `String` per field) was most of a replay's wall time.
-fn fixed<S: Serializer>(value: f64, decimals: u32, s: S) -> Result<S::Ok, S::Error> {
-    let mut buf = StackText::default();
-    let written = match scaled_round(value, decimals) {
-        Some(q) => buf.push_fixed(q, decimals),
-        None => std::fmt::Write::write_fmt(
-            &mut buf,
-            format_args!("{value:.prec$}", prec = decimals as usize),
-        )
-        .is_ok(),
-    };
-    if written {
-        s.serialize_str(buf.as_str())
-    } else {
-        s.collect_str(&format_args!("{value:.prec$}", prec = decimals as usize))
-    }
-}
-
-/// `value * 10^decimals` rounded to the nearest integer, computed exactly from the value's
-/// binary fraction, for `0 <= value < 2^53` when that is no exact tie (whose rounding is left to
-/// `core::fmt`, as are negative, huge and non-finite values): then its digits are those
-/// `core::fmt` writes.
-fn scaled_round(value: f64, decimals: u32) -> Option<u64> {
-    if value.is_sign_negative()
-        || value.is_nan()
-        || value >= 9_007_199_254_740_992.0
-        || decimals > 9
-    {
-        return None;
-    }
-    let bits = value.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = bits & ((1 << 52) - 1);
-    // value = mantissa * 2^exp exactly.
-    let (mantissa, exp) = if biased == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1 << 52), biased - 1075)
-    };
-    let scaled = u128::from(mantissa) * u128::from(10u64.pow(decimals));
-    if exp >= 0 {
-        return u64::try_from(scaled << exp).ok();
-    }
-    let shift = exp.unsigned_abs();
-    if shift >= 127 {
-        // scaled < 2^83: below a quarter.
-        return Some(0);
-    }
-    let q = scaled >> shift;
-    let r = scaled & ((1u128 << shift) - 1);
-    let q = match r.cmp(&(1u128 << (shift - 1))) {
-        std::cmp::Ordering::Less => q,
-        std::cmp::Ordering::Greater => q + 1,
-        std::cmp::Ordering::Equal => return None,
-    };
-    u64::try_from(q).ok()
-}
-
-/// A field's text, on the stack (long enough for any `f64` the standard formats write here;
-/// longer text is an error and the caller falls back to an allocated `String`).
-struct StackText {
-    buf: [u8; 64],
-    len: usize,
-}
-
-impl Default for StackText {
-    fn default() -> Self {
-        Self {
-            buf: [0; 64],
-            len: 0,
-        }
-    }
-}
-
-impl StackText {
-    fn as_str(&self) -> &str {
-        // Only whole `str`s and ASCII digits are written.
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
-    }
-
-    /// `scaled / 10^decimals` with `decimals` decimals; false if it does not fit.
-    fn push_fixed(&mut self, scaled: u64, decimals: u32) -> bool {
-        let mut digits = [b'0'; 32];
-        let mut at = digits.len();
-        let mut rest = scaled;
-        let mut written = 0;
-        // Digits from the last; at least one before the point.
-        while rest > 0 || written <= decimals {
-            if written == decimals && decimals > 0 {
-                at -= 1;
-                digits[at] = b'.';
-            }
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            written += 1;
-        }
-        let text = &digits[at..];
-        let Some(slot) = self.buf.get_mut(self.len..self.len + text.len()) else {
-            return false;
-        };
-        slot.copy_from_slice(text);
-        self.len += text.len();
-        true
-    }
-}
-
-impl std::fmt::Write for StackText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        let slot = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-        slot.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
+    s.collect_str(value)
 }
 
 #[cfg(test)]
@@ -414,74 +361,95 @@ mod tests {
         assert_eq!(serde_header(timeline), TimelineCsvRow::COLUMNS.join(","));
     }
 
-    /// The fast fixed-decimal path writes what `format!` writes, ties and edges included.
-    fn fixed_text(value: f64) -> String {
-        let bytes = csv_bytes([PlacementRow {
-            job: 0,
-            gpu: 0,
-            slice: None,
-            start_s: value,
-            end_s: 0.0,
-        }])
-        .unwrap();
-        let text = String::from_utf8(bytes).unwrap();
-        let field = text.lines().nth(1).unwrap().split(',').nth(3).unwrap();
-        field.to_owned()
+    use proptest::prelude::*;
+
+    fn float() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<f64>(),
+            (0u64..10_000_000_000_000, 0u32..8)
+                .prop_map(|(ms, f)| ms as f64 / 1e3 + f64::from(f) * 1.25e-4),
+            (0.0..1e7f64),
+            Just(f64::NAN),
+            Just(-0.0),
+        ]
     }
 
-    #[test]
-    fn fixed_decimals_match_core_fmt() {
-        let edges = [
-            0.0,
-            -0.0,
-            0.0005,
-            0.0015,
-            0.0625,
-            1.0625,
-            2.5e-4,
-            1e-300,
-            5e-324,
-            0.1,
-            0.2,
-            0.3,
-            1234.5675,
-            999.9995,
-            999.9996,
-            4503599627370495.5,
-            9007199254740991.0,
-            9007199254740992.0,
-            1e20,
-            -1.5,
-            -0.0004,
-            f64::INFINITY,
-            f64::NAN,
-            f64::MAX,
-        ];
-        for v in edges {
-            assert_eq!(fixed_text(v), format!("{v:.3}"), "{v:e}");
-        }
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for i in 0..200_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
-            let v = match i % 4 {
-                0 => unit * 1e7,
-                1 => (unit * 1e6).round() / 1e3 + (i % 7) as f64 * 5e-4,
-                2 => unit * 10f64.powi((i % 30) as i32 - 10),
-                _ => f64::from_bits(x >> 2),
-            };
-            let mut buf = StackText::default();
-            let fast = match scaled_round(v, 4) {
-                Some(q) => {
-                    assert!(buf.push_fixed(q, 4));
-                    buf.as_str().to_owned()
-                }
-                None => format!("{v:.4}"),
-            };
-            assert_eq!(fast, format!("{v:.4}"), "{v:e}");
-            assert_eq!(fixed_text(v), format!("{v:.3}"), "{v:e}");
+    fn text() -> impl Strategy<Value = String> {
+        "[a-z0-9_,\" \r\n.@-]{0,10}"
+    }
+
+    fn job_row_strategy() -> impl Strategy<Value = JobRow> {
+        let ints = (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<Option<u32>>(),
+            any::<Option<u32>>(),
+            any::<u32>(),
+        );
+        let texts = (text(), text(), proptest::option::of(text()));
+        let floats = (
+            float(),
+            proptest::option::of(float()),
+            proptest::option::of(float()),
+            proptest::option::of(float()),
+            proptest::option::of(float()),
+            float(),
+            proptest::option::of(float()),
+            float(),
+            proptest::option::of(float()),
+            proptest::option::of(float()),
+        );
+        let kinds = (
+            proptest::option::of(proptest::sample::select(ShareMode::ALL.to_vec())),
+            any::<bool>(),
+        );
+        (ints, texts, floats, kinds).prop_map(|(i, t, f, k)| JobRow {
+            job: i.0,
+            name: t.0,
+            model: t.1,
+            batch: i.1,
+            image: i.2,
+            gpus: i.3,
+            arrival_s: f.0,
+            start_s: f.1,
+            end_s: f.2,
+            wait_s: f.3,
+            jct_s: f.4,
+            group: i.4,
+            gpu: i.5,
+            slice: t.2,
+            mode: k.0,
+            samples: f.5,
+            mean_rate: f.6,
+            exclusive_rate: f.7,
+            slowdown: f.8,
+            status: if k.1 {
+                JobStatus::Completed
+            } else {
+                JobStatus::Unplaceable
+            },
+            energy_j: f.9,
+            preemptions: i.6,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        /// The fast writer writes the bytes serde through `csv` writes, row for row.
+        #[test]
+        fn fast_rows_are_the_serde_rows(
+            jobs in proptest::collection::vec(job_row_strategy(), 0..4),
+            places in proptest::collection::vec((any::<u32>(), any::<u32>(), proptest::option::of(text()), float(), float()), 0..4),
+            times in proptest::collection::vec((float(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), float(), float()), 0..4),
+        ) {
+            prop_assert_eq!(csv_bytes(jobs.clone()).unwrap(), serde_csv_bytes(jobs));
+            let places: Vec<PlacementRow> = places.into_iter().map(|p| PlacementRow { job: p.0, gpu: p.1, slice: p.2, start_s: p.3, end_s: p.4 }).collect();
+            prop_assert_eq!(csv_bytes(places.clone()).unwrap(), serde_csv_bytes(places));
+            let times: Vec<TimelineCsvRow> = times.into_iter().map(|t| TimelineCsvRow { time_s: t.0, queued: t.1, running: t.2, busy_gpus: t.3, total_gpus: t.4, memory_used_gib: t.5, memory_total_gib: t.6 }).collect();
+            prop_assert_eq!(csv_bytes(times.clone()).unwrap(), serde_csv_bytes(times));
         }
     }
 
@@ -577,6 +545,7 @@ mod tests {
         let run = RunRecord {
             outcomes: vec![],
             timeline: vec![],
+            busy_gpu_s: 0.0,
             events: 0,
             mig_reconfigurations: 0,
             total_gpus: 1,

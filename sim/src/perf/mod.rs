@@ -67,14 +67,21 @@ impl ShareMode {
     }
 }
 
-impl fmt::Display for ShareMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl ShareMode {
+    /// The mode's name as the result rows write it (`exclusive`, `timeslice`, `mps`, `mig`).
+    pub fn label(self) -> &'static str {
+        match self {
             ShareMode::Exclusive => "exclusive",
             ShareMode::Timeslice => "timeslice",
             ShareMode::Mps => "mps",
             ShareMode::Mig => "mig",
-        })
+        }
+    }
+}
+
+impl fmt::Display for ShareMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
     }
 }
 

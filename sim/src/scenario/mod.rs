@@ -369,28 +369,47 @@ fn simulate_into(
     outputs: Outputs,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, SimulateError> {
-    // The timeline is only written with `Outputs::All`; the summary does not read it.
-    let run = if outputs == Outputs::All {
-        Simulation::run(config, Some(progress))
-    } else {
-        Simulation::run_without_timeline(config, Some(progress))
-    }
-    .map_err(SimulateError::Engine)?;
-    let summary = metrics::summarize(&config.jobs, &run, labels);
-    let summary_json =
-        serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
     let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
     write(metrics::create_result_dir(dir))?;
-    if outputs != Outputs::Summary {
-        write(metrics::write_csv_file(
-            dir,
-            metrics::job_rows(&config.jobs, &run),
-        ))?;
+    // Rows are written as the run hands them over: each job's (in input order) once it and
+    // every job before it are final, the timeline's (only with `Outputs::All`; the summary does
+    // not read it) as they come.
+    let total_gpus = config.cluster.gpu_count();
+    let mut jobs = metrics::JobStream::create(
+        &config.jobs,
+        dir,
+        outputs != Outputs::Summary,
+        outputs == Outputs::All,
+    )
+    .map_err(SimulateError::Write)?;
+    let mut timeline = if outputs == Outputs::All {
+        Some(
+            metrics::TimelineFile::create(dir, total_gpus, config.cluster.memory_total_gib())
+                .map_err(SimulateError::Write)?,
+        )
+    } else {
+        None
+    };
+    let mut push_row = |row: &crate::metrics::TimelineRow| {
+        if let Some(file) = timeline.as_mut() {
+            file.push(row);
+        }
+    };
+    let timeline_sink: Option<crate::engine::TimelineSink<'_>> = if outputs == Outputs::All {
+        Some(&mut push_row)
+    } else {
+        None
+    };
+    let run = Simulation::run_streaming(config, Some(progress), timeline_sink, &mut |job, o| {
+        jobs.push(job, o)
+    })
+    .map_err(SimulateError::Engine)?;
+    if let Some(file) = timeline {
+        write(file.finish())?;
     }
-    if outputs == Outputs::All {
-        write(metrics::write_csv_file(dir, metrics::placement_rows(&run)))?;
-        write(metrics::write_csv_file(dir, metrics::timeline_rows(&run)))?;
-    }
+    let summary = jobs.finish(&run, labels).map_err(SimulateError::Write)?;
+    let summary_json =
+        serde_json::to_vec_pretty(&summary).map_err(|e| SimulateError::Write(e.into()))?;
     write(metrics::write_result_dir(
         dir,
         &[("summary.json", summary_json)],

@@ -362,6 +362,114 @@ fn a_run_without_timeline_gives_the_same_outcomes_and_no_rows() {
 }
 
 #[test]
+fn a_streamed_timeline_is_the_kept_one() {
+    let jobs = (0..40)
+        .map(|i| {
+            job(
+                &format!("j{i}"),
+                "small",
+                f64::from(i % 13),
+                1000.0 + f64::from(i),
+                1 + i % 2,
+            )
+        })
+        .collect();
+    let cfg = config(
+        vec![group("h200", 3, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    let kept = Simulation::run(&cfg, None).unwrap();
+    let mut rows = Vec::new();
+    let mut outcomes = vec![None; cfg.jobs.len()];
+    let streamed = Simulation::run_streaming(
+        &cfg,
+        None,
+        Some(&mut |r: &TimelineRow| rows.push(*r)),
+        &mut |job, o| {
+            assert!(
+                outcomes[job as usize].is_none(),
+                "job {job} handed over twice"
+            );
+            outcomes[job as usize] = Some(o);
+        },
+    )
+    .unwrap();
+    assert!(rows.len() > 2 * TIMELINE_BATCH, "{} rows", rows.len());
+    assert_eq!(rows, kept.timeline);
+    assert!(streamed.timeline.is_empty() && streamed.outcomes.is_empty());
+    let outcomes: Vec<JobOutcome> = outcomes.into_iter().map(Option::unwrap).collect();
+    assert_eq!(outcomes, kept.outcomes);
+    assert_eq!(streamed.events, kept.events);
+    let dir = tempfile::tempdir().unwrap();
+    let mut file =
+        crate::metrics::TimelineFile::create(dir.path(), kept.total_gpus, kept.memory_total_gib)
+            .unwrap();
+    for r in &rows {
+        file.push(r);
+    }
+    file.finish().unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("timeline.csv")).unwrap(),
+        crate::metrics::timeline_csv(&kept).unwrap()
+    );
+}
+
+/// Outcomes streamed through `JobStream` (finishing out of input order, under a preemptive
+/// order, with an unplaceable job) give the files and summary of the kept record.
+#[test]
+fn streamed_outcomes_write_the_kept_files_and_summary() {
+    use crate::metrics::{JobStream, RunLabels, placements_csv, summarize};
+    let mut jobs: Vec<Job> = (0..30)
+        .map(|i| {
+            job(
+                &format!("j{i}"),
+                "small",
+                f64::from(i % 7),
+                5000.0 - 150.0 * f64::from(i),
+                1 + i % 2,
+            )
+        })
+        .collect();
+    jobs.push(job("huge", "small", 1.0, 10.0, 9));
+    let mut cfg = config(
+        vec![group("h200", 3, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    cfg.on_unplaceable = Unplaceable::Skip;
+    cfg.policy.order = QueueOrder::Srtf;
+    cfg.policy.backfill = true;
+    let kept = Simulation::run(&cfg, None).unwrap();
+    assert!(kept.outcomes.iter().any(|o| o.preemptions() > 0));
+    assert!(kept.outcomes.iter().any(|o| !o.completed));
+    let labels = RunLabels {
+        scenario: "s".into(),
+        variant: "base".into(),
+        seed: 1,
+        perf_model: "parametric".into(),
+        profiles: vec![],
+        profile_origin: "test".into(),
+        cluster: vec![],
+        trace: None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut stream = JobStream::create(&cfg.jobs, dir.path(), true, true).unwrap();
+    let run =
+        Simulation::run_streaming(&cfg, None, None, &mut |job, o| stream.push(job, o)).unwrap();
+    let summary = stream.finish(&run, labels.clone()).unwrap();
+    assert_eq!(summary, summarize(&cfg.jobs, &kept, labels));
+    assert_eq!(
+        std::fs::read(dir.path().join("jobs.csv")).unwrap(),
+        crate::metrics::jobs_csv(&cfg.jobs, &kept).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("placements.csv")).unwrap(),
+        placements_csv(&kept).unwrap()
+    );
+}
+
+#[test]
 fn simulation_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Simulation<'static>>();

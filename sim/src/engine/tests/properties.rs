@@ -217,6 +217,9 @@ proptest! {
         let finished = run.outcomes.iter().filter(|o| o.completed).count();
         let skipped = run.outcomes.len() - finished;
         prop_assert_eq!(finished + skipped, cfg.jobs.len());
+        // The busy seconds the engine kept are the bits the runs' intervals give.
+        let busy = crate::metrics::busy_gpu_seconds(&run.outcomes);
+        prop_assert_eq!(run.busy_gpu_s.to_bits(), busy.to_bits(), "{} vs {}", run.busy_gpu_s, busy);
     }
 
     #[test]

@@ -1,0 +1,337 @@
+//! Fast CSV writing for the result files: integers through `itoa`, fixed-decimal floats from
+//! the value's exact binary fraction, shortest floats through `core::fmt`, into one 4 MiB buffer
+//! flushed to the file as it fills. Every field is byte for byte what the `csv` crate writes for
+//! the serde row types of [`super::rows`] (which stay the readers' types and the tests'
+//! reference): `format!("{v:.N}")` for the fixed decimals, `format!("{v}")` for the shortest
+//! ones, quoting as `csv`'s `QuoteStyle::Necessary` does. Where the fast path cannot be exact
+//! (non-finite values, ties, values past `2^53`) it falls back to the standard formatting.
+use std::io::Write;
+
+/// The buffer's size: rows are appended to it and it is written out once this full.
+pub const BUFFER: usize = 4 << 20;
+
+/// One CSV file being written: rows of fields appended to a buffer, written to `out` as it
+/// fills and by [`CsvOut::finish`].
+pub struct CsvOut<W: Write> {
+    buf: Vec<u8>,
+    out: W,
+    row_start: bool,
+}
+
+impl<W: Write> CsvOut<W> {
+    /// A writer into `out`.
+    pub fn new(out: W) -> Self {
+        Self {
+            buf: Vec::with_capacity(BUFFER),
+            out,
+            row_start: true,
+        }
+    }
+
+    /// Writes what is buffered and hands `out` back, flushed.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn sep(&mut self) {
+        if !self.row_start {
+            self.buf.push(b',');
+        }
+        self.row_start = false;
+    }
+
+    /// Ends the row (a `\n`), writing the buffer out once it is nearly full.
+    pub fn end_row(&mut self) -> std::io::Result<()> {
+        self.buf.push(b'\n');
+        self.row_start = true;
+        if self.buf.len() >= BUFFER - (64 << 10) {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// An empty field (`None`).
+    pub fn empty(&mut self) {
+        self.sep();
+    }
+
+    /// An unsigned integer.
+    pub fn uint(&mut self, value: u64) {
+        self.sep();
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+    }
+
+    /// An unsigned integer, or an empty field.
+    pub fn opt_uint(&mut self, value: Option<u32>) {
+        match value {
+            Some(v) => self.uint(u64::from(v)),
+            None => self.empty(),
+        }
+    }
+
+    /// A text field, quoted (its quotes doubled) when it holds a comma, a quote, `\r` or `\n`.
+    pub fn text(&mut self, value: &str) {
+        self.sep();
+        push_text(&mut self.buf, value.as_bytes());
+    }
+
+    /// A text field, or an empty field.
+    pub fn opt_text(&mut self, value: Option<&str>) {
+        match value {
+            Some(v) => self.text(v),
+            None => self.empty(),
+        }
+    }
+
+    /// `value` with `decimals` decimals, as `format!("{value:.N}")` writes it.
+    pub fn fixed(&mut self, value: f64, decimals: u32) {
+        self.sep();
+        push_fixed(&mut self.buf, value, decimals);
+    }
+
+    /// A fixed-decimal field, or an empty field.
+    pub fn opt_fixed(&mut self, value: Option<f64>, decimals: u32) {
+        match value {
+            Some(v) => self.fixed(v, decimals),
+            None => self.empty(),
+        }
+    }
+
+    /// `value` as `format!("{value}")` writes it (the shortest digits that read back as it, no
+    /// exponent).
+    pub fn display(&mut self, value: f64) {
+        self.sep();
+        push_display(&mut self.buf, value);
+    }
+}
+
+fn push_text(buf: &mut Vec<u8>, bytes: &[u8]) {
+    if !bytes
+        .iter()
+        .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
+    {
+        buf.extend_from_slice(bytes);
+        return;
+    }
+    buf.push(b'"');
+    for &b in bytes {
+        if b == b'"' {
+            buf.push(b'"');
+        }
+        buf.push(b);
+    }
+    buf.push(b'"');
+}
+
+/// Appends `format!("{value:.decimals$}")`.
+pub fn push_fixed(buf: &mut Vec<u8>, value: f64, decimals: u32) {
+    if value.is_finite()
+        && let Some(q) = scaled_round(value.abs(), decimals)
+    {
+        if value.is_sign_negative() {
+            buf.push(b'-');
+        }
+        push_scaled(buf, q, decimals);
+        return;
+    }
+    let _ = write!(buf, "{value:.prec$}", prec = decimals as usize);
+}
+
+/// `value * 10^decimals` rounded to the nearest integer, computed exactly from the value's
+/// binary fraction, for `0 <= value < 2^53` when that is no exact tie (whose rounding is left to
+/// `core::fmt`, as are huge and non-finite values): then its digits are those `core::fmt`
+/// writes.
+fn scaled_round(value: f64, decimals: u32) -> Option<u64> {
+    if value.is_sign_negative()
+        || value.is_nan()
+        || value >= 9_007_199_254_740_992.0
+        || decimals > 9
+    {
+        return None;
+    }
+    let bits = value.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    // value = mantissa * 2^exp exactly.
+    let (mantissa, exp) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    let scaled = u128::from(mantissa) * u128::from(10u64.pow(decimals));
+    if exp >= 0 {
+        return u64::try_from(scaled << exp).ok();
+    }
+    let shift = exp.unsigned_abs();
+    if shift >= 127 {
+        // scaled < 2^83: below a quarter.
+        return Some(0);
+    }
+    let q = scaled >> shift;
+    let r = scaled & ((1u128 << shift) - 1);
+    let q = match r.cmp(&(1u128 << (shift - 1))) {
+        std::cmp::Ordering::Less => q,
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal => return None,
+    };
+    u64::try_from(q).ok()
+}
+
+/// Appends `scaled / 10^decimals` with `decimals` decimals (at least one digit before the
+/// point).
+fn push_scaled(buf: &mut Vec<u8>, scaled: u64, decimals: u32) {
+    let mut text = itoa::Buffer::new();
+    let digits = text.format(scaled).as_bytes();
+    let decimals = decimals as usize;
+    if decimals == 0 {
+        buf.extend_from_slice(digits);
+        return;
+    }
+    if digits.len() > decimals {
+        let (int, frac) = digits.split_at(digits.len() - decimals);
+        buf.extend_from_slice(int);
+        buf.push(b'.');
+        buf.extend_from_slice(frac);
+    } else {
+        buf.extend_from_slice(b"0.");
+        buf.extend(std::iter::repeat_n(b'0', decimals - digits.len()));
+        buf.extend_from_slice(digits);
+    }
+}
+
+/// Appends `format!("{value}")`. This stays `core::fmt`'s: `ryu` finds the same shortest
+/// digits except at exact ties between two of them, which it rounds to even and `core::fmt`
+/// up (`2057908491025418.25` is `...418.2` to one, `...418.3` to the other).
+pub fn push_display(buf: &mut Vec<u8>, value: f64) {
+    let _ = write!(buf, "{value}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn fixed(v: f64, d: u32) -> String {
+        let mut buf = Vec::new();
+        push_fixed(&mut buf, v, d);
+        String::from_utf8(buf).unwrap()
+    }
+
+    fn display(v: f64) -> String {
+        let mut buf = Vec::new();
+        push_display(&mut buf, v);
+        String::from_utf8(buf).unwrap()
+    }
+
+    const EDGES: [f64; 30] = [
+        0.0,
+        -0.0,
+        0.0005,
+        0.0015,
+        0.0625,
+        1.0625,
+        2.5e-4,
+        1e-300,
+        5e-324,
+        0.1,
+        0.2,
+        0.3,
+        1234.5675,
+        999.9995,
+        999.9996,
+        4503599627370495.5,
+        9007199254740991.0,
+        9007199254740992.0,
+        1e15,
+        1e16,
+        1e20,
+        1e21,
+        -1.5,
+        -0.0004,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        -f64::MAX,
+    ];
+
+    #[test]
+    fn edges_match_core_fmt() {
+        for v in EDGES {
+            for d in 0..=5 {
+                assert_eq!(
+                    fixed(v, d),
+                    format!("{v:.prec$}", prec = d as usize),
+                    "{v:e}"
+                );
+            }
+            assert_eq!(display(v), format!("{v}"), "{v:e}");
+        }
+    }
+
+    #[test]
+    fn many_values_match_core_fmt() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..300_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let v = match i % 5 {
+                0 => unit * 1e7,
+                1 => (unit * 1e6).round() / 1e3 + (i % 7) as f64 * 5e-4,
+                2 => unit * 10f64.powi((i % 40) as i32 - 20),
+                3 => -unit * 10f64.powi((i % 30) as i32 - 10),
+                _ => f64::from_bits(x),
+            };
+            assert_eq!(fixed(v, 3), format!("{v:.3}"), "{v:e}");
+            assert_eq!(fixed(v, 4), format!("{v:.4}"), "{v:e}");
+            assert_eq!(display(v), format!("{v}"), "{v:e}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn any_bits_match_core_fmt(bits in any::<u64>(), d in 0u32..=6) {
+            let v = f64::from_bits(bits);
+            prop_assert_eq!(fixed(v, d), format!("{v:.prec$}", prec = d as usize));
+            prop_assert_eq!(display(v), format!("{v}"));
+        }
+
+        #[test]
+        fn any_float_matches_core_fmt(v in any::<f64>(), d in 0u32..=6) {
+            prop_assert_eq!(fixed(v, d), format!("{v:.prec$}", prec = d as usize));
+            prop_assert_eq!(display(v), format!("{v}"));
+        }
+
+        #[test]
+        fn times_match_core_fmt(ms in 0u64..10_000_000_000_000, frac in 0u32..8, neg in any::<bool>()) {
+            // Times near multiples of a millisecond and half-milliseconds: the ties.
+            let v = ms as f64 / 1e3 + f64::from(frac) * 1.25e-4;
+            let v = if neg { -v } else { v };
+            prop_assert_eq!(fixed(v, 3), format!("{v:.3}"));
+            prop_assert_eq!(fixed(v, 4), format!("{v:.4}"));
+            prop_assert_eq!(display(v), format!("{v}"));
+        }
+
+        #[test]
+        fn text_quotes_as_csv_does(s in "[a-z,\" \r\n\t#']{0,12}") {
+            let mut ours = CsvOut::new(Vec::new());
+            ours.text(&s);
+            ours.uint(7);
+            ours.end_row().unwrap();
+            let ours = ours.finish().unwrap();
+            let mut theirs = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+            theirs.write_record([s.as_str(), "7"]).unwrap();
+            prop_assert_eq!(ours, theirs.into_inner().unwrap());
+        }
+    }
+}
