@@ -11,7 +11,7 @@ use crate::runner::{
     TraceSettings, trace_file_name,
 };
 use crate::store::{
-    self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
+    self, Appender, Measurement, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
 };
 use crate::tracing::{self, Origin, TRACES_DIR};
 use colo_sim::perf::MeasuredMode;
@@ -237,12 +237,13 @@ fn run_launch(
     let source = runner.source();
     let mut on_report = |report: Report| -> Result<(), RunError> {
         let rec = make_record(plan, launch, &report, &gpu, source);
-        if rec.status != Status::Ok {
+        let measured = &rec.measurement;
+        if measured.status != Status::Ok {
             outcome.failed += 1;
-            let error = rec.error.as_deref().unwrap_or("");
+            let error = measured.error.as_deref().unwrap_or("");
             progress(&format!(
                 "  {} rank {} {}: {:?} {error}",
-                rec.group, rec.rank, rec.workload, rec.status
+                rec.group, rec.rank, rec.workload, measured.status
             ));
         }
         outcome.written += 1;
@@ -289,22 +290,7 @@ fn make_record(
         gpu_name: gpu.name.clone(),
         driver: gpu.driver.clone(),
         gpu_uuid: gpu.uuid.clone(),
-        t_start: report.t_start,
-        t_end: report.t_end,
-        status: report.status,
-        samples_per_s: report.samples_per_s,
-        iterations: report.iterations,
-        window_s: report.window_s,
-        warmup_s: report.warmup_s,
-        cpu_time_s: report.cpu_time_s,
-        peak_allocated_mib: report.peak_allocated_mib,
-        peak_reserved_mib: report.peak_reserved_mib,
-        gpu: report.gpu.clone(),
-        co_failed: report.co_failed.clone(),
-        error: report.error.clone(),
-        env: report.env.clone(),
-        framework: report.framework.clone(),
-        lifetime_s: None,
+        measurement: report.measurement.clone(),
     }
 }
 
@@ -390,7 +376,7 @@ pub fn profile_commands(
         for result in runner.profile_commands(&set)? {
             let rec = command_record(plan, repeat, &result, runner.gpu());
             outcome.written += 1;
-            outcome.failed += usize::from(rec.status != Status::Ok);
+            outcome.failed += usize::from(rec.measurement.status != Status::Ok);
             appender.append(&rec)?;
         }
     }
@@ -429,23 +415,25 @@ fn command_record(
         gpu_name: gpu.name.clone(),
         driver: gpu.driver.clone(),
         gpu_uuid: gpu.uuid.clone(),
-        t_start: res.t_start,
-        t_end: res.t_end,
-        status: res.status,
-        samples_per_s: res.samples_per_s,
-        iterations: None,
-        window_s: Some(res.lifetime_s - plan.warmup_s)
-            .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
-        warmup_s: Some(plan.warmup_s),
-        cpu_time_s: None,
-        peak_allocated_mib: None,
-        peak_reserved_mib: None,
-        gpu: res.gpu.clone(),
-        co_failed: Vec::new(),
-        error: res.error.clone(),
-        env: res.env.clone(),
-        framework: None,
-        lifetime_s: Some(res.lifetime_s),
+        measurement: Measurement {
+            t_start: res.t_start,
+            t_end: res.t_end,
+            status: res.status,
+            samples_per_s: res.samples_per_s,
+            iterations: None,
+            window_s: Some(res.lifetime_s - plan.warmup_s)
+                .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
+            warmup_s: Some(plan.warmup_s),
+            cpu_time_s: None,
+            peak_allocated_mib: None,
+            peak_reserved_mib: None,
+            gpu: res.gpu.clone(),
+            co_failed: Vec::new(),
+            error: res.error.clone(),
+            env: res.env.clone(),
+            framework: None,
+            lifetime_s: Some(res.lifetime_s),
+        },
     }
 }
 
@@ -562,21 +550,24 @@ mod tests {
             .iter()
             .find(|r| r.workload.point().is_some_and(|k| k.model == "oom"))
             .expect("oom record");
-        assert_eq!(oom.status, Status::Oom);
+        assert_eq!(oom.measurement.status, Status::Oom);
         assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
         let crash = loaded
             .records
             .iter()
             .find(|r| r.workload.point().is_some_and(|k| k.model == "crash"))
             .expect("crash record");
-        assert_eq!(crash.status, Status::Crash);
+        assert_eq!(crash.measurement.status, Status::Crash);
         let partner = loaded
             .records
             .iter()
             .find(|r| r.group == "pairs" && r.set_index == 1 && r.rank == 1)
             .expect("partner");
         assert_eq!(
-            (partner.status, partner.co_failed.clone()),
+            (
+                partner.measurement.status,
+                partner.measurement.co_failed.clone()
+            ),
             (Status::Ok, vec![0])
         );
     }

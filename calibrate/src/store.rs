@@ -197,6 +197,15 @@ pub struct Record {
     pub driver: String,
     /// GPU UUID.
     pub gpu_uuid: String,
+    /// What the runner measured (or saw of the failure).
+    pub measurement: Measurement,
+}
+
+/// What a runner measured of one process-point, or saw of its failure: the part of a
+/// [`Record`] that a runner reports ([`Report`](crate::runner::Report)) and the plan does not
+/// say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
     /// Unix time the window started (or the failure was seen), seconds.
     pub t_start: f64,
     /// Unix time the window ended, seconds.
@@ -229,6 +238,31 @@ pub struct Record {
     pub framework: Option<String>,
     /// Seconds from the command's start to its exit (`colo calibrate profile`).
     pub lifetime_s: Option<f64>,
+}
+
+impl Measurement {
+    /// A point that produced no measurement: `status` and its `error` text, seen at unix time
+    /// `now`.
+    pub fn failed(status: Status, why: &str, now: f64) -> Measurement {
+        Measurement {
+            t_start: now,
+            t_end: now,
+            status,
+            samples_per_s: None,
+            iterations: None,
+            window_s: None,
+            warmup_s: None,
+            cpu_time_s: None,
+            peak_allocated_mib: None,
+            peak_reserved_mib: None,
+            gpu: WindowStats::default(),
+            co_failed: Vec::new(),
+            error: Some(why.to_string()),
+            env: serde_json::Map::new(),
+            framework: None,
+            lifetime_s: None,
+        }
+    }
 }
 
 /// [`Record`] as the files lay it out: the workload spread over `point`, `model`, `batch`,
@@ -370,22 +404,24 @@ impl TryFrom<RecordWire> for Record {
             gpu_name,
             driver,
             gpu_uuid,
-            t_start,
-            t_end,
-            status,
-            samples_per_s,
-            iterations,
-            window_s,
-            warmup_s,
-            cpu_time_s,
-            peak_allocated_mib,
-            peak_reserved_mib,
-            gpu,
-            co_failed,
-            error,
-            env,
-            framework,
-            lifetime_s,
+            measurement: Measurement {
+                t_start,
+                t_end,
+                status,
+                samples_per_s,
+                iterations,
+                window_s,
+                warmup_s,
+                cpu_time_s,
+                peak_allocated_mib,
+                peak_reserved_mib,
+                gpu,
+                co_failed,
+                error,
+                env,
+                framework,
+                lifetime_s,
+            },
         })
     }
 }
@@ -411,22 +447,25 @@ impl From<Record> for RecordWire {
             gpu_name,
             driver,
             gpu_uuid,
-            t_start,
-            t_end,
-            status,
-            samples_per_s,
-            iterations,
-            window_s,
-            warmup_s,
-            cpu_time_s,
-            peak_allocated_mib,
-            peak_reserved_mib,
-            gpu,
-            co_failed,
-            error,
-            env,
-            framework,
-            lifetime_s,
+            measurement:
+                Measurement {
+                    t_start,
+                    t_end,
+                    status,
+                    samples_per_s,
+                    iterations,
+                    window_s,
+                    warmup_s,
+                    cpu_time_s,
+                    peak_allocated_mib,
+                    peak_reserved_mib,
+                    gpu,
+                    co_failed,
+                    error,
+                    env,
+                    framework,
+                    lifetime_s,
+                },
         } = r;
         let (point, model, batch, image, command) = match workload {
             Workload::Point(key) => {
@@ -614,7 +653,7 @@ pub fn ran_to_the_end(procs: &[&Record]) -> bool {
         .is_some_and(|first| procs.len() == first.n_procs)
         && procs
             .iter()
-            .all(|r| matches!(r.status, Status::Ok | Status::Oom))
+            .all(|r| matches!(r.measurement.status, Status::Ok | Status::Oom))
 }
 
 /// Resume keys of the records measured on the GPU with this UUID.
@@ -680,8 +719,12 @@ mod tests {
         let text = std::fs::read_to_string(path).expect("committed data");
         let mut rec: Record =
             serde_json::from_str(text.lines().next().expect("a line")).expect("record");
-        (rec.gpu_uuid, rec.repeat, rec.rank, rec.samples_per_s) =
-            (gpu.to_owned(), repeat, rank, Some(rate));
+        (
+            rec.gpu_uuid,
+            rec.repeat,
+            rec.rank,
+            rec.measurement.samples_per_s,
+        ) = (gpu.to_owned(), repeat, rank, Some(rate));
         rec
     }
 
@@ -770,7 +813,12 @@ mod tests {
             assert_eq!(read.len(), loaded.records.len(), "{}", path.display());
             for (line, rec) in read.iter().zip(&loaded.records) {
                 assert_ne!(rec.source, Source::Unknown, "{}", path.display());
-                assert_ne!(rec.status, Status::Unknown, "{}", path.display());
+                assert_ne!(
+                    rec.measurement.status,
+                    Status::Unknown,
+                    "{}",
+                    path.display()
+                );
                 assert_eq!(rec.format_version, 1, "{}", path.display());
                 let written = serde_json::to_string(rec).expect("encodes");
                 if let Err(why) = same_bytes_up_to_float_parsing(line, &written) {
@@ -834,7 +882,7 @@ mod tests {
         let later = line.replacen("\"status\":\"ok\"", "\"status\":\"preempted\"", 1);
         assert_ne!(later, line);
         let loaded = parse(&later, Path::new("t.jsonl")).expect("version 1");
-        assert_eq!(loaded.records[0].status, Status::Unknown);
+        assert_eq!(loaded.records[0].measurement.status, Status::Unknown);
     }
 
     #[test]
@@ -872,7 +920,12 @@ mod tests {
         let repeats = set_repeats(&records);
         let rates: Vec<Vec<(usize, Option<f64>)>> = repeats
             .iter()
-            .map(|procs| procs.iter().map(|r| (r.rank, r.samples_per_s)).collect())
+            .map(|procs| {
+                procs
+                    .iter()
+                    .map(|r| (r.rank, r.measurement.samples_per_s))
+                    .collect()
+            })
             .collect();
         assert_eq!(
             rates,

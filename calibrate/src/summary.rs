@@ -101,7 +101,9 @@ fn mode_rank(mode: MeasuredMode) -> usize {
 }
 
 fn ok_rate(rec: &Record) -> Option<f64> {
-    rec.samples_per_s.filter(|_| rec.status == Status::Ok)
+    rec.measurement
+        .samples_per_s
+        .filter(|_| rec.measurement.status == Status::Ok)
 }
 
 /// Median samples/s of each point alone (one process, mode exclusive, ok): per GPU UUID, and
@@ -180,10 +182,13 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
             .collect();
         let mut reserved: Vec<f64> = recs
             .iter()
-            .filter(|r| r.status == Status::Ok)
-            .filter_map(|r| r.peak_reserved_mib)
+            .filter(|r| r.measurement.status == Status::Ok)
+            .filter_map(|r| r.measurement.peak_reserved_mib)
             .collect();
-        let n_ok = recs.iter().filter(|r| r.status == Status::Ok).count();
+        let n_ok = recs
+            .iter()
+            .filter(|r| r.measurement.status == Status::Ok)
+            .count();
         let (lo, hi) = rates
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
@@ -305,15 +310,17 @@ pub fn render_commands(records: &[Record]) -> String {
         .filter(|r| matches!(r.workload, Workload::Command(_)))
     {
         let rate = rec
+            .measurement
             .samples_per_s
             .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
         let lifetime = rec
+            .measurement
             .lifetime_s
             .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
         let _ = writeln!(
             out,
             "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}",
-            rec.repeat, rec.rank, rec.status, rec.workload
+            rec.repeat, rec.rank, rec.measurement.status, rec.workload
         );
     }
     out

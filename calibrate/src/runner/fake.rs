@@ -24,7 +24,7 @@ use super::{
 };
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
 use crate::plan::Point;
-use crate::store::{Source, Status};
+use crate::store::{Measurement, Source, Status};
 use colo_sim::perf::MeasuredMode;
 
 /// The fake runner.
@@ -112,25 +112,21 @@ fn fake_report(
         return failure_report(step_idx, rank, Status::Crash, why, now);
     }
     if point.model == "oom" || over_limit {
-        let oom = failure_report(
+        let mut oom = failure_report(
             step_idx,
             rank,
             Status::Oom,
             "CUDA out of memory (fake)",
             now,
         );
-        return Report {
-            peak_reserved_mib: Some(memory),
-            env,
-            ..oom
-        };
+        oom.measurement.peak_reserved_mib = Some(memory);
+        oom.measurement.env = env;
+        return oom;
     }
     let failed =
         (0..set.len()).filter(|&r| r != rank && matches!(set[r].model.as_str(), "crash" | "oom"));
     let rate = fake_rate(launch, set, rank, step.repeat);
-    Report {
-        step: step_idx,
-        rank,
+    let measurement = Measurement {
         status: Status::Ok,
         samples_per_s: Some(rate),
         iterations: Some((rate * launch.window_s / f64::from(point.batch)).round() as u64),
@@ -146,6 +142,12 @@ fn fake_report(
         env,
         framework: None,
         gpu: WindowStats::default(),
+        lifetime_s: None,
+    };
+    Report {
+        step: step_idx,
+        rank,
+        measurement,
         mig_uuid: None,
     }
 }
