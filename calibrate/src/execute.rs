@@ -269,7 +269,7 @@ fn make_record(
         .iter()
         .enumerate()
         .filter(|(r, _)| *r != report.rank)
-        .map(|(_, p)| p.to_string())
+        .map(|(_, p)| Workload::Point(ModelKey::new(&p.model, p.batch, p.image)))
         .collect();
     Record {
         format_version: RECORD_FORMAT_VERSION,
@@ -406,7 +406,7 @@ fn command_record(
             .iter()
             .enumerate()
             .filter(|(r, _)| *r != res.rank)
-            .map(|(_, c)| c.clone())
+            .map(|(_, c)| Workload::Command(c.clone()))
             .collect(),
         sm_percent: proc.sm_percent,
         mem_limit_mib: proc.mem_limit_mib,
@@ -551,7 +551,10 @@ mod tests {
             .find(|r| r.workload.point().is_some_and(|k| k.model == "oom"))
             .expect("oom record");
         assert_eq!(oom.measurement.status, Status::Oom);
-        assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
+        assert_eq!(
+            oom.co_runners,
+            vec![Workload::Point(ModelKey::new("resnet18", 128, 32))]
+        );
         let crash = loaded
             .records
             .iter()

@@ -181,8 +181,9 @@ pub struct Record {
     pub mode: MeasuredMode,
     /// Processes in the set.
     pub n_procs: usize,
-    /// Points of the other processes of the set.
-    pub co_runners: Vec<String>,
+    /// What the other processes of the set ran, in rank order: training points, or a
+    /// command record's other commands.
+    pub co_runners: Vec<Workload>,
     /// MPS SM budget (active-thread percentage), if set.
     pub sm_percent: Option<u32>,
     /// MPS pinned memory limit, MiB, if set.
@@ -317,6 +318,18 @@ struct RecordWire {
     lifetime_s: Option<f64>,
 }
 
+/// A co-runner's point, `MODEL:BATCH:IMAGE`, read only in its canonical text (so that a
+/// record writes back the bytes it was read from).
+fn co_runner_point(text: &str) -> Result<ModelKey, String> {
+    let key: ModelKey = text
+        .parse()
+        .map_err(|e: ModelKeyError| format!("co-runner: {e}"))?;
+    if key.to_string() != text {
+        return Err(format!("co-runner `{text}` is not written as `{key}`"));
+    }
+    Ok(key)
+}
+
 impl TryFrom<RecordWire> for Record {
     type Error = String;
 
@@ -385,6 +398,13 @@ impl TryFrom<RecordWire> for Record {
                 Workload::Point(key)
             }
         };
+        let co_runners = co_runners
+            .into_iter()
+            .map(|text| match workload {
+                Workload::Command(_) => Ok(Workload::Command(text)),
+                Workload::Point(_) => co_runner_point(&text).map(Workload::Point),
+            })
+            .collect::<Result<_, String>>()?;
         Ok(Record {
             format_version,
             source,
@@ -474,6 +494,7 @@ impl From<Record> for RecordWire {
             }
             Workload::Command(text) => (text.clone(), COMMAND_MODEL.to_owned(), 0, 0, Some(text)),
         };
+        let co_runners = co_runners.iter().map(Workload::to_string).collect();
         RecordWire {
             format_version,
             source,
@@ -856,6 +877,35 @@ mod tests {
             r#""point":"python train.py --epochs 1","model":"cmd","batch":0,"image":0,"#
         ));
         assert!(line.contains(r#""command":"python train.py --epochs 1""#));
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
+    }
+
+    #[test]
+    fn co_runners_are_points_of_a_point_record_and_commands_of_a_command_record() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.co_runners = vec![Workload::Point(ModelKey::new("resnet18", 128, 32))];
+        let line = serde_json::to_string(&rec).expect("encodes");
+        assert!(
+            line.contains(r#""co_runners":["resnet18:128:32"],"#),
+            "{line}"
+        );
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
+        let spaced = line.replacen(r#"["resnet18:128:32"]"#, r#"["resnet18:128:032"]"#, 1);
+        let loaded = parse(&spaced, Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0]
+                .1
+                .contains("co-runner `resnet18:128:032` is not written as `resnet18:128:32`"),
+            "{:?}",
+            loaded.skipped
+        );
+
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.workload = Workload::Command("sleep 1".into());
+        rec.co_runners = vec![Workload::Command("resnet18:128:32".into())];
+        let line = serde_json::to_string(&rec).expect("encodes");
         let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
         assert_eq!(read.records, vec![rec]);
     }

@@ -59,9 +59,10 @@ fn budget_label(rec: &Record) -> String {
     }
 }
 
-/// Co-runners sorted, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or `-`.
-fn co_runner_label(co_runners: &[String]) -> String {
-    let mut sorted = co_runners.to_vec();
+/// Co-runners sorted by their text, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or
+/// `-`.
+fn co_runner_label(co_runners: &[Workload]) -> String {
+    let mut sorted: Vec<String> = co_runners.iter().map(Workload::to_string).collect();
     sorted.sort();
     let mut parts: Vec<String> = Vec::new();
     let mut idx = 0;
@@ -332,11 +333,12 @@ mod tests {
 
     #[test]
     fn co_runners_are_sorted_and_counted() {
-        let co: Vec<String> = ["b:1:1", "a:1:1", "b:1:1"]
+        let co: Vec<Workload> = ["b:1:1", "a:64:1", "b:1:1", "a:128:1"]
             .iter()
-            .map(|s| s.to_string())
+            .map(|s| Workload::Point(s.parse().expect("a point")))
             .collect();
-        assert_eq!(co_runner_label(&co), "a:1:1+b:1:1x2");
+        // By text, as the labels always sorted: `a:128:1` before `a:64:1`.
+        assert_eq!(co_runner_label(&co), "a:128:1+a:64:1+b:1:1x2");
         assert_eq!(co_runner_label(&[]), "-");
     }
 
