@@ -15,7 +15,6 @@ use crate::store::{
 };
 use crate::tracing::{self, Origin, TRACES_DIR};
 use colo_sim::perf::MeasuredMode;
-use colo_sim::workload::ModelKey;
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -269,7 +268,7 @@ fn make_record(
         .iter()
         .enumerate()
         .filter(|(r, _)| *r != report.rank)
-        .map(|(_, p)| Workload::Point(ModelKey::new(&p.model, p.batch, p.image)))
+        .map(|(_, p)| Workload::Point(p.clone()))
         .collect();
     Record {
         format_version: RECORD_FORMAT_VERSION,
@@ -279,7 +278,7 @@ fn make_record(
         set_index: step.set_index,
         repeat: step.repeat,
         rank: report.rank,
-        workload: Workload::Point(ModelKey::new(&point.model, point.batch, point.image)),
+        workload: Workload::Point(point.clone()),
         mode: group.mode,
         n_procs: group.n_procs(),
         co_runners,
@@ -441,6 +440,7 @@ fn command_record(
 mod tests {
     use super::*;
     use crate::runner::FakeRunner;
+    use colo_sim::workload::ModelKey;
 
     const PLAN: &str = r#"(name: "t", groups: [
         (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"]]),
