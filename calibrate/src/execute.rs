@@ -11,11 +11,10 @@ use crate::runner::{
     TraceSettings, trace_file_name,
 };
 use crate::store::{
-    self, Appender, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
+    self, Appender, Measurement, RECORD_FORMAT_VERSION, Record, RecordKey, Source, Status, Workload,
 };
 use crate::tracing::{self, Origin, TRACES_DIR};
 use colo_sim::perf::MeasuredMode;
-use colo_sim::workload::ModelKey;
 
 /// Options of a plan run.
 #[derive(Debug, Clone, Default)]
@@ -237,12 +236,13 @@ fn run_launch(
     let source = runner.source();
     let mut on_report = |report: Report| -> Result<(), RunError> {
         let rec = make_record(plan, launch, &report, &gpu, source);
-        if rec.status != Status::Ok {
+        let measured = &rec.measurement;
+        if measured.status != Status::Ok {
             outcome.failed += 1;
-            let error = rec.error.as_deref().unwrap_or("");
+            let error = measured.error.as_deref().unwrap_or("");
             progress(&format!(
                 "  {} rank {} {}: {:?} {error}",
-                rec.group, rec.rank, rec.workload, rec.status
+                rec.group, rec.rank, rec.workload, measured.status
             ));
         }
         outcome.written += 1;
@@ -268,7 +268,7 @@ fn make_record(
         .iter()
         .enumerate()
         .filter(|(r, _)| *r != report.rank)
-        .map(|(_, p)| p.to_string())
+        .map(|(_, p)| Workload::Point(p.clone()))
         .collect();
     Record {
         format_version: RECORD_FORMAT_VERSION,
@@ -278,7 +278,7 @@ fn make_record(
         set_index: step.set_index,
         repeat: step.repeat,
         rank: report.rank,
-        workload: Workload::Point(ModelKey::new(&point.model, point.batch, point.image)),
+        workload: Workload::Point(point.clone()),
         mode: group.mode,
         n_procs: group.n_procs(),
         co_runners,
@@ -289,22 +289,7 @@ fn make_record(
         gpu_name: gpu.name.clone(),
         driver: gpu.driver.clone(),
         gpu_uuid: gpu.uuid.clone(),
-        t_start: report.t_start,
-        t_end: report.t_end,
-        status: report.status,
-        samples_per_s: report.samples_per_s,
-        iterations: report.iterations,
-        window_s: report.window_s,
-        warmup_s: report.warmup_s,
-        cpu_time_s: report.cpu_time_s,
-        peak_allocated_mib: report.peak_allocated_mib,
-        peak_reserved_mib: report.peak_reserved_mib,
-        gpu: report.gpu.clone(),
-        co_failed: report.co_failed.clone(),
-        error: report.error.clone(),
-        env: report.env.clone(),
-        framework: report.framework.clone(),
-        lifetime_s: None,
+        measurement: report.measurement.clone(),
     }
 }
 
@@ -390,7 +375,7 @@ pub fn profile_commands(
         for result in runner.profile_commands(&set)? {
             let rec = command_record(plan, repeat, &result, runner.gpu());
             outcome.written += 1;
-            outcome.failed += usize::from(rec.status != Status::Ok);
+            outcome.failed += usize::from(rec.measurement.status != Status::Ok);
             appender.append(&rec)?;
         }
     }
@@ -420,7 +405,7 @@ fn command_record(
             .iter()
             .enumerate()
             .filter(|(r, _)| *r != res.rank)
-            .map(|(_, c)| c.clone())
+            .map(|(_, c)| Workload::Command(c.clone()))
             .collect(),
         sm_percent: proc.sm_percent,
         mem_limit_mib: proc.mem_limit_mib,
@@ -429,23 +414,25 @@ fn command_record(
         gpu_name: gpu.name.clone(),
         driver: gpu.driver.clone(),
         gpu_uuid: gpu.uuid.clone(),
-        t_start: res.t_start,
-        t_end: res.t_end,
-        status: res.status,
-        samples_per_s: res.samples_per_s,
-        iterations: None,
-        window_s: Some(res.lifetime_s - plan.warmup_s)
-            .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
-        warmup_s: Some(plan.warmup_s),
-        cpu_time_s: None,
-        peak_allocated_mib: None,
-        peak_reserved_mib: None,
-        gpu: res.gpu.clone(),
-        co_failed: Vec::new(),
-        error: res.error.clone(),
-        env: res.env.clone(),
-        framework: None,
-        lifetime_s: Some(res.lifetime_s),
+        measurement: Measurement {
+            t_start: res.t_start,
+            t_end: res.t_end,
+            status: res.status,
+            samples_per_s: res.samples_per_s,
+            iterations: None,
+            window_s: Some(res.lifetime_s - plan.warmup_s)
+                .filter(|w| *w > 0.0 && res.samples_per_s.is_some()),
+            warmup_s: Some(plan.warmup_s),
+            cpu_time_s: None,
+            peak_allocated_mib: None,
+            peak_reserved_mib: None,
+            gpu: res.gpu.clone(),
+            co_failed: Vec::new(),
+            error: res.error.clone(),
+            env: res.env.clone(),
+            framework: None,
+            lifetime_s: Some(res.lifetime_s),
+        },
     }
 }
 
@@ -453,6 +440,7 @@ fn command_record(
 mod tests {
     use super::*;
     use crate::runner::FakeRunner;
+    use colo_sim::workload::ModelKey;
 
     const PLAN: &str = r#"(name: "t", groups: [
         (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"]]),
@@ -562,21 +550,27 @@ mod tests {
             .iter()
             .find(|r| r.workload.point().is_some_and(|k| k.model == "oom"))
             .expect("oom record");
-        assert_eq!(oom.status, Status::Oom);
-        assert_eq!(oom.co_runners, vec!["resnet18:128:32".to_string()]);
+        assert_eq!(oom.measurement.status, Status::Oom);
+        assert_eq!(
+            oom.co_runners,
+            vec![Workload::Point(ModelKey::new("resnet18", 128, 32))]
+        );
         let crash = loaded
             .records
             .iter()
             .find(|r| r.workload.point().is_some_and(|k| k.model == "crash"))
             .expect("crash record");
-        assert_eq!(crash.status, Status::Crash);
+        assert_eq!(crash.measurement.status, Status::Crash);
         let partner = loaded
             .records
             .iter()
             .find(|r| r.group == "pairs" && r.set_index == 1 && r.rank == 1)
             .expect("partner");
         assert_eq!(
-            (partner.status, partner.co_failed.clone()),
+            (
+                partner.measurement.status,
+                partner.measurement.co_failed.clone()
+            ),
             (Status::Ok, vec![0])
         );
     }

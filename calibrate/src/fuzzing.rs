@@ -12,7 +12,7 @@ use colo_sim::fuzz_edit::{Edit, mutate};
 use proptest::prelude::*;
 
 use crate::fit::{gavel, miso};
-use crate::plan::{Plan, Point};
+use crate::plan::{self, Plan};
 use crate::runner::{FakeRunner, Runner as _};
 use crate::{store, trace};
 
@@ -84,7 +84,7 @@ fn miso_memory_fixture() -> Vec<u8> {
 
 /// A raw trace as the fake runner writes it, uncompressed.
 fn trace_fixture() -> Vec<u8> {
-    let point = Point::parse("resnet50:64:224").unwrap();
+    let point = plan::parse_point("resnet50:64:224").unwrap();
     let value = crate::runner::synthetic_trace(&point, FakeRunner::new().gpu());
     serde_json::to_vec(&value).unwrap()
 }

@@ -21,7 +21,6 @@
 //!     ],
 //! )
 //! ```
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use colo_sim::hardware::{self, GpuSpec, MigProfile};
@@ -67,53 +66,29 @@ pub enum PlanError {
     },
 }
 
-/// A training point: model, batch size and image size (sequence length for language models).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Point {
-    /// Model name as the worker knows it (`resnet50`, `lm_small`, ...).
-    pub model: String,
-    /// Batch size.
-    pub batch: u32,
-    /// Image side in pixels, or sequence length.
-    pub image: u32,
-}
-
-impl fmt::Display for Point {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.model, self.batch, self.image)
-    }
-}
-
-impl Point {
-    /// Parses `MODEL:BATCH:IMAGE` (through [`ModelKey::parse_with`], with model names of
-    /// letters, digits, `_` or `.` only); the error says what is expected.
-    pub fn parse(text: &str) -> Result<Point, String> {
-        let valid_name = |model: &str| {
-            !model.is_empty()
-                && model
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        };
-        let key = ModelKey::parse_with(text, valid_name).map_err(|fault| match fault {
-            ModelKeyFault::Parts => {
-                format!("`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)")
-            }
-            ModelKeyFault::Model => {
-                format!("`{text}`: model name must be letters, digits, '_' or '.'")
-            }
-            ModelKeyFault::Batch(part) => {
-                format!("`{text}`: batch `{part}` is not a positive integer")
-            }
-            ModelKeyFault::Image(part) => {
-                format!("`{text}`: image size `{part}` is not a positive integer")
-            }
-        })?;
-        Ok(Point {
-            model: key.model,
-            batch: key.batch,
-            image: key.image,
-        })
-    }
+/// Reads a plan's training point, `MODEL:BATCH:IMAGE` (through [`ModelKey::parse_with`], with
+/// model names of letters, digits, `_` or `.` only); the error says what is expected.
+pub fn parse_point(text: &str) -> Result<ModelKey, String> {
+    let valid_name = |model: &str| {
+        !model.is_empty()
+            && model
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    };
+    ModelKey::parse_with(text, valid_name).map_err(|fault| match fault {
+        ModelKeyFault::Parts => {
+            format!("`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)")
+        }
+        ModelKeyFault::Model => {
+            format!("`{text}`: model name must be letters, digits, '_' or '.'")
+        }
+        ModelKeyFault::Batch(part) => {
+            format!("`{text}`: batch `{part}` is not a positive integer")
+        }
+        ModelKeyFault::Image(part) => {
+            format!("`{text}`: image size `{part}` is not a positive integer")
+        }
+    })
 }
 
 /// Plan as written in the file.
@@ -195,7 +170,7 @@ pub struct Group {
     /// Sharing mode.
     pub mode: MeasuredMode,
     /// Co-run sets; every set has one point per process.
-    pub sets: Vec<Vec<Point>>,
+    pub sets: Vec<Vec<ModelKey>>,
     /// Per-process settings, one per process.
     pub procs: Vec<ProcSettings>,
     /// Re-measured on every GPU the plan runs on (alone baselines: launch-bound rates depend on
@@ -227,7 +202,7 @@ impl Group {
     }
 
     /// The group's distinct points, in first-seen order (what `trace: true` traces).
-    pub fn distinct_points(&self) -> Vec<Point> {
+    pub fn distinct_points(&self) -> Vec<ModelKey> {
         crate::tracing::distinct(&self.sets.concat())
     }
 
@@ -456,7 +431,7 @@ fn validate_group(
             return Err(invalid(path, at(&format!("sets[{set_idx}]")), msg));
         }
         let points = set.iter().enumerate().map(|(k, text)| {
-            Point::parse(text)
+            parse_point(text)
                 .map_err(|msg| invalid(path, at(&format!("sets[{set_idx}][{k}]")), msg))
         });
         sets.push(points.collect::<Result<Vec<_>, _>>()?);

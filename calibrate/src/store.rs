@@ -181,8 +181,9 @@ pub struct Record {
     pub mode: MeasuredMode,
     /// Processes in the set.
     pub n_procs: usize,
-    /// Points of the other processes of the set.
-    pub co_runners: Vec<String>,
+    /// What the other processes of the set ran, in rank order: training points, or a
+    /// command record's other commands.
+    pub co_runners: Vec<Workload>,
     /// MPS SM budget (active-thread percentage), if set.
     pub sm_percent: Option<u32>,
     /// MPS pinned memory limit, MiB, if set.
@@ -197,6 +198,15 @@ pub struct Record {
     pub driver: String,
     /// GPU UUID.
     pub gpu_uuid: String,
+    /// What the runner measured (or saw of the failure).
+    pub measurement: Measurement,
+}
+
+/// What a runner measured of one process-point, or saw of its failure: the part of a
+/// [`Record`] that a runner reports ([`Report`](crate::runner::Report)) and the plan does not
+/// say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
     /// Unix time the window started (or the failure was seen), seconds.
     pub t_start: f64,
     /// Unix time the window ended, seconds.
@@ -229,6 +239,31 @@ pub struct Record {
     pub framework: Option<String>,
     /// Seconds from the command's start to its exit (`colo calibrate profile`).
     pub lifetime_s: Option<f64>,
+}
+
+impl Measurement {
+    /// A point that produced no measurement: `status` and its `error` text, seen at unix time
+    /// `now`.
+    pub fn failed(status: Status, why: &str, now: f64) -> Measurement {
+        Measurement {
+            t_start: now,
+            t_end: now,
+            status,
+            samples_per_s: None,
+            iterations: None,
+            window_s: None,
+            warmup_s: None,
+            cpu_time_s: None,
+            peak_allocated_mib: None,
+            peak_reserved_mib: None,
+            gpu: WindowStats::default(),
+            co_failed: Vec::new(),
+            error: Some(why.to_string()),
+            env: serde_json::Map::new(),
+            framework: None,
+            lifetime_s: None,
+        }
+    }
 }
 
 /// [`Record`] as the files lay it out: the workload spread over `point`, `model`, `batch`,
@@ -281,6 +316,18 @@ struct RecordWire {
     command: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lifetime_s: Option<f64>,
+}
+
+/// A co-runner's point, `MODEL:BATCH:IMAGE`, read only in its canonical text (so that a
+/// record writes back the bytes it was read from).
+fn co_runner_point(text: &str) -> Result<ModelKey, String> {
+    let key: ModelKey = text
+        .parse()
+        .map_err(|e: ModelKeyError| format!("co-runner: {e}"))?;
+    if key.to_string() != text {
+        return Err(format!("co-runner `{text}` is not written as `{key}`"));
+    }
+    Ok(key)
 }
 
 impl TryFrom<RecordWire> for Record {
@@ -351,6 +398,13 @@ impl TryFrom<RecordWire> for Record {
                 Workload::Point(key)
             }
         };
+        let co_runners = co_runners
+            .into_iter()
+            .map(|text| match workload {
+                Workload::Command(_) => Ok(Workload::Command(text)),
+                Workload::Point(_) => co_runner_point(&text).map(Workload::Point),
+            })
+            .collect::<Result<_, String>>()?;
         Ok(Record {
             format_version,
             source,
@@ -370,22 +424,24 @@ impl TryFrom<RecordWire> for Record {
             gpu_name,
             driver,
             gpu_uuid,
-            t_start,
-            t_end,
-            status,
-            samples_per_s,
-            iterations,
-            window_s,
-            warmup_s,
-            cpu_time_s,
-            peak_allocated_mib,
-            peak_reserved_mib,
-            gpu,
-            co_failed,
-            error,
-            env,
-            framework,
-            lifetime_s,
+            measurement: Measurement {
+                t_start,
+                t_end,
+                status,
+                samples_per_s,
+                iterations,
+                window_s,
+                warmup_s,
+                cpu_time_s,
+                peak_allocated_mib,
+                peak_reserved_mib,
+                gpu,
+                co_failed,
+                error,
+                env,
+                framework,
+                lifetime_s,
+            },
         })
     }
 }
@@ -411,22 +467,25 @@ impl From<Record> for RecordWire {
             gpu_name,
             driver,
             gpu_uuid,
-            t_start,
-            t_end,
-            status,
-            samples_per_s,
-            iterations,
-            window_s,
-            warmup_s,
-            cpu_time_s,
-            peak_allocated_mib,
-            peak_reserved_mib,
-            gpu,
-            co_failed,
-            error,
-            env,
-            framework,
-            lifetime_s,
+            measurement:
+                Measurement {
+                    t_start,
+                    t_end,
+                    status,
+                    samples_per_s,
+                    iterations,
+                    window_s,
+                    warmup_s,
+                    cpu_time_s,
+                    peak_allocated_mib,
+                    peak_reserved_mib,
+                    gpu,
+                    co_failed,
+                    error,
+                    env,
+                    framework,
+                    lifetime_s,
+                },
         } = r;
         let (point, model, batch, image, command) = match workload {
             Workload::Point(key) => {
@@ -435,6 +494,7 @@ impl From<Record> for RecordWire {
             }
             Workload::Command(text) => (text.clone(), COMMAND_MODEL.to_owned(), 0, 0, Some(text)),
         };
+        let co_runners = co_runners.iter().map(Workload::to_string).collect();
         RecordWire {
             format_version,
             source,
@@ -614,7 +674,7 @@ pub fn ran_to_the_end(procs: &[&Record]) -> bool {
         .is_some_and(|first| procs.len() == first.n_procs)
         && procs
             .iter()
-            .all(|r| matches!(r.status, Status::Ok | Status::Oom))
+            .all(|r| matches!(r.measurement.status, Status::Ok | Status::Oom))
 }
 
 /// Resume keys of the records measured on the GPU with this UUID.
@@ -680,8 +740,12 @@ mod tests {
         let text = std::fs::read_to_string(path).expect("committed data");
         let mut rec: Record =
             serde_json::from_str(text.lines().next().expect("a line")).expect("record");
-        (rec.gpu_uuid, rec.repeat, rec.rank, rec.samples_per_s) =
-            (gpu.to_owned(), repeat, rank, Some(rate));
+        (
+            rec.gpu_uuid,
+            rec.repeat,
+            rec.rank,
+            rec.measurement.samples_per_s,
+        ) = (gpu.to_owned(), repeat, rank, Some(rate));
         rec
     }
 
@@ -770,7 +834,12 @@ mod tests {
             assert_eq!(read.len(), loaded.records.len(), "{}", path.display());
             for (line, rec) in read.iter().zip(&loaded.records) {
                 assert_ne!(rec.source, Source::Unknown, "{}", path.display());
-                assert_ne!(rec.status, Status::Unknown, "{}", path.display());
+                assert_ne!(
+                    rec.measurement.status,
+                    Status::Unknown,
+                    "{}",
+                    path.display()
+                );
                 assert_eq!(rec.format_version, 1, "{}", path.display());
                 let written = serde_json::to_string(rec).expect("encodes");
                 if let Err(why) = same_bytes_up_to_float_parsing(line, &written) {
@@ -813,6 +882,35 @@ mod tests {
     }
 
     #[test]
+    fn co_runners_are_points_of_a_point_record_and_commands_of_a_command_record() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.co_runners = vec![Workload::Point(ModelKey::new("resnet18", 128, 32))];
+        let line = serde_json::to_string(&rec).expect("encodes");
+        assert!(
+            line.contains(r#""co_runners":["resnet18:128:32"],"#),
+            "{line}"
+        );
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
+        let spaced = line.replacen(r#"["resnet18:128:32"]"#, r#"["resnet18:128:032"]"#, 1);
+        let loaded = parse(&spaced, Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0]
+                .1
+                .contains("co-runner `resnet18:128:032` is not written as `resnet18:128:32`"),
+            "{:?}",
+            loaded.skipped
+        );
+
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.workload = Workload::Command("sleep 1".into());
+        rec.co_runners = vec![Workload::Command("resnet18:128:32".into())];
+        let line = serde_json::to_string(&rec).expect("encodes");
+        let read = parse(&line, Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(read.records, vec![rec]);
+    }
+
+    #[test]
     fn an_unknown_mode_is_refused_by_name_and_an_unknown_source_or_status_is_kept_apart() {
         let line = serde_json::to_string(&record("GPU-a", 0, 0, 1.0)).expect("encodes");
         let bad = line.replacen("\"mode\":\"exclusive\"", "\"mode\":\"mig-x\"", 1);
@@ -834,7 +932,7 @@ mod tests {
         let later = line.replacen("\"status\":\"ok\"", "\"status\":\"preempted\"", 1);
         assert_ne!(later, line);
         let loaded = parse(&later, Path::new("t.jsonl")).expect("version 1");
-        assert_eq!(loaded.records[0].status, Status::Unknown);
+        assert_eq!(loaded.records[0].measurement.status, Status::Unknown);
     }
 
     #[test]
@@ -872,7 +970,12 @@ mod tests {
         let repeats = set_repeats(&records);
         let rates: Vec<Vec<(usize, Option<f64>)>> = repeats
             .iter()
-            .map(|procs| procs.iter().map(|r| (r.rank, r.samples_per_s)).collect())
+            .map(|procs| {
+                procs
+                    .iter()
+                    .map(|r| (r.rank, r.measurement.samples_per_s))
+                    .collect()
+            })
             .collect();
         assert_eq!(
             rates,

@@ -59,9 +59,10 @@ fn budget_label(rec: &Record) -> String {
     }
 }
 
-/// Co-runners sorted, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or `-`.
-fn co_runner_label(co_runners: &[String]) -> String {
-    let mut sorted = co_runners.to_vec();
+/// Co-runners sorted by their text, repeats counted (`resnet18:128:32x3+resnet50:64:224`), or
+/// `-`.
+fn co_runner_label(co_runners: &[Workload]) -> String {
+    let mut sorted: Vec<String> = co_runners.iter().map(Workload::to_string).collect();
     sorted.sort();
     let mut parts: Vec<String> = Vec::new();
     let mut idx = 0;
@@ -101,7 +102,9 @@ fn mode_rank(mode: MeasuredMode) -> usize {
 }
 
 fn ok_rate(rec: &Record) -> Option<f64> {
-    rec.samples_per_s.filter(|_| rec.status == Status::Ok)
+    rec.measurement
+        .samples_per_s
+        .filter(|_| rec.measurement.status == Status::Ok)
 }
 
 /// Median samples/s of each point alone (one process, mode exclusive, ok): per GPU UUID, and
@@ -180,10 +183,13 @@ pub fn summarize(records: &[Record]) -> Vec<Row> {
             .collect();
         let mut reserved: Vec<f64> = recs
             .iter()
-            .filter(|r| r.status == Status::Ok)
-            .filter_map(|r| r.peak_reserved_mib)
+            .filter(|r| r.measurement.status == Status::Ok)
+            .filter_map(|r| r.measurement.peak_reserved_mib)
             .collect();
-        let n_ok = recs.iter().filter(|r| r.status == Status::Ok).count();
+        let n_ok = recs
+            .iter()
+            .filter(|r| r.measurement.status == Status::Ok)
+            .count();
         let (lo, hi) = rates
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
@@ -305,15 +311,17 @@ pub fn render_commands(records: &[Record]) -> String {
         .filter(|r| matches!(r.workload, Workload::Command(_)))
     {
         let rate = rec
+            .measurement
             .samples_per_s
             .map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
         let lifetime = rec
+            .measurement
             .lifetime_s
             .map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
         let _ = writeln!(
             out,
             "repeat {} rank {} {:?} samples/s {rate} lifetime {lifetime} s: {}",
-            rec.repeat, rec.rank, rec.status, rec.workload
+            rec.repeat, rec.rank, rec.measurement.status, rec.workload
         );
     }
     out
@@ -325,11 +333,12 @@ mod tests {
 
     #[test]
     fn co_runners_are_sorted_and_counted() {
-        let co: Vec<String> = ["b:1:1", "a:1:1", "b:1:1"]
+        let co: Vec<Workload> = ["b:1:1", "a:64:1", "b:1:1", "a:128:1"]
             .iter()
-            .map(|s| s.to_string())
+            .map(|s| Workload::Point(s.parse().expect("a point")))
             .collect();
-        assert_eq!(co_runner_label(&co), "a:1:1+b:1:1x2");
+        // By text, as the labels always sorted: `a:128:1` before `a:64:1`.
+        assert_eq!(co_runner_label(&co), "a:128:1+a:64:1+b:1:1x2");
         assert_eq!(co_runner_label(&[]), "-");
     }
 

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Point;
 use crate::runner::{RunError, Runner, TraceJob, TraceReport, TraceStatus, trace_file_name};
+use colo_sim::workload::ModelKey;
 
 /// Folder of a plan run's traces, under the store folder.
 pub const TRACES_DIR: &str = "traces";
@@ -101,8 +101,8 @@ impl Traced {
 }
 
 /// Points, each once, in first-seen order.
-pub fn distinct(points: &[Point]) -> Vec<Point> {
-    let mut out: Vec<Point> = Vec::with_capacity(points.len());
+pub fn distinct(points: &[ModelKey]) -> Vec<ModelKey> {
+    let mut out: Vec<ModelKey> = Vec::with_capacity(points.len());
     for point in points {
         if !out.contains(point) {
             out.push(point.clone());
@@ -329,10 +329,10 @@ mod tests {
     use super::*;
     use crate::runner::{FakeRunner, TraceSettings};
 
-    fn points(texts: &[&str]) -> Vec<Point> {
+    fn points(texts: &[&str]) -> Vec<ModelKey> {
         texts
             .iter()
-            .map(|t| Point::parse(t).expect("point"))
+            .map(|t| crate::plan::parse_point(t).expect("point"))
             .collect()
     }
 

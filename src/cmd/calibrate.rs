@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use colo_calibrate::execute::{self, CommandPlan, RunOptions};
-use colo_calibrate::plan::{Plan, Point, SettingLists};
+use colo_calibrate::plan::{self, Plan, SettingLists};
 use colo_calibrate::runner::{
     self, DEFAULT_TRACER, FakeRunner, ProcessRunner, ProcessRunnerConfig, Runner, TraceJob,
     TraceReport, TraceSettings,
 };
 use colo_calibrate::{store, summary, tracing};
 use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `colo calibrate`.
@@ -376,10 +377,10 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
-    let points: Vec<Point> = args
+    let points: Vec<ModelKey> = args
         .points
         .iter()
-        .map(|text| Point::parse(text).map_err(anyhow::Error::msg))
+        .map(|text| plan::parse_point(text).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
     let settings = TraceSettings {
         warmup_s: args.warmup_s,

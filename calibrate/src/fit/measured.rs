@@ -301,7 +301,10 @@ pub fn load_dataset(
         .collect();
     let records: Vec<Record> = kept.into_iter().map(|(_, r)| r).collect();
     let fake = records.iter().any(|r| r.source == Source::Fake);
-    let oom_records = records.iter().filter(|r| r.status == Status::Oom).count();
+    let oom_records = records
+        .iter()
+        .filter(|r| r.measurement.status == Status::Oom)
+        .count();
     let memory_cases = memory_cases(&records);
     let context_mib = (
         context_overhead(
@@ -315,7 +318,11 @@ pub fn load_dataset(
     drivers.dedup();
     let alone: Vec<&Record> = records
         .iter()
-        .filter(|r| r.mode == MeasuredMode::Exclusive && r.n_procs == 1 && r.status == Status::Ok)
+        .filter(|r| {
+            r.mode == MeasuredMode::Exclusive
+                && r.n_procs == 1
+                && r.measurement.status == Status::Ok
+        })
         .collect();
     let (classes, info, host_alone) = classes_from_alone(&alone);
     if classes.is_empty() {
@@ -369,7 +376,7 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
             mig_profiles: procs.iter().map(|r| r.mig_profile.clone()).collect(),
             mps_memory_limit: procs[0].mode == MeasuredMode::Mps
                 && procs.iter().any(|r| r.mem_limit_mib.is_some()),
-            any_oom: procs.iter().any(|r| r.status == Status::Oom),
+            any_oom: procs.iter().any(|r| r.measurement.status == Status::Oom),
         })
         .collect()
 }
@@ -379,8 +386,8 @@ fn memory_cases(records: &[Record]) -> Vec<MemoryCase> {
 fn context_overhead(records: &[Record], modes: &[MeasuredMode]) -> Option<f64> {
     let mut diffs: Vec<f64> = records
         .iter()
-        .filter(|r| r.status == Status::Ok && modes.contains(&r.mode))
-        .filter_map(|r| Some(r.gpu.proc_mem_mib? - r.peak_reserved_mib?))
+        .filter(|r| r.measurement.status == Status::Ok && modes.contains(&r.mode))
+        .filter_map(|r| Some(r.measurement.gpu.proc_mem_mib? - r.measurement.peak_reserved_mib?))
         .filter(|d| *d > 0.0)
         .collect();
     (!diffs.is_empty()).then(|| median(&mut diffs))
@@ -449,7 +456,7 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
     let mut by_point: BTreeMap<ModelKey, Vec<&Record>> = BTreeMap::new();
     let mut by_host: BTreeMap<(String, ModelKey), Vec<f64>> = BTreeMap::new();
     for r in alone {
-        let Some(rate) = r.samples_per_s else {
+        let Some(rate) = r.measurement.samples_per_s else {
             continue;
         };
         by_point.entry(key_of(r)).or_default().push(r);
@@ -465,14 +472,26 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
     let mut classes = Vec::new();
     let mut info = Vec::new();
     for (key, runs) in by_point {
-        let rates: Vec<f64> = runs.iter().filter_map(|r| r.samples_per_s).collect();
+        let rates: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.measurement.samples_per_s)
+            .collect();
         let mut sorted = rates.clone();
         let solo = median(&mut sorted);
-        let mut utils: Vec<f64> = runs.iter().filter_map(|r| r.gpu.util_pct).collect();
+        let mut utils: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.measurement.gpu.util_pct)
+            .collect();
         let util = (!utils.is_empty()).then(|| median(&mut utils));
-        let mut reserved: Vec<f64> = runs.iter().filter_map(|r| r.peak_reserved_mib).collect();
+        let mut reserved: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.measurement.peak_reserved_mib)
+            .collect();
         let reserved_mib = median(&mut reserved);
-        let mut powers: Vec<f64> = runs.iter().filter_map(|r| r.gpu.power_w).collect();
+        let mut powers: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.measurement.gpu.power_w)
+            .collect();
         let power_w = (!powers.is_empty()).then(|| median(&mut powers));
         let spread = (sorted[sorted.len() - 1] - sorted[0]) / solo;
         classes.push(ClassSpec {
@@ -519,9 +538,9 @@ fn run_set(
         .into_values()
         .filter(|rs| {
             rs.len() == n
-                && rs
-                    .iter()
-                    .all(|r| r.status == Status::Ok && r.samples_per_s.is_some())
+                && rs.iter().all(|r| {
+                    r.measurement.status == Status::Ok && r.measurement.samples_per_s.is_some()
+                })
         })
         .map(|mut rs| {
             rs.sort_by_key(|r| r.rank);
@@ -549,7 +568,7 @@ fn run_set(
                     .get(&(r.gpu_uuid.clone(), key.clone()))
                     .copied()
                     .unwrap_or(classes[class].solo_rate);
-                r.samples_per_s.unwrap_or(f64::NAN) / alone
+                r.measurement.samples_per_s.unwrap_or(f64::NAN) / alone
             })
             .collect();
         let mut sorted = fractions.clone();
@@ -572,7 +591,7 @@ fn run_set(
         member_noise.push(relative_noise(&fractions));
         let mut mem: Vec<f64> = complete
             .iter()
-            .filter_map(|rs| rs[rank].peak_reserved_mib)
+            .filter_map(|rs| rs[rank].measurement.peak_reserved_mib)
             .collect();
         reserved.push(median(&mut mem));
         profiles.push(r0.mig_profile.clone());
@@ -589,7 +608,10 @@ fn run_set(
     let mut repeat_powers: Vec<f64> = complete
         .iter()
         .filter_map(|rs| {
-            let mut p: Vec<f64> = rs.iter().filter_map(|r| r.gpu.power_w).collect();
+            let mut p: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| r.measurement.gpu.power_w)
+                .collect();
             (!p.is_empty()).then(|| median(&mut p))
         })
         .collect();

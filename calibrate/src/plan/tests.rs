@@ -118,21 +118,21 @@ fn per_process_lists_spread_or_match() {
 #[test]
 fn points_parse_or_say_what_is_expected() {
     assert_eq!(
-        Point::parse("resnet50:64:224").map(|p| p.to_string()),
+        parse_point("resnet50:64:224").map(|p| p.to_string()),
         Ok("resnet50:64:224".to_string())
     );
     assert!(
-        Point::parse("resnet50:64")
+        parse_point("resnet50:64")
             .unwrap_err()
             .contains("MODEL:BATCH:IMAGE")
     );
     assert!(
-        Point::parse("resnet50:0:224")
+        parse_point("resnet50:0:224")
             .unwrap_err()
             .contains("positive integer")
     );
     assert!(
-        Point::parse("res net:1:1")
+        parse_point("res net:1:1")
             .unwrap_err()
             .contains("model name")
     );

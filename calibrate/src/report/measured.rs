@@ -119,7 +119,10 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
         };
         let (mut rates, mut gains) = (Vec::new(), Vec::new());
         for procs in of_set {
-            let ooms = procs.iter().filter(|r| r.status == Status::Oom).count();
+            let ooms = procs
+                .iter()
+                .filter(|r| r.measurement.status == Status::Oom)
+                .count();
             if ooms > 0 {
                 measured.oom_repeats += 1;
                 measured.oom_processes += ooms;
@@ -128,12 +131,12 @@ pub(crate) fn measured_sets(rep: &Reproduction, records: &[Record]) -> Vec<Measu
             // Every process must have its rate, or the set's sum would be short.
             let Some(set_rates) = procs
                 .iter()
-                .map(|r| r.samples_per_s)
+                .map(|r| r.measurement.samples_per_s)
                 .collect::<Option<Vec<f64>>>()
             else {
                 continue;
             };
-            for w in procs.iter().filter_map(|r| r.window_s) {
+            for w in procs.iter().filter_map(|r| r.measurement.window_s) {
                 let (lo, hi) = measured.window_s;
                 measured.window_s = (lo.min(w), hi.max(w));
             }

@@ -23,9 +23,9 @@ use super::{
     trace_file_name, worker_env,
 };
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
-use crate::plan::Point;
-use crate::store::{Source, Status};
+use crate::store::{Measurement, Source, Status};
 use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// The fake runner.
 pub struct FakeRunner {
@@ -53,7 +53,7 @@ impl FakeRunner {
 }
 
 /// (alone samples/s, time demand u, space demand s, memory MiB) of a point.
-fn synthetic(point: &Point) -> (f64, f64, f64, f64) {
+fn synthetic(point: &ModelKey) -> (f64, f64, f64, f64) {
     let weight = match point.model.as_str() {
         "resnet18" => 1.0,
         "resnet26" => 1.6,
@@ -70,7 +70,7 @@ fn synthetic(point: &Point) -> (f64, f64, f64, f64) {
     (alone, util, space, memory)
 }
 
-fn fake_rate(launch: &Launch<'_>, set: &[Point], rank: usize, repeat: u32) -> f64 {
+fn fake_rate(launch: &Launch<'_>, set: &[ModelKey], rank: usize, repeat: u32) -> f64 {
     let (alone, util, space, _) = synthetic(&set[rank]);
     let demands: Vec<(f64, f64)> = set
         .iter()
@@ -112,25 +112,21 @@ fn fake_report(
         return failure_report(step_idx, rank, Status::Crash, why, now);
     }
     if point.model == "oom" || over_limit {
-        let oom = failure_report(
+        let mut oom = failure_report(
             step_idx,
             rank,
             Status::Oom,
             "CUDA out of memory (fake)",
             now,
         );
-        return Report {
-            peak_reserved_mib: Some(memory),
-            env,
-            ..oom
-        };
+        oom.measurement.peak_reserved_mib = Some(memory);
+        oom.measurement.env = env;
+        return oom;
     }
     let failed =
         (0..set.len()).filter(|&r| r != rank && matches!(set[r].model.as_str(), "crash" | "oom"));
     let rate = fake_rate(launch, set, rank, step.repeat);
-    Report {
-        step: step_idx,
-        rank,
+    let measurement = Measurement {
         status: Status::Ok,
         samples_per_s: Some(rate),
         iterations: Some((rate * launch.window_s / f64::from(point.batch)).round() as u64),
@@ -146,6 +142,12 @@ fn fake_report(
         env,
         framework: None,
         gpu: WindowStats::default(),
+        lifetime_s: None,
+    };
+    Report {
+        step: step_idx,
+        rank,
+        measurement,
         mig_uuid: None,
     }
 }
@@ -164,7 +166,7 @@ const FAKE_KERNELS: [(&str, u8); 6] = [
 const FAKE_ITERATIONS: u32 = 2;
 
 /// The synthetic trace of a point (trace.py's schema, see calibrate/workloads/trace.py).
-pub(crate) fn synthetic_trace(point: &Point, gpu: &GpuInfo) -> serde_json::Value {
+pub(crate) fn synthetic_trace(point: &ModelKey, gpu: &GpuInfo) -> serde_json::Value {
     let (alone, util, space, memory) = synthetic(point);
     let iteration_ns = 1e9 * f64::from(point.batch) / alone;
     let slot_ns = iteration_ns / FAKE_KERNELS.len() as f64;
@@ -249,7 +251,7 @@ fn write_gzip_json(path: &Path, value: &serde_json::Value) -> Result<(), RunErro
 }
 
 /// The synthetic outcome of tracing one point (writes its file when ok).
-fn fake_trace(point: &Point, out_dir: &Path, gpu: &GpuInfo) -> Result<TraceReport, RunError> {
+fn fake_trace(point: &ModelKey, out_dir: &Path, gpu: &GpuInfo) -> Result<TraceReport, RunError> {
     let file = out_dir.join(trace_file_name(point));
     if file.exists() {
         return Ok(TraceReport::skipped(point, file));

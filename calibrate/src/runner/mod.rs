@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crate::gpu::{GpuInfo, WindowStats};
+use crate::gpu::GpuInfo;
 use crate::plan::{Group, ProcSettings};
-use crate::store::{Source, Status};
+use crate::store::{Measurement, Source};
 use colo_sim::perf::MeasuredMode;
 
 mod command;
@@ -166,36 +166,8 @@ pub struct Report {
     pub step: usize,
     /// Process rank.
     pub rank: usize,
-    /// Outcome.
-    pub status: Status,
-    /// Samples/s.
-    pub samples_per_s: Option<f64>,
-    /// Iterations in the window.
-    pub iterations: Option<u64>,
-    /// Window, seconds.
-    pub window_s: Option<f64>,
-    /// Warm-up, seconds.
-    pub warmup_s: Option<f64>,
-    /// Worker CPU time in the window, seconds.
-    pub cpu_time_s: Option<f64>,
-    /// Peak allocated memory, MiB.
-    pub peak_allocated_mib: Option<f64>,
-    /// Peak reserved memory, MiB.
-    pub peak_reserved_mib: Option<f64>,
-    /// Window start, unix seconds.
-    pub t_start: f64,
-    /// Window end, unix seconds.
-    pub t_end: f64,
-    /// Ranks of co-runners that failed this step.
-    pub co_failed: Vec<usize>,
-    /// Error text.
-    pub error: Option<String>,
-    /// Environment the worker saw.
-    pub env: serde_json::Map<String, serde_json::Value>,
-    /// Framework of the worker (e.g. `torch 2.11.0+cu130, tf32 matmul=false cudnn=true`).
-    pub framework: Option<String>,
-    /// GPU state during the window.
-    pub gpu: WindowStats,
+    /// What was measured (its `lifetime_s` is a user command's, never set here).
+    pub measurement: Measurement,
     /// UUID of the MIG instance the runner created for this process (not in the plan).
     pub mig_uuid: Option<String>,
 }

@@ -19,7 +19,7 @@ use super::{
     TraceReport, interrupted, worker_env,
 };
 use crate::gpu::{self, GpuInfo, Sampler, Source, WindowStats};
-use crate::store::Status;
+use crate::store::{Measurement, Status};
 use colo_sim::perf::MeasuredMode;
 
 /// How the real runner starts workers.
@@ -250,10 +250,9 @@ impl ProcessRunner {
                         continue;
                     };
                     let pid = workers.pid(rank);
-                    let report = Report {
-                        gpu: sampler.window(report.t_start, report.t_end, pid),
-                        ..report
-                    };
+                    let mut report = report;
+                    let measured = &mut report.measurement;
+                    measured.gpu = sampler.window(measured.t_start, measured.t_end, pid);
                     reported[rank][report.step] = true;
                     on_report(report)?;
                 }
@@ -319,21 +318,7 @@ pub(crate) fn failure_report(
     Report {
         step,
         rank,
-        status,
-        samples_per_s: None,
-        iterations: None,
-        window_s: None,
-        warmup_s: None,
-        cpu_time_s: None,
-        peak_allocated_mib: None,
-        peak_reserved_mib: None,
-        t_start: now,
-        t_end: now,
-        co_failed: Vec::new(),
-        error: Some(why.to_string()),
-        env: serde_json::Map::new(),
-        framework: None,
-        gpu: WindowStats::default(),
+        measurement: Measurement::failed(status, why, now),
         mig_uuid: None,
     }
 }
@@ -363,9 +348,7 @@ fn parse_report(line: &str, rank: usize, n_steps: usize) -> Option<Report> {
         .unwrap_or_default()
     };
     let now = gpu::unix_now();
-    Some(Report {
-        step,
-        rank,
+    let measurement = Measurement {
         status,
         samples_per_s: num("samples_per_s"),
         iterations: value.get("iterations").and_then(Value::as_u64),
@@ -388,6 +371,12 @@ fn parse_report(line: &str, rank: usize, n_steps: usize) -> Option<Report> {
             .unwrap_or_default(),
         framework: framework(&value),
         gpu: WindowStats::default(),
+        lifetime_s: None,
+    };
+    Some(Report {
+        step,
+        rank,
+        measurement,
         mig_uuid: None,
     })
 }

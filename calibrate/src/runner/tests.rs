@@ -117,6 +117,7 @@ fn mps_budgets(reports: &[Report]) -> Vec<(&str, &str)> {
 
 fn env_of<'a>(report: &'a Report, key: &str) -> &'a str {
     report
+        .measurement
         .env
         .get(key)
         .and_then(|v| v.as_str())
@@ -132,18 +133,22 @@ fn barrier_starts_every_window_together() {
     let started = crate::gpu::unix_now();
     let reports = run(&mut s.runner(60.0), &plan, 1).expect("runs");
     assert_eq!(reports.len(), 4);
-    assert!(reports.iter().all(|r| r.status == crate::store::Status::Ok));
+    assert!(
+        reports
+            .iter()
+            .all(|r| r.measurement.status == crate::store::Status::Ok)
+    );
     // The fast rank waited for the slow one: both windows start >= 0.4 s after launch, together.
     let (fast, slow) = (&reports[0], &reports[1]);
     assert!(
-        fast.t_start - started >= 0.4,
+        fast.measurement.t_start - started >= 0.4,
         "fast rank did not wait: {}",
-        fast.t_start - started
+        fast.measurement.t_start - started
     );
-    assert!((fast.t_start - slow.t_start).abs() < 0.2);
+    assert!((fast.measurement.t_start - slow.measurement.t_start).abs() < 0.2);
     assert_eq!(env_of(fast, "CUDA_VISIBLE_DEVICES"), "GPU-test");
     assert_eq!(
-        fast.framework.as_deref(),
+        fast.measurement.framework.as_deref(),
         Some("torch fake, tf32 matmul=? cudnn=?")
     );
     assert_eq!(
@@ -161,8 +166,10 @@ fn crash_is_recorded_for_every_remaining_point_and_co_runners_go_on() {
         r#"(id: "g", mode: Timeslice, sets: [["crash:1:1", "fast:1:1"], ["fast:1:1", "fast:1:1"]])"#,
     );
     let reports = run(&mut s.runner(60.0), &plan, 1).expect("runs");
-    let status: Vec<(usize, usize, Status)> =
-        reports.iter().map(|r| (r.step, r.rank, r.status)).collect();
+    let status: Vec<(usize, usize, Status)> = reports
+        .iter()
+        .map(|r| (r.step, r.rank, r.measurement.status))
+        .collect();
     assert_eq!(
         status,
         vec![
@@ -172,7 +179,7 @@ fn crash_is_recorded_for_every_remaining_point_and_co_runners_go_on() {
             (1, 1, Status::Ok)
         ]
     );
-    let error = reports[0].error.as_deref().unwrap_or("");
+    let error = reports[0].measurement.error.as_deref().unwrap_or("");
     assert!(
         error.contains("exit status: 3") && error.contains("fake crash"),
         "{error}"
@@ -184,7 +191,7 @@ fn oom_is_recorded_and_the_worker_goes_on() {
     let s = setup();
     let plan = plan(r#"(id: "g", mode: Exclusive, sets: [["oom:1:1"], ["fast:1:1"]])"#);
     let reports = run(&mut s.runner(60.0), &plan, 1).expect("runs");
-    let status: Vec<Status> = reports.iter().map(|r| r.status).collect();
+    let status: Vec<Status> = reports.iter().map(|r| r.measurement.status).collect();
     assert_eq!(status, vec![Status::Oom, Status::Ok]);
 }
 
@@ -245,7 +252,7 @@ fn hung_launch_is_recorded_as_timeout_and_the_daemon_shut_down() {
         "hung worker was not killed"
     );
     assert_eq!(reports.len(), 1);
-    assert_eq!(reports[0].status, Status::Timeout);
+    assert_eq!(reports[0].measurement.status, Status::Timeout);
     assert!(s.calls().ends_with("quit\n"));
 }
 

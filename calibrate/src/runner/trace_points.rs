@@ -21,8 +21,9 @@ use serde_json::Value;
 
 use super::process::{LaunchDir, stderr_tail};
 use super::{CLEARED_ENV, ProcessRunner, RunError, interrupted, worker_env};
-use crate::plan::{Point, ProcSettings};
+use crate::plan::ProcSettings;
 use colo_sim::perf::MeasuredMode;
+use colo_sim::workload::ModelKey;
 
 /// The tracer colo starts unless told otherwise (run from the repository root).
 pub const DEFAULT_TRACER: &str = "python3 calibrate/workloads/trace.py";
@@ -52,7 +53,7 @@ impl Default for TraceSettings {
 #[derive(Debug, Clone)]
 pub struct TraceJob<'a> {
     /// Points, distinct, in order.
-    pub points: &'a [Point],
+    pub points: &'a [ModelKey],
     /// Folder of the trace files (created if missing).
     pub out_dir: &'a Path,
     /// Per-point settings.
@@ -102,7 +103,7 @@ impl TraceStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceReport {
     /// The point.
-    pub point: Point,
+    pub point: ModelKey,
     /// Outcome.
     pub status: TraceStatus,
     /// What went wrong (failed outcomes).
@@ -143,7 +144,7 @@ impl TraceReport {
     }
 
     /// A report for a point that has no trace file.
-    pub fn failure(point: &Point, status: TraceStatus, why: &str) -> TraceReport {
+    pub fn failure(point: &ModelKey, status: TraceStatus, why: &str) -> TraceReport {
         TraceReport {
             point: point.clone(),
             status,
@@ -157,7 +158,7 @@ impl TraceReport {
     }
 
     /// A report for a point whose file exists already.
-    pub fn skipped(point: &Point, file: PathBuf) -> TraceReport {
+    pub fn skipped(point: &ModelKey, file: PathBuf) -> TraceReport {
         TraceReport {
             error: None,
             file: Some(file),
@@ -168,7 +169,7 @@ impl TraceReport {
 
 /// File name of a point's trace, as trace.py names it (`resnet50:64:224` ->
 /// `resnet50_64_224.trace.json.gz`).
-pub fn trace_file_name(point: &Point) -> String {
+pub fn trace_file_name(point: &ModelKey) -> String {
     let stem = point.to_string().replace(':', "_").replace('/', "-");
     format!("{stem}{}", crate::trace::RAW_SUFFIX)
 }

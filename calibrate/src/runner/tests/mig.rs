@@ -32,7 +32,7 @@ fn instances_are_created_before_the_group_and_destroyed_after() {
     let s = setup();
     let reports = run_mig(&mut s.runner(60.0), &plan(TWO_SLICES)).expect("runs");
     assert_eq!(reports.len(), 2);
-    assert!(reports.iter().all(|r| r.status == Status::Ok));
+    assert!(reports.iter().all(|r| r.measurement.status == Status::Ok));
     let visible: Vec<&str> = reports
         .iter()
         .map(|r| env_of(r, "CUDA_VISIBLE_DEVICES"))
@@ -66,7 +66,7 @@ fn instances_are_destroyed_when_a_worker_crashes() {
     let plan =
         plan(r#"(id: "g", mode: Mig, mig_profiles: ["1g.18gb"], sets: [["crash:1:1", "a:1:1"]])"#);
     let reports = run_mig(&mut s.runner(60.0), &plan).expect("runs");
-    assert_eq!(reports[0].status, Status::Crash);
+    assert_eq!(reports[0].measurement.status, Status::Crash);
     assert_eq!(s.mig_state(), "");
     assert_eq!(s.mig_changes().len(), 1 + 2 + 2);
 }
@@ -86,7 +86,7 @@ fn instances_are_destroyed_after_a_timeout() {
     let s = setup();
     let plan = plan(r#"(id: "g", mode: Mig, mig_profiles: ["1g.18gb"], sets: [["hang:1:1"]])"#);
     let reports = run_mig(&mut s.runner(0.5), &plan).expect("runs");
-    assert_eq!(reports[0].status, Status::Timeout);
+    assert_eq!(reports[0].measurement.status, Status::Timeout);
     assert_eq!(s.mig_state(), "");
 }
 
@@ -219,7 +219,10 @@ fn records_carry_mode_mig_the_profile_and_the_instance() {
         );
         let uuid = rec.mig_uuid.as_deref().unwrap_or("");
         assert!(uuid.starts_with("MIG-fake-3-"), "{uuid}");
-        assert_eq!(rec.env.get("CUDA_VISIBLE_DEVICES"), Some(&uuid.into()));
+        assert_eq!(
+            rec.measurement.env.get("CUDA_VISIBLE_DEVICES"),
+            Some(&uuid.into())
+        );
         assert_eq!(rec.sm_percent, None, "no MPS budget on real MIG");
     }
     assert_eq!(s.mig_state(), "");

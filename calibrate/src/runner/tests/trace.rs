@@ -2,11 +2,12 @@
 //! calibrate/tests/fixtures/fake_tracer.sh: one process for all points, its environment and
 //! arguments, ok / oom / skipped / lying reports, a crash and a hang.
 use super::*;
+use colo_sim::workload::ModelKey;
 
 fn trace(runner: &mut ProcessRunner, out: &Path, texts: &[&str]) -> Vec<TraceReport> {
-    let points: Vec<crate::plan::Point> = texts
+    let points: Vec<ModelKey> = texts
         .iter()
-        .map(|t| crate::plan::Point::parse(t).expect("point"))
+        .map(|t| crate::plan::parse_point(t).expect("point"))
         .collect();
     let job = TraceJob {
         points: &points,
@@ -131,7 +132,7 @@ fn a_tracer_that_cannot_start_is_a_spawn_error() {
     let s = setup();
     let mut runner = s.runner(60.0);
     runner.cfg.tracer = vec![s.dir.path().join("no-such-tracer").display().to_string()];
-    let points = vec![crate::plan::Point::parse("a:1:1").expect("point")];
+    let points = vec![crate::plan::parse_point("a:1:1").expect("point")];
     let job = TraceJob {
         points: &points,
         out_dir: &s.dir.path().join("traces"),
