@@ -28,25 +28,61 @@ use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
 use crate::workload::ModelKey;
 use crate::workload::synthetic::{self, MixEntry, SyntheticError, SyntheticPlan};
 
-/// One benchmark case.
+/// One benchmark case; with the `clap` feature it is `colo bench --case` (the `value(help)`
+/// lines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BenchCase {
     /// 100,000 synthetic jobs on 1,000 H200s, MPS best-fit (issue 2's figure).
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "100,000 synthetic jobs on 1,000 H200s, MPS best-fit")
+    )]
     Small,
     /// 1,000,000 synthetic jobs on 10,000 H200s, MPS best-fit (target: <= 5 s, <= 1 GiB).
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "1,000,000 synthetic jobs on 10,000 H200s, MPS best-fit")
+    )]
     Large,
     /// Each variant of the Philly trace scenario, one after another (target: < 1 s each).
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "The 82k-job Philly trace scenario, each variant (mode) in turn")
+    )]
     Philly,
     /// A sweep of synthetic variants run on 1 thread, then on N (target: efficiency >= 0.8).
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "A 64-variant synthetic sweep on 1 thread, then on --threads")
+    )]
     Sweep,
     /// The kernel model: replay time per distinct set of 2, 4 and 7 traced jobs (target:
     /// <= 20 ms for 7), and a synthetic MPS replay that asks it (memo hit rate).
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "The kernel model: replay time per distinct set of 2, 4, 7 jobs, and a 20,000-job synthetic MPS replay with it beside the parametric model (memo hit rate)"
+        )
+    )]
     Kernel,
     /// The Alibaba PAI-2020 simulator's own inputs as colo scenarios (`scenarios/bench`), each
     /// run whole (load, simulate, write) beside the anchor's recorded figures.
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "The Alibaba PAI-2020 simulator's inputs (scenarios/bench), each beside the anchor's recorded wall time and the scale targets"
+        )
+    )]
     Anchors,
     /// How cost grows with jobs: `synthgen_1m.ron` at 10k, 100k and 1M jobs (and on, by
     /// factors of 10, to [`BenchPlan::scale_to`]).
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "How cost grows with jobs: synthgen at 10k, 100k, 1M (up to --scale-to) jobs"
+        )
+    )]
     Scale,
 }
 

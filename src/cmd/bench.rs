@@ -12,7 +12,7 @@ pub struct BenchArgs {
     /// Cases to run, in order, comma-separated (default: all:
     /// small,large,philly,sweep,kernel,anchors,scale).
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub case: Vec<CaseArg>,
+    pub case: Vec<BenchCase>,
     /// Jobs of the synthetic cases and of each sweep variant (default: small 100000, large
     /// 1000000, sweep 10000).
     #[arg(long)]
@@ -64,27 +64,6 @@ where
     } else {
         Err(format!("{text} would measure nothing; give 1 or more"))
     }
-}
-
-/// A benchmark case on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CaseArg {
-    /// 100,000 synthetic jobs on 1,000 H200s, MPS best-fit.
-    Small,
-    /// 1,000,000 synthetic jobs on 10,000 H200s, MPS best-fit.
-    Large,
-    /// The 82k-job Philly trace scenario, each variant (mode) in turn.
-    Philly,
-    /// A 64-variant synthetic sweep on 1 thread, then on --threads.
-    Sweep,
-    /// The kernel model: replay time per distinct set of 2, 4, 7 jobs, and a 20,000-job
-    /// synthetic MPS replay with it beside the parametric model (memo hit rate).
-    Kernel,
-    /// The Alibaba PAI-2020 simulator's inputs (scenarios/bench), each beside the anchor's
-    /// recorded wall time and the scale targets.
-    Anchors,
-    /// How cost grows with jobs: synthgen at 10k, 100k, 1M (up to --scale-to) jobs.
-    Scale,
 }
 
 /// Output format.
@@ -146,22 +125,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cases(chosen: &[CaseArg]) -> Vec<BenchCase> {
+fn cases(chosen: &[BenchCase]) -> Vec<BenchCase> {
     if chosen.is_empty() {
-        return BenchCase::ALL.to_vec();
+        BenchCase::ALL.to_vec()
+    } else {
+        chosen.to_vec()
     }
-    chosen
-        .iter()
-        .map(|c| match c {
-            CaseArg::Small => BenchCase::Small,
-            CaseArg::Large => BenchCase::Large,
-            CaseArg::Philly => BenchCase::Philly,
-            CaseArg::Sweep => BenchCase::Sweep,
-            CaseArg::Kernel => BenchCase::Kernel,
-            CaseArg::Anchors => BenchCase::Anchors,
-            CaseArg::Scale => BenchCase::Scale,
-        })
-        .collect()
 }
 
 fn all_cores() -> usize {

@@ -236,6 +236,24 @@ pub struct RunLabels {
     pub trace: Option<TraceSummary>,
 }
 
+#[cfg(test)]
+impl RunLabels {
+    /// Labels of a test run of `scenario`: variant base, seed 1, parametric, no profiles or
+    /// cluster, origin "test".
+    pub(crate) fn for_test(scenario: &str) -> Self {
+        RunLabels {
+            scenario: scenario.into(),
+            variant: "base".into(),
+            seed: 1,
+            perf_model: "parametric".into(),
+            profiles: vec![],
+            profile_origin: "test".into(),
+            cluster: vec![],
+            trace: None,
+        }
+    }
+}
+
 /// A replayed trace: rows read, jobs kept, and the models they were given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSummary {

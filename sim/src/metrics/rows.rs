@@ -553,13 +553,7 @@ mod tests {
             energy: None,
         };
         let labels = RunLabels {
-            scenario: "s".into(),
-            variant: "base".into(),
-            seed: 1,
-            perf_model: "parametric".into(),
-            profiles: vec![],
             profile_origin: "h200: fitted".into(),
-            cluster: vec![],
             trace: Some(TraceSummary {
                 format: "philly".into(),
                 file: "f.csv".into(),
@@ -572,6 +566,7 @@ mod tests {
                 models: Default::default(),
                 gpu_sharing: None,
             }),
+            ..RunLabels::for_test("s")
         };
         let summary = summarize(&[], &run, labels);
         let value = serde_json::to_value(&summary).unwrap();

@@ -78,16 +78,7 @@ fn run_with(
 }
 
 fn labels() -> RunLabels {
-    RunLabels {
-        scenario: "energy".into(),
-        variant: "base".into(),
-        seed: 1,
-        perf_model: "parametric".into(),
-        profiles: vec![],
-        profile_origin: "test".into(),
-        cluster: vec![],
-        trace: None,
-    }
+    RunLabels::for_test("energy")
 }
 
 fn close(a: f64, b: f64) -> bool {

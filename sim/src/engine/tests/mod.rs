@@ -443,16 +443,7 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
     let kept = Simulation::run(&cfg, None).unwrap();
     assert!(kept.outcomes.iter().any(|o| o.preemptions() > 0));
     assert!(kept.outcomes.iter().any(|o| !o.completed));
-    let labels = RunLabels {
-        scenario: "s".into(),
-        variant: "base".into(),
-        seed: 1,
-        perf_model: "parametric".into(),
-        profiles: vec![],
-        profile_origin: "test".into(),
-        cluster: vec![],
-        trace: None,
-    };
+    let labels = RunLabels::for_test("s");
     let dir = tempfile::tempdir().unwrap();
     let mut stream = JobStream::create(&cfg.jobs, dir.path(), true, true).unwrap();
     let run =

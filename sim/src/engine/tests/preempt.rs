@@ -165,16 +165,7 @@ fn jobs_csv_and_the_summary_count_preemptions() {
         2,
         "one row per run: {placements}"
     );
-    let labels = crate::metrics::RunLabels {
-        scenario: "t".into(),
-        variant: "base".into(),
-        seed: 0,
-        perf_model: "parametric".into(),
-        profiles: vec![],
-        profile_origin: "test".into(),
-        cluster: vec![],
-        trace: None,
-    };
+    let labels = crate::metrics::RunLabels::for_test("t");
     let summary = crate::metrics::summarize(&jobs, &run, labels);
     assert_eq!(summary.preemptions, 1);
     // The long job held its GPU 1000 s over two runs: slowdown 1, not (1010 s / 1000 s).
