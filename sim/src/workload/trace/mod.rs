@@ -2,10 +2,9 @@
 //!
 #![doc = include_str!("README.md")]
 
-mod colo;
 mod error;
+mod four;
 mod helios;
-mod itp;
 mod openb;
 mod philly;
 mod row;
@@ -220,21 +219,20 @@ pub(crate) fn read_jobs(
             trace.gpu_sharing_rows = Some(cols.sharing_rows.get());
             Ok(trace)
         }
-        TraceFormat::Itp => {
-            let cols = itp::ItpCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, "submission_time", |row, line| {
+        TraceFormat::Itp | TraceFormat::Colo => {
+            let format = if format == TraceFormat::Itp {
+                &four::ITP
+            } else {
+                &four::COLO
+            };
+            let cols = four::FourCols::find(&header, format)?;
+            source::collect_jobs(reader, path, opts, format.submit, |row, line| {
                 cols.parse(row, line)
             })
         }
         TraceFormat::Helios => {
             let cols = helios::HeliosCols::find(&header)?;
             source::collect_jobs(reader, path, opts, "submit_time", |row, line| {
-                cols.parse(row, line)
-            })
-        }
-        TraceFormat::Colo => {
-            let cols = colo::ColoCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, "arrival_s", |row, line| {
                 cols.parse(row, line)
             })
         }
