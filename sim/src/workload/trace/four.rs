@@ -65,12 +65,11 @@ impl FourCols {
         }
         let submit_s = time_in_range(submit_s, self.submit)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
-        Ok(RawJob {
-            name: name.to_owned(),
+        Ok(RawJob::whole_gpus(
+            name.to_owned(),
             submit_s,
             duration_s,
             gpus,
-            gpu_milli: None,
-        })
+        ))
     }
 }

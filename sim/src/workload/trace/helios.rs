@@ -35,13 +35,12 @@ impl HeliosCols {
         let submit_s = time_in_range(row.datetime(self.submit_time)?, self.submit_time)?;
         self.check_start_end(row)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
-        Ok(RawJob {
-            name: name.to_owned(),
+        Ok(RawJob::whole_gpus(
+            name.to_owned(),
             submit_s,
             duration_s,
             gpus,
-            gpu_milli: None,
-        })
+        ))
     }
 
     /// When both `start_time` and `end_time` are given, the end must not be before the start.

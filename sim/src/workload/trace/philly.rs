@@ -25,12 +25,11 @@ impl PhillyCols {
         let gpus = row.gpu_count(self.num_gpus, SkipReason::ZeroGpus)?;
         let submit_s = time_in_range(row.datetime(self.timestamp)?, self.timestamp)?;
         let duration_s = positive_duration(row.number(self.duration)?, self.duration)?;
-        Ok(RawJob {
-            name: format!("philly-{line}"),
+        Ok(RawJob::whole_gpus(
+            format!("philly-{line}"),
             submit_s,
             duration_s,
             gpus,
-            gpu_milli: None,
-        })
+        ))
     }
 }

@@ -41,6 +41,19 @@ pub(crate) struct RawJob {
     pub gpu_milli: Option<u32>,
 }
 
+impl RawJob {
+    /// A job on whole GPUs (no `gpu_milli` share): what every layout but openb's gives.
+    pub fn whole_gpus(name: String, submit_s: f64, duration_s: f64, gpus: u32) -> Self {
+        RawJob {
+            name,
+            submit_s,
+            duration_s,
+            gpus,
+            gpu_milli: None,
+        }
+    }
+}
+
 /// One CSV row.
 pub(crate) struct Row<'r> {
     pub record: &'r ByteRecord,
