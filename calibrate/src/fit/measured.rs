@@ -174,6 +174,12 @@ pub struct RunSet {
     pub observation: Observation,
     /// Per member: mean absolute deviation of its repeats from their median, relative.
     pub member_noise: Vec<f64>,
+    /// Per member: its samples/s in the set, the median over repeats as measured (not relative
+    /// to alone).
+    pub member_samples_per_s: Vec<f64>,
+    /// Per member: the same relative deviation of its alone runs on the set's GPU (the
+    /// denominator of its fraction of alone); 0 where none ran there.
+    pub alone_noise: Vec<f64>,
     /// Repeats aggregated.
     pub repeats: usize,
     /// MIG profile of each member (mig-emulated), else None.
@@ -450,7 +456,8 @@ fn line_through(pts: &[(f64, f64)]) -> (f64, f64) {
     (my - m1 * mx, m1)
 }
 
-type HostAlone = BTreeMap<(String, ModelKey), f64>;
+/// Per (GPU, point): the median of its alone runs on that GPU and their relative noise.
+type HostAlone = BTreeMap<(String, ModelKey), (f64, f64)>;
 
 fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, HostAlone) {
     let mut by_point: BTreeMap<ModelKey, Vec<&Record>> = BTreeMap::new();
@@ -467,7 +474,10 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
     }
     let host_alone = by_host
         .into_iter()
-        .map(|(k, mut v)| (k, median(&mut v)))
+        .map(|(k, v)| {
+            let noise = relative_noise(&v);
+            (k, (median(&mut v.clone()), noise))
+        })
         .collect();
     let mut classes = Vec::new();
     let mut info = Vec::new();
@@ -552,6 +562,8 @@ fn run_set(
     }
     let mut members = Vec::with_capacity(n);
     let mut member_noise = Vec::with_capacity(n);
+    let mut member_samples = Vec::with_capacity(n);
+    let mut alone_noise = Vec::with_capacity(n);
     let mut reserved = Vec::with_capacity(n);
     let mut profiles = Vec::with_capacity(n);
     for rank in 0..n {
@@ -566,8 +578,7 @@ fn run_set(
                 let r = rs[rank];
                 let alone = host_alone
                     .get(&(r.gpu_uuid.clone(), key.clone()))
-                    .copied()
-                    .unwrap_or(classes[class].solo_rate);
+                    .map_or(classes[class].solo_rate, |&(rate, _)| rate);
                 r.measurement.samples_per_s.unwrap_or(f64::NAN) / alone
             })
             .collect();
@@ -589,6 +600,16 @@ fn run_set(
             measured: fraction * classes[class].solo_rate,
         });
         member_noise.push(relative_noise(&fractions));
+        let mut rates: Vec<f64> = complete
+            .iter()
+            .filter_map(|rs| rs[rank].measurement.samples_per_s)
+            .collect();
+        member_samples.push(median(&mut rates));
+        alone_noise.push(
+            host_alone
+                .get(&(r0.gpu_uuid.clone(), key.clone()))
+                .map_or(0.0, |&(_, noise)| noise),
+        );
         let mut mem: Vec<f64> = complete
             .iter()
             .filter_map(|rs| rs[rank].measurement.peak_reserved_mib)
@@ -626,6 +647,8 @@ fn run_set(
             members,
         },
         member_noise,
+        member_samples_per_s: member_samples,
+        alone_noise,
         repeats: complete.len(),
         mig_profiles: profiles,
         reserved_mib: reserved,

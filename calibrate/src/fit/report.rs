@@ -93,7 +93,7 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts
     out
 }
 
-/// One row per predicted job: `split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,set`.
+/// One row per predicted job: `split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,measured_samples_per_s,alone_noise,set`.
 pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
     // The csv writer quotes what needs quoting (splits such as `fitted, held out` hold a comma).
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -108,6 +108,8 @@ pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
         "equal_share",
         "fixed_slowdown",
         "noise",
+        "measured_samples_per_s",
+        "alone_noise",
         "set",
     ];
     let mut rows = vec![header.map(str::to_owned)];
@@ -123,6 +125,8 @@ pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
             format!("{:.3}", j.equal_share),
             format!("{:.3}", j.fixed_slowdown),
             format!("{:.4}", j.noise),
+            format!("{:.3}", j.measured_samples_per_s),
+            format!("{:.4}", j.alone_noise),
             j.set.clone(),
         ]
     }));
@@ -306,7 +310,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7}",
+        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
         "mode",
         "sets",
         "jobs",
@@ -316,7 +320,9 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         "fit saw it",
         "param.",
         "equal share",
-        "noise"
+        "noise",
+        "alone noise",
+        "fitted rate"
     );
     for mode in [
         MeasuredMode::Mps,
@@ -373,9 +379,14 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                     .map(|j| ape(j.equal_share, j.measured))
                     .collect();
                 let noise: Vec<f64> = alone.iter().map(|j| j.noise).collect();
+                let alone_noise: Vec<f64> = alone.iter().map(|j| j.alone_noise).collect();
+                let rate: Vec<f64> = fitted
+                    .iter()
+                    .map(|j| ape(j.predicted, j.measured_samples_per_s))
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7}",
+                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
                     mode,
                     subset,
                     jobs_of,
@@ -385,14 +396,16 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                     if saw { "yes" } else { "no" },
                     pct(mean(&param)),
                     pct(mean(&equal)),
-                    pct(mean(&noise))
+                    pct(mean(&noise)),
+                    pct(mean(&alone_noise)),
+                    pct(mean(&rate))
                 );
             }
         }
     }
     let _ = writeln!(
         out,
-        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set"
+        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s (its fraction of alone times the point's median alone rate over every GPU) against the samples/s measured in the set, with no same-GPU alone run in between"
     );
     out
 }
@@ -414,15 +427,18 @@ mod tests {
             equal_share: 0.5,
             fixed_slowdown: 0.8,
             noise: 0.01,
+            measured_samples_per_s: 1.1,
+            alone_noise: 0.02,
             split: "fitted, held out".to_owned(),
         };
         let text = predictions_csv(std::slice::from_ref(&job));
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-        assert_eq!(reader.headers().unwrap().len(), 11);
+        assert_eq!(reader.headers().unwrap().len(), 13);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].len(), 11, "{text}");
+        assert_eq!(rows[0].len(), 13, "{text}");
         assert_eq!(&rows[0][0], job.split);
-        assert_eq!(&rows[0][10], job.set);
+        assert_eq!(&rows[0][10], "1.100");
+        assert_eq!(&rows[0][12], job.set);
     }
 }

@@ -102,6 +102,10 @@ pub struct PredictedJob {
     pub fixed_slowdown: f64,
     /// Noise of this job's repeats (relative mean absolute deviation).
     pub noise: f64,
+    /// Its samples/s in the set as measured (median over repeats, not relative to alone).
+    pub measured_samples_per_s: f64,
+    /// Noise of its alone runs on the set's GPU (the same deviation; 0 where none ran there).
+    pub alone_noise: f64,
     /// Which test: `train`, `3+ jobs`, `slice held out`, `model held out`.
     pub split: String,
 }
@@ -134,7 +138,8 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
         .iter()
         .zip(rates)
         .zip(&set.member_noise)
-        .map(|((member, &predicted), noise)| {
+        .enumerate()
+        .map(|(i, ((member, &predicted), noise))| {
             let solo = ds.classes[member.class].solo_rate;
             // The baselines' own rules (`colo predict --model equal-share / fixed-slowdown`);
             // a single job under an SM budget gets its budget's share.
@@ -154,6 +159,8 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
                 equal_share,
                 fixed_slowdown: solo / PerCorunner::default().divisor(n as f64),
                 noise: *noise,
+                measured_samples_per_s: set.member_samples_per_s[i],
+                alone_noise: set.alone_noise[i],
                 split: split.to_owned(),
             }
         })
