@@ -24,6 +24,7 @@ use crate::perf::{
     CoRun, KernelModel, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
 };
 use crate::policy::{PlacementRule, Policy, QueueOrder};
+use crate::scenario::schema::{PerfModelSpec, VariantSpec};
 use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
 use crate::workload::ModelKey;
 use crate::workload::synthetic::{self, MixEntry, SyntheticError, SyntheticPlan};
@@ -45,10 +46,13 @@ pub enum BenchCase {
         value(help = "1,000,000 synthetic jobs on 10,000 H200s, MPS best-fit")
     )]
     Large,
-    /// Each variant of the Philly trace scenario, one after another (target: < 1 s each).
+    /// Each variant of the Philly trace scenario, one after another (target: < 1 s each), then
+    /// its MPS and time-sliced variants with the kernel model (its memo's hit rate).
     #[cfg_attr(
         feature = "clap",
-        value(help = "The 82k-job Philly trace scenario, each variant (mode) in turn")
+        value(
+            help = "The 82k-job Philly trace scenario, each variant (mode) in turn, then its MPS and time-sliced variants with the kernel model (memo hit rate)"
+        )
     )]
     Philly,
     /// A sweep of synthetic variants run on 1 thread, then on N (target: efficiency >= 0.8).
@@ -586,15 +590,60 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         limit_traces(&mut scenario, limit);
     }
     let options = RunOptions::default();
-    for variant in scenario.variants() {
-        let case = format!("{}/{}", scenario.file.name, variant.name);
+    // Each variant as the scenario has it, then its sharing variants again with the kernel model
+    // (issue 14: a large MPS or time-sliced replay leans on the model's memo of set rates).
+    let mut runs: Vec<(VariantSpec, bool)> = scenario
+        .variants()
+        .into_iter()
+        .map(|v| (v, false))
+        .collect();
+    let own_kernel = scenario.file.perf_model == PerfModelSpec::Kernel;
+    if !own_kernel {
+        runs.extend(
+            scenario
+                .variants()
+                .into_iter()
+                .filter(|v| {
+                    v.perf_model.is_none()
+                        && v.cluster
+                            .as_ref()
+                            .unwrap_or(&scenario.file.cluster)
+                            .iter()
+                            .any(|g| matches!(g.mode, ShareMode::Mps | ShareMode::Timeslice))
+                })
+                .map(|v| {
+                    (
+                        VariantSpec {
+                            perf_model: Some(PerfModelSpec::Kernel),
+                            ..v
+                        },
+                        true,
+                    )
+                }),
+        );
+    }
+    for (variant, kernel) in runs {
+        let case = format!(
+            "{}/{}{}",
+            scenario.file.name,
+            variant.name,
+            if kernel { " (kernel model)" } else { "" }
+        );
         let peak = PeakMemory::reset();
         let start = Instant::now();
         let (config, labels) = build_variant_with(&scenario, &variant, &options)?;
         let measured = simulate(&config, labels, &case)?;
         let wall_s = start.elapsed().as_secs_f64();
         let gpus = config.cluster.gpu_count();
-        on_row(&row(case, measured, gpus, 1, wall_s, peak.read()));
+        let mut r = row(case, measured, gpus, 1, wall_s, peak.read());
+        if let Some((hits, misses)) = config.perf.memo_lookups() {
+            r.note = format!(
+                "{}; kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
+                r.note,
+                100.0 * hits as f64 / (hits + misses).max(1) as f64
+            );
+        }
+        on_row(&r);
     }
     Ok(())
 }

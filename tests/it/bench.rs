@@ -77,7 +77,18 @@ fn philly_case_times_each_mode_of_the_trace_scenario() {
         );
         assert!(line.contains(" 300 "), "300 jobs: {line}");
     }
-    assert!(lines[5].contains("measured"), "{text}");
+    // Then the sharing variants again with the kernel model, with its memo's hit rate.
+    for (line, mode) in lines[5..7].iter().zip(["timeslice", "mps"]) {
+        assert!(
+            line.starts_with(&format!("traces-philly/{mode} (kernel model) ")),
+            "{line}"
+        );
+        assert!(
+            line.contains("kernel memo: ") && line.contains("% hits)"),
+            "{line}"
+        );
+    }
+    assert!(lines[7].contains("measured"), "{text}");
 }
 
 #[test]

@@ -379,6 +379,12 @@ pub trait PerfModel: Send + Sync {
     /// Writes the samples/s of each tenant of `set` into `out` (same length).
     fn rates(&self, set: &CoRun<'_>, out: &mut [f64]);
 
+    /// For a model that memoizes set rates (the kernel model): its memo lookups so far as
+    /// (hits, misses). `None` for models that compute every set afresh.
+    fn memo_lookups(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// Rates and memory verdict for one set; allocates, so meant for queries, not the engine.
     fn predict(&self, set: &CoRun<'_>) -> Prediction {
         let mut rates = vec![0.0; set.tenants.len()];

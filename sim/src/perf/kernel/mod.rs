@@ -444,6 +444,10 @@ impl PerfModel for KernelModel {
         "kernel"
     }
 
+    fn memo_lookups(&self) -> Option<(u64, u64)> {
+        Some(self.memo_stats())
+    }
+
     fn lookup(&self) -> &dyn ClassLookup {
         &*self.profiles
     }
