@@ -7,6 +7,8 @@
 pub mod energy;
 pub mod fast;
 mod files;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod rows;
 
 use serde::{Deserialize, Serialize};
