@@ -415,6 +415,7 @@ impl SyntheticRun {
                 preemption: Default::default(),
             },
             jobs,
+            generator: None,
             perf,
             on_unplaceable: Unplaceable::Error,
             timeline_every_s: 0.0,
@@ -450,7 +451,7 @@ fn simulate(config: &SimConfig, labels: RunLabels, case: &str) -> Result<Measure
         source: Box::new(source),
     })?;
     let engine_s = start.elapsed().as_secs_f64();
-    let summary = metrics::summarize(&config.jobs, &record, labels);
+    let summary = metrics::summarize(&config.all_jobs(), &record, labels);
     Ok(Measured {
         jobs: summary.jobs,
         events: record.events,

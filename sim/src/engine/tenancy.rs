@@ -9,11 +9,11 @@ use crate::workload::MinSpeed;
 impl Simulation<'_> {
     /// Job `job` as the performance model sees it in group `group` (it must have a class there).
     pub(super) fn tenant_in(&self, job: u32, group: usize) -> Tenant<'_> {
-        let class = self.job_class[job as usize * self.groups.len() + group];
+        let class = self.class_of(job, group);
         Tenant {
             class: &self.classes[class as usize],
             sm_budget: self.groups[group].sm_budget,
-            gpus: self.jobs[job as usize].gpus,
+            gpus: self.gpus_of(job),
         }
     }
 
@@ -35,14 +35,14 @@ impl Simulation<'_> {
 
     /// What a placement rule is asked to place: `job` in `group` (where it has a class).
     pub(super) fn request(&self, job: u32, group: usize) -> Request<'_> {
-        let j = &self.jobs[job as usize];
+        let kind = self.kind_of(job);
         Request {
             demand: Demand {
-                memory_mib: self.job_memory[job as usize * self.groups.len() + group],
-                gpus: j.gpus,
+                memory_mib: self.memory_of(job, group),
+                gpus: kind.gpus,
             },
             tenant: self.tenant_in(job, group),
-            min_speed: j.min_speed.map(MinSpeed::get),
+            min_speed: kind.min_speed.map(MinSpeed::get),
         }
     }
 }
@@ -73,7 +73,7 @@ impl Tenancy for Simulation<'_> {
         Occupant {
             job,
             tenant: self.tenant_in(job, slot.group as usize),
-            min_speed: self.jobs[job as usize].min_speed.map(MinSpeed::get),
+            min_speed: self.kind_of(job).min_speed.map(MinSpeed::get),
         }
     }
 }

@@ -191,14 +191,16 @@ impl TimelineFile {
 /// ([`crate::engine::Simulation::run_streaming`], in the order jobs finish) and written out in
 /// input order: `jobs.csv` and `placements.csv` (each when asked for) get the bytes
 /// [`write_csv_file`] writes from [`job_rows`] and [`placement_rows`], and the summary's figures
-/// are gathered ([`SummaryParts`]). An outcome is held only until every job before it in input
-/// order has been written, then dropped. The first write error is kept and returned by
-/// [`JobStream::finish`].
+/// are gathered ([`SummaryParts`]). An outcome (with the job, when the engine drew it) is held
+/// only until every job before it in input order has been written, then dropped. The first
+/// write error is kept and returned by [`JobStream::finish`].
 pub struct JobStream<'j> {
+    /// The listed jobs (empty when the engine draws them and hands each over).
     jobs: &'j [Job],
+    total: usize,
     next: u32,
     /// Outcomes of jobs `next..`, at `job - next` (`None`: not final yet).
-    held: VecDeque<Option<JobOutcome>>,
+    held: VecDeque<Option<(Option<Job>, JobOutcome)>>,
     jobs_csv: Option<CsvOut<std::fs::File>>,
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
@@ -206,10 +208,12 @@ pub struct JobStream<'j> {
 }
 
 impl<'j> JobStream<'j> {
-    /// A stream over `jobs`, creating `jobs.csv` and `placements.csv` in
-    /// `dir` (made by [`create_result_dir`]) when asked for and writing their headers.
+    /// A stream over `total` jobs (`jobs`, or when that is empty jobs handed over with their
+    /// outcomes), creating `jobs.csv` and `placements.csv` in `dir` (made by
+    /// [`create_result_dir`]) when asked for and writing their headers.
     pub fn create(
         jobs: &'j [Job],
+        total: usize,
         dir: &Path,
         jobs_csv: bool,
         placements_csv: bool,
@@ -224,34 +228,44 @@ impl<'j> JobStream<'j> {
         }
         Ok(JobStream {
             jobs,
+            total,
             next: 0,
             held: VecDeque::new(),
             jobs_csv: jobs_csv.then(|| open::<JobRow>(dir)).transpose()?,
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
-            parts: SummaryParts::new(jobs.len()),
+            parts: SummaryParts::new(total),
             error: None,
         })
     }
 
-    /// Takes job `job`'s final outcome.
-    pub fn push(&mut self, job: u32, outcome: JobOutcome) {
+    /// Takes job `job`'s final outcome, and the job itself when the engine drew it (`None`:
+    /// a listed job).
+    pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
         debug_assert!(job >= self.next, "job {job} handed over twice");
+        if job == self.next && self.held.is_empty() {
+            self.write(job, drawn.as_ref(), &outcome);
+            self.next += 1;
+            return;
+        }
         let at = (job - self.next) as usize;
         if at >= self.held.len() {
             self.held.resize_with(at + 1, || None);
         }
-        self.held[at] = Some(outcome);
+        self.held[at] = Some((drawn, outcome));
         while let Some(Some(_)) = self.held.front() {
-            let o = self.held.pop_front().flatten().expect("the front is final");
-            self.write(self.next, &o);
+            let (drawn, o) = self.held.pop_front().flatten().expect("the front is final");
+            self.write(self.next, drawn.as_ref(), &o);
             self.next += 1;
         }
     }
 
-    fn write(&mut self, idx: u32, o: &JobOutcome) {
-        let job = &self.jobs[idx as usize];
+    fn write(&mut self, idx: u32, drawn: Option<&Job>, o: &JobOutcome) {
+        let job = match drawn {
+            Some(job) => job,
+            None => &self.jobs[idx as usize],
+        };
         self.parts.add(job, o);
         if self.error.is_some() {
             return;
@@ -279,7 +293,7 @@ impl<'j> JobStream<'j> {
             return Err(e);
         }
         assert!(
-            self.held.is_empty() && self.next as usize == self.jobs.len(),
+            self.held.is_empty() && self.next as usize == self.total,
             "every job's outcome was handed over"
         );
         for out in [self.jobs_csv, self.placements_csv].into_iter().flatten() {
