@@ -488,7 +488,9 @@ pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
 /// Takes each job's outcome as (job, drawn job, outcome) once it is final
 /// ([`Simulation::run_streaming`]): when the job finishes, in the order jobs finish;
 /// unplaceable jobs' when they arrive. The drawn job is the job itself when the engine drew it
-/// ([`SimConfig::generator`]), `None` for a listed job (`SimConfig::jobs[job]`).
+/// ([`SimConfig::generator`]; without its name, which is
+/// [`crate::workload::synthetic::Generator::name`]`(job)`), `None` for a listed job
+/// (`SimConfig::jobs[job]`).
 pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, Option<Job>, JobOutcome);
 
 /// Rows kept before they are handed to a [`TimelineSink`] (the last one is held back: a later
@@ -764,7 +766,8 @@ impl<'a> Simulation<'a> {
     /// The job's name (for errors).
     fn job_name(&self, job: u32) -> String {
         match self.state.get(job).and_then(|s| s.drawn.as_ref()) {
-            Some(drawn) => drawn.name.clone(),
+            // Drawn jobs come without their names (`Generator::draws_unnamed`).
+            Some(_) => crate::workload::synthetic::Generator::name(job),
             None => self
                 .jobs
                 .get(job as usize)

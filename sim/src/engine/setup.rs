@@ -245,7 +245,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     );
     let arrivals = match &config.generator {
         Some(generator) => Arrivals::Drawn {
-            draws: Box::new(generator.draws()),
+            draws: Box::new(generator.draws_unnamed()),
             kind_of: table.combo_kind,
             choices: generator.gpu_choices().len(),
         },

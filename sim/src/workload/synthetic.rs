@@ -239,6 +239,16 @@ impl Generator {
     /// Every job, in order (the order of arrival), drawn anew from the seed: the jobs
     /// [`generate`] gives.
     pub fn draws(&self) -> impl Iterator<Item = Drawn> + '_ {
+        self.draws_named(true)
+    }
+
+    /// [`Self::draws`] with every name left empty (no name is made): job `idx` is named
+    /// [`Self::name`]`(idx)`, for readers that write names only where they need them.
+    pub fn draws_unnamed(&self) -> impl Iterator<Item = Drawn> + '_ {
+        self.draws_named(false)
+    }
+
+    fn draws_named(&self, named: bool) -> impl Iterator<Item = Drawn> + '_ {
         // `new` built a sampler from the same plan, so this one cannot fail.
         let mut sampler = self.sampler().ok();
         (0..self.plan.jobs).map_while(move |idx| {
@@ -248,7 +258,11 @@ impl Generator {
                 entry,
                 choice,
                 job: Job {
-                    name: Self::name(idx),
+                    name: if named {
+                        Self::name(idx)
+                    } else {
+                        String::new()
+                    },
                     model: mix.model.clone(),
                     arrival_s: now,
                     samples: self.samples(entry, choice, duration),
