@@ -251,6 +251,8 @@ struct Next {
 /// the summary's sort-and-merge of every run's interval makes (a run starting while another
 /// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
 /// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
+/// The lengths go into blocks of a pool shared by every GPU ([`SpanPool`]), not a vector per
+/// GPU: nothing is copied as they grow.
 #[derive(Clone, Debug, Default)]
 struct BusySpans {
     /// The open span: its start and the latest end of a run in it that has ended.
@@ -259,27 +261,64 @@ struct BusySpans {
     /// Runs on the GPU now.
     active: u32,
     open: bool,
-    /// Lengths of the closed spans, in time order.
-    closed: Vec<f64>,
+    /// Its blocks in the pool, in time order, and the lengths in the last one.
+    blocks: Vec<u32>,
+    fill: u32,
 }
 
+/// Lengths of closed busy spans, in blocks of [`SPAN_BLOCK`]; each GPU lists its own blocks.
+#[derive(Debug, Default)]
+struct SpanPool {
+    blocks: Vec<[f64; SPAN_BLOCK]>,
+}
+
+const SPAN_BLOCK: usize = 32;
+
 impl BusySpans {
-    fn run_starts(&mut self, now: f64) {
+    fn run_starts(&mut self, now: f64, pool: &mut SpanPool) {
         if self.active == 0 {
             if !self.open {
                 self.open = true;
                 (self.start, self.end) = (now, now);
             } else if now > self.end {
-                self.closed.push(self.end - self.start);
+                self.close(self.end - self.start, pool);
                 (self.start, self.end) = (now, now);
             }
         }
         self.active += 1;
     }
 
+    fn close(&mut self, length: f64, pool: &mut SpanPool) {
+        if self.blocks.is_empty() || self.fill as usize == SPAN_BLOCK {
+            self.blocks.push(pool.blocks.len() as u32);
+            pool.blocks.push([0.0; SPAN_BLOCK]);
+            self.fill = 0;
+        }
+        let last = *self.blocks.last().expect("a block was just made") as usize;
+        pool.blocks[last][self.fill as usize] = length;
+        self.fill += 1;
+    }
+
     fn run_ends(&mut self, now: f64) {
         self.end = self.end.max(now);
         self.active -= 1;
+    }
+
+    /// Adds the closed spans' lengths to `total`, in time order, then the open span's.
+    fn add_to(&self, total: &mut f64, pool: &SpanPool) {
+        for (k, &block) in self.blocks.iter().enumerate() {
+            let filled = if k + 1 == self.blocks.len() {
+                self.fill as usize
+            } else {
+                SPAN_BLOCK
+            };
+            for len in &pool.blocks[block as usize][..filled] {
+                *total += len;
+            }
+        }
+        if self.open {
+            *total += self.end - self.start;
+        }
     }
 }
 
@@ -349,8 +388,9 @@ pub struct Simulation<'a> {
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
     state: States,
-    /// Per GPU, its busy spans.
+    /// Per GPU, its busy spans; the closed ones' lengths.
     busy: Vec<BusySpans>,
+    spans: SpanPool,
     /// Outcomes of jobs finished since they were last handed over, as (job, drawn job,
     /// outcome).
     finished: Vec<(u32, Option<Job>, JobOutcome)>,
@@ -1052,7 +1092,7 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
-            self.busy[slot.gpu as usize].run_starts(self.now);
+            self.busy[slot.gpu as usize].run_starts(self.now, &mut self.spans);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
@@ -1707,12 +1747,7 @@ impl<'a> Simulation<'a> {
         let energy = self.meter_record();
         let mut busy_gpu_s = 0.0;
         for b in &self.busy {
-            for len in &b.closed {
-                busy_gpu_s += len;
-            }
-            if b.open {
-                busy_gpu_s += b.end - b.start;
-            }
+            b.add_to(&mut busy_gpu_s, &self.spans);
         }
         RunRecord {
             outcomes: Vec::new(),

@@ -285,6 +285,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         parts,
         state: super::States::default(),
         busy,
+        spans: Default::default(),
         finished: Vec::new(),
         classes: table.classes,
         kinds: table.kinds,

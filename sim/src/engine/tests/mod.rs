@@ -597,3 +597,45 @@ fn states_window_follows_the_live_jobs() {
     }
     assert!(states.at.is_empty() && states.jobs().is_empty());
 }
+
+/// Busy spans kept in pooled blocks (GPUs interleaved, several blocks each) sum to the bits of
+/// a GPU-by-GPU, span-by-span sum of their lengths.
+#[test]
+fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
+    let runs = 3 * SPAN_BLOCK + 5;
+    let mut starts = Vec::new();
+    let mut t = 0.1f64;
+    for k in 0..runs {
+        starts.push(t);
+        t += 1.3 + (k as f64).sqrt();
+    }
+    let span = |k: usize, g: usize| {
+        let start = starts[k] + 0.37 * g as f64;
+        (start, start + 0.1 * (k % 7) as f64)
+    };
+    let mut pool = SpanPool::default();
+    let mut gpus = vec![BusySpans::default(); 3];
+    for k in 0..runs {
+        for (g, b) in gpus.iter_mut().enumerate() {
+            let (start, end) = span(k, g);
+            b.run_starts(start, &mut pool);
+            b.run_ends(end);
+        }
+    }
+    assert!(
+        gpus.iter().all(|b| b.blocks.len() > 3),
+        "several blocks per GPU"
+    );
+    let mut got = 0.0;
+    for b in &gpus {
+        b.add_to(&mut got, &pool);
+    }
+    let mut want = 0.0;
+    for g in 0..3 {
+        for k in 0..runs {
+            let (start, end) = span(k, g);
+            want += end - start;
+        }
+    }
+    assert_eq!(got.to_bits(), want.to_bits());
+}
