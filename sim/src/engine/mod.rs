@@ -251,8 +251,9 @@ struct Next {
 /// the summary's sort-and-merge of every run's interval makes (a run starting while another
 /// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
 /// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
-/// The lengths go into blocks of a pool shared by every GPU ([`SpanPool`]), not a vector per
-/// GPU: nothing is copied as they grow.
+/// The latest [`SPAN_BLOCK`] lengths are kept here, beside the open span (a span closes as a
+/// run starts, when this GPU is already at hand); full blocks go to a pool shared by every GPU
+/// ([`SpanPool`]), which each GPU lists its blocks of: nothing is copied as they grow.
 #[derive(Clone, Debug, Default)]
 struct BusySpans {
     /// The open span: its start and the latest end of a run in it that has ended.
@@ -261,18 +262,20 @@ struct BusySpans {
     /// Runs on the GPU now.
     active: u32,
     open: bool,
-    /// Its blocks in the pool, in time order, and the lengths in the last one.
-    blocks: Vec<u32>,
+    /// Lengths closed since the last full block, and how many.
     fill: u32,
+    latest: [f64; SPAN_BLOCK],
+    /// Its full blocks in the pool, in time order.
+    blocks: Vec<u32>,
 }
 
-/// Lengths of closed busy spans, in blocks of [`SPAN_BLOCK`]; each GPU lists its own blocks.
+/// Full blocks of closed busy spans' lengths, from every GPU.
 #[derive(Debug, Default)]
 struct SpanPool {
     blocks: Vec<[f64; SPAN_BLOCK]>,
 }
 
-const SPAN_BLOCK: usize = 32;
+const SPAN_BLOCK: usize = 8;
 
 impl BusySpans {
     fn run_starts(&mut self, now: f64, pool: &mut SpanPool) {
@@ -289,14 +292,13 @@ impl BusySpans {
     }
 
     fn close(&mut self, length: f64, pool: &mut SpanPool) {
-        if self.blocks.is_empty() || self.fill as usize == SPAN_BLOCK {
+        self.latest[self.fill as usize] = length;
+        self.fill += 1;
+        if self.fill as usize == SPAN_BLOCK {
             self.blocks.push(pool.blocks.len() as u32);
-            pool.blocks.push([0.0; SPAN_BLOCK]);
+            pool.blocks.push(self.latest);
             self.fill = 0;
         }
-        let last = *self.blocks.last().expect("a block was just made") as usize;
-        pool.blocks[last][self.fill as usize] = length;
-        self.fill += 1;
     }
 
     fn run_ends(&mut self, now: f64) {
@@ -306,13 +308,9 @@ impl BusySpans {
 
     /// Adds the closed spans' lengths to `total`, in time order, then the open span's.
     fn add_to(&self, total: &mut f64, pool: &SpanPool) {
-        for (k, &block) in self.blocks.iter().enumerate() {
-            let filled = if k + 1 == self.blocks.len() {
-                self.fill as usize
-            } else {
-                SPAN_BLOCK
-            };
-            for len in &pool.blocks[block as usize][..filled] {
+        let full = self.blocks.iter().map(|&b| &pool.blocks[b as usize][..]);
+        for block in full.chain([&self.latest[..self.fill as usize]]) {
+            for len in block {
                 *total += len;
             }
         }
