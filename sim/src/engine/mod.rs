@@ -349,7 +349,7 @@ impl Default for PreemptState {
 struct PartState {
     partition: Partition,
     slice: Option<MigSlice>,
-    tenants: Vec<u32>,
+    tenants: tenancy::Tenants,
 }
 
 #[derive(Clone, Debug)]
@@ -934,10 +934,7 @@ impl<'a> Simulation<'a> {
     fn leave(&mut self, job: u32, slot: SlotRef, memory: u64) {
         self.meter_leave(job, slot.gpu);
         let part = self.part_index(slot);
-        let tenants = &mut self.parts[part].tenants;
-        if let Some(pos) = tenants.iter().position(|&t| t == job) {
-            tenants.remove(pos);
-        }
+        self.parts[part].tenants.remove_job(job);
         self.view.release(slot, memory);
         self.busy[slot.gpu as usize].run_ends(self.now);
         self.memory_used_mib -= memory;
@@ -1446,10 +1443,7 @@ impl<'a> Simulation<'a> {
         for slot in self.held_slots(job) {
             self.meter_leave(job, slot.gpu);
             let part = self.part_index(slot);
-            let tenants = &mut self.parts[part].tenants;
-            if let Some(pos) = tenants.iter().position(|&t| t == job) {
-                tenants.remove(pos);
-            }
+            self.parts[part].tenants.remove_job(job);
         }
         self.stop_computing(job);
         self.pausing.push(job);

@@ -734,7 +734,7 @@ fn group_partitions(
         let part = PartState {
             partition: Partition::whole(gpu),
             slice: None,
-            tenants: Vec::new(),
+            tenants: Default::default(),
         };
         return Ok((kind, vec![part]));
     }
@@ -793,7 +793,7 @@ pub(super) fn slice_part(gpu: &GpuSpec, slice: Option<&MigSlice>) -> PartState {
     PartState {
         partition,
         slice: slice.copied(),
-        tenants: Vec::new(),
+        tenants: Default::default(),
     }
 }
 
