@@ -25,7 +25,7 @@ use crate::perf::{
 };
 use crate::policy::{PlacementRule, Policy, QueueOrder};
 use crate::scenario::schema::{PerfModelSpec, VariantSpec};
-use crate::scenario::{RunOptions, Scenario, ScenarioError, build_variant_with};
+use crate::scenario::{Outputs, RunOptions, Scenario, ScenarioError, build_variant_with};
 use crate::workload::ModelKey;
 use crate::workload::synthetic::{self, MixEntry, SyntheticError, SyntheticPlan};
 
@@ -141,6 +141,8 @@ pub struct BenchPlan {
     pub anchors: Vec<String>,
     /// Largest job count of the scale case (10k, 100k, 1M, ... up to this).
     pub scale_to: u64,
+    /// Result files the anchor and scale cases write (`colo simulate --outputs`).
+    pub outputs: Outputs,
 }
 
 /// One measured line of the benchmark table.
@@ -419,6 +421,7 @@ impl SyntheticRun {
                 preemption: Default::default(),
             },
             jobs,
+            generator: None,
             perf,
             on_unplaceable: Unplaceable::Error,
             timeline_every_s: 0.0,
@@ -454,7 +457,7 @@ fn simulate(config: &SimConfig, labels: RunLabels, case: &str) -> Result<Measure
         source: Box::new(source),
     })?;
     let engine_s = start.elapsed().as_secs_f64();
-    let summary = metrics::summarize(&config.jobs, &record, labels);
+    let summary = metrics::summarize(&config.all_jobs(), &record, labels);
     Ok(Measured {
         jobs: summary.jobs,
         events: record.events,
@@ -844,11 +847,13 @@ struct WholeRun {
 }
 
 /// Loads, runs and writes `path` (into a scratch folder, removed after), as `colo simulate`
-/// does; with at most `trace_limit` trace jobs and, when given, `jobs` synthetic ones.
+/// does with `outputs`; with at most `trace_limit` trace jobs and, when given, `jobs` synthetic
+/// ones.
 fn run_whole(
     path: &Path,
     trace_limit: Option<usize>,
     jobs: Option<u32>,
+    outputs: Outputs,
 ) -> Result<WholeRun, BenchError> {
     let out = std::env::temp_dir().join(format!(
         "colo-bench-{}-{}",
@@ -866,6 +871,7 @@ fn run_whole(
     }
     let options = RunOptions {
         out: Some(out.clone()),
+        outputs,
         ..RunOptions::default()
     };
     let runs = scenario.run(&options, &|_, _, _| {});
@@ -905,7 +911,7 @@ fn set_synthetic_jobs(scenario: &mut Scenario, jobs: u32) {
 fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
     for anchor in chosen_anchors(plan)? {
         let path = plan.anchor_dir.join(format!("{}.ron", anchor.scenario));
-        let run = run_whole(&path, plan.trace_limit, plan.jobs)?;
+        let run = run_whole(&path, plan.trace_limit, plan.jobs, plan.outputs)?;
         let mut r = row(
             format!("anchor {}", anchor.scenario),
             run.measured,
@@ -919,14 +925,25 @@ fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(
             &anchor,
             &run,
             plan.trace_limit.is_some() || plan.jobs.is_some(),
+            plan.outputs,
         );
         on_row(&r);
     }
     Ok(())
 }
 
+/// What a whole run's wall time covers.
+fn wall_note(outputs: Outputs) -> String {
+    let files = match outputs {
+        Outputs::All => "",
+        Outputs::Jobs => " (jobs.csv and summary.json only)",
+        Outputs::Summary => " (summary.json only)",
+    };
+    format!("wall: load, simulate, write{files}")
+}
+
 /// The measured figures beside the recorded ones.
-fn anchor_note(anchor: &Anchor, run: &WholeRun, resized: bool) -> String {
+fn anchor_note(anchor: &Anchor, run: &WholeRun, resized: bool, outputs: Outputs) -> String {
     let mut parts = Vec::new();
     if resized {
         parts.push("resized by --trace-limit/--jobs: not comparable with the anchor".to_owned());
@@ -957,7 +974,7 @@ fn anchor_note(anchor: &Anchor, run: &WholeRun, resized: bool) -> String {
             peak * 1048576.0 / run.measured.jobs.max(1) as f64
         ));
     }
-    parts.push("wall: load, simulate, write".to_owned());
+    parts.push(wall_note(outputs));
     if !run.peak.1.is_empty() {
         parts.push(run.peak.1.to_owned());
     }
@@ -984,7 +1001,7 @@ fn scale_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
         None => scale_steps(plan.scale_to),
     };
     for jobs in steps {
-        let run = run_whole(&path, None, Some(jobs))?;
+        let run = run_whole(&path, None, Some(jobs), plan.outputs)?;
         let mut r = row(
             format!("scale: synthgen {jobs} jobs"),
             run.measured,
@@ -1009,7 +1026,7 @@ fn scale_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
             let k = (run.wall_s / wall0).ln() / (f64::from(jobs) / f64::from(jobs0)).ln();
             note.push(format!("wall grows as jobs^{k:.2} from the step before"));
         }
-        note.push("wall: load, simulate, write".to_owned());
+        note.push(wall_note(plan.outputs));
         if !run.peak.1.is_empty() {
             note.push(run.peak.1.to_owned());
         }
@@ -1156,6 +1173,7 @@ mod tests {
             anchor_dir: PathBuf::new(),
             anchors: Vec::new(),
             scale_to: 1_000_000,
+            outputs: Outputs::All,
         };
         let runs = sweep_runs(&plan);
         assert_eq!(runs.len(), 6);

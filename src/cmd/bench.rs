@@ -6,6 +6,8 @@ use std::sync::Arc;
 use colo_calibrate::shipped;
 use colo_sim::bench::{self, BenchCase, BenchPlan, BenchRow};
 
+use super::simulate::OutputsArg;
+
 /// Arguments of `colo bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -43,9 +45,14 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub anchors: Vec<String>,
     /// Largest job count of the scale case: 10k, 100k, 1M, ... up to this (10000000 adds the
-    /// 10M step: about 1.5 minutes and 7 GiB today).
+    /// 10M step: about 35 s and 0.55 GiB with every file, 19 s and 0.5 GiB with `--outputs
+    /// summary`, on 2 cores).
     #[arg(long, default_value_t = 1_000_000)]
     pub scale_to: u64,
+    /// Result files the anchor and scale cases write, as `colo simulate --outputs`: `summary`
+    /// measures a large replay without its per-job files.
+    #[arg(long, value_enum, default_value_t = OutputsArg::All)]
+    pub outputs: OutputsArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -96,6 +103,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         anchor_dir: find_scenario(&args.anchor_dir),
         anchors: args.anchors,
         scale_to: args.scale_to,
+        outputs: args.outputs.into(),
     };
     let header = match args.format {
         FormatArg::Table => bench::table_header(),

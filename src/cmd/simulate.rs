@@ -46,6 +46,16 @@ pub enum OutputsArg {
     All,
 }
 
+impl From<OutputsArg> for Outputs {
+    fn from(arg: OutputsArg) -> Self {
+        match arg {
+            OutputsArg::Summary => Outputs::Summary,
+            OutputsArg::Jobs => Outputs::Jobs,
+            OutputsArg::All => Outputs::All,
+        }
+    }
+}
+
 /// Runs `colo simulate`.
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let scenario = Scenario::load(&args.scenario)?;
@@ -55,11 +65,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         strict: args.strict,
         shard: args.shard,
-        outputs: match args.outputs {
-            OutputsArg::Summary => Outputs::Summary,
-            OutputsArg::Jobs => Outputs::Jobs,
-            OutputsArg::All => Outputs::All,
-        },
+        outputs: args.outputs.into(),
     };
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(

@@ -8,16 +8,15 @@
 //! unbounded greedy pass therefore visits, in queue order, only the first waiting job of each
 //! class that has not failed yet: it starts exactly the jobs the full scan would, in the same
 //! order, at `O(log n)` per job started or class passed over instead of `O(n)` per pass.
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// A queue entry: (policy key, arrival rank), as in the engine's queue.
 pub(super) type Entry = (u64, u32);
 
-/// Waiting jobs per request class, and the first waiting job of every class.
+/// Waiting jobs per request class (a job's class is its kind's, given with it), and the first
+/// waiting job of every class.
 #[derive(Debug, Default)]
 pub(super) struct BackfillIndex {
-    /// Per job, its request class.
-    class_of: Vec<u32>,
     /// Per class, its waiting jobs in queue order.
     members: Vec<BTreeSet<Entry>>,
     /// The first waiting job of every class with one, as (key, rank, class), in queue order,
@@ -28,39 +27,17 @@ pub(super) struct BackfillIndex {
 }
 
 impl BackfillIndex {
-    /// An index for jobs whose request signatures `signature(job)` yields, in job order.
-    pub(super) fn new(jobs: usize, mut signature: impl FnMut(usize, &mut Vec<u64>)) -> Self {
-        let mut ids: HashMap<Box<[u64]>, u32> = HashMap::new();
-        let mut buf = Vec::new();
-        let class_of = (0..jobs)
-            .map(|job| {
-                buf.clear();
-                signature(job, &mut buf);
-                if let Some(&id) = ids.get(buf.as_slice()) {
-                    return id;
-                }
-                let id = ids.len() as u32;
-                ids.insert(buf.clone().into_boxed_slice(), id);
-                id
-            })
-            .collect();
+    /// An index of `classes` request classes, with no job waiting.
+    pub(super) fn new(classes: usize) -> Self {
         BackfillIndex {
-            class_of,
-            members: vec![BTreeSet::new(); ids.len()],
+            members: vec![BTreeSet::new(); classes],
             heads: BTreeSet::new(),
             parked: Vec::new(),
         }
     }
 
-    /// Number of distinct request classes.
-    #[cfg(test)]
-    pub(super) fn classes(&self) -> usize {
-        self.members.len()
-    }
-
-    /// A job joins the queue.
-    pub(super) fn insert(&mut self, job: u32, entry: Entry) {
-        let class = self.class_of[job as usize];
+    /// A job of request class `class` joins the queue.
+    pub(super) fn insert(&mut self, class: u32, entry: Entry) {
         let set = &mut self.members[class as usize];
         match set.first().copied() {
             Some(first) if first < entry => {}
@@ -75,9 +52,9 @@ impl BackfillIndex {
         set.insert(entry);
     }
 
-    /// A job leaves the queue (it started). Its class must not be parked.
-    pub(super) fn remove(&mut self, job: u32, entry: Entry) {
-        let class = self.class_of[job as usize];
+    /// A job of request class `class` leaves the queue (it started). Its class must not be
+    /// parked.
+    pub(super) fn remove(&mut self, class: u32, entry: Entry) {
         let set = &mut self.members[class as usize];
         let was_first = set.first() == Some(&entry);
         set.remove(&entry);
@@ -113,43 +90,33 @@ impl BackfillIndex {
 mod tests {
     use super::*;
 
-    fn index(classes: &[u64]) -> BackfillIndex {
-        BackfillIndex::new(classes.len(), |job, buf| buf.push(classes[job]))
-    }
-
-    #[test]
-    fn same_signature_same_class() {
-        let ix = index(&[1, 2, 1, 3, 2]);
-        assert_eq!(ix.classes(), 3);
-        assert_eq!(ix.class_of, vec![0, 1, 0, 2, 1]);
-    }
-
     #[test]
     fn heads_follow_queue_order_and_parking() {
-        // Jobs 0..4: classes a, b, a, b.
-        let mut ix = index(&[7, 9, 7, 9]);
-        for (job, rank) in [(2u32, 2u32), (0, 0), (3, 3), (1, 1)] {
-            ix.insert(job, (0, rank));
+        // Jobs 0..4 (rank = job): classes a (0), b (1), a, b.
+        let class = [0u32, 1, 0, 1];
+        let mut ix = BackfillIndex::new(2);
+        for (job, rank) in [(2usize, 2u32), (0, 0), (3, 3), (1, 1)] {
+            ix.insert(class[job], (0, rank));
         }
         assert_eq!(ix.first(), Some((0, 0, 0)));
-        ix.remove(0, (0, 0));
+        ix.remove(class[0], (0, 0));
         assert_eq!(ix.first(), Some((0, 1, 1)));
         ix.park((0, 1, 1));
         assert_eq!(ix.first(), Some((0, 2, 0)));
-        ix.remove(2, (0, 2));
+        ix.remove(class[2], (0, 2));
         assert_eq!(ix.first(), None, "class b is parked, class a is empty");
         ix.end_pass();
         assert_eq!(ix.first(), Some((0, 1, 1)));
         // A removal that is not a head leaves the heads alone.
-        ix.remove(3, (0, 3));
+        ix.remove(class[3], (0, 3));
         assert_eq!(ix.first(), Some((0, 1, 1)));
-        ix.remove(1, (0, 1));
+        ix.remove(class[1], (0, 1));
         assert_eq!(ix.first(), None);
     }
 
     #[test]
     fn keys_order_before_ranks() {
-        let mut ix = index(&[1, 2]);
+        let mut ix = BackfillIndex::new(2);
         ix.insert(0, (5, 0));
         ix.insert(1, (3, 1));
         assert_eq!(ix.first(), Some((3, 1, 1)));

@@ -14,7 +14,8 @@ use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{CoRun, JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
-use crate::workload::Job;
+use crate::workload::synthetic::Drawn;
+use crate::workload::{Job, MinSpeed};
 use heap::{Event, EventKind, JobEvent};
 pub use power::power_mode;
 pub use setup::{Cluster, DynamicMig, EngineError, GpuGroup, SimConfig, Unplaceable};
@@ -69,12 +70,25 @@ struct JobState {
     computing_at: u32,
     /// Its energy meter (`power.rs`; unused without profiles).
     meter: power::JobMeter,
+    /// Its kind (`Simulation::kinds`): class row, GPUs, minimum speed.
+    kind: u32,
+    /// Its work, samples.
+    samples: f64,
+    /// The job itself when the engine drew it (a generated workload), handed over with its
+    /// outcome; `None` for a listed job.
+    drawn: Option<Job>,
+    /// What only preemptive orders use.
+    pre: PreemptState,
 }
 
 impl JobState {
     /// A job that has arrived and waits for its first start.
     fn arrived(samples: f64) -> Self {
         JobState {
+            kind: 0,
+            samples,
+            drawn: None,
+            pre: PreemptState::default(),
             phase: Phase::Pending,
             remaining: samples,
             rate: 0.0,
@@ -96,40 +110,41 @@ impl JobState {
     }
 }
 
-/// The states of the jobs that have arrived and not finished (and of unplaceable ones),
-/// indexed by job: a job's state is made when it arrives and dropped when it finishes (its
-/// outcome is handed over then), so a long replay holds `O(jobs waiting or running)` of them,
-/// not one per job.
+/// The states of the jobs that have arrived and not finished, by job: a job's state is made
+/// when it arrives and dropped when it finishes (its outcome is handed over then), so a long
+/// replay holds `O(jobs waiting or running)` of them, not one per job. The map from job to
+/// state is a window over job ids, from the oldest job with a state to the newest: jobs arrive
+/// in id order (except listed jobs given out of arrival order), so it spans the jobs that
+/// arrived since the oldest one still waiting or running.
 #[derive(Debug, Default)]
 struct States {
-    /// Per job, its place in `slab` (`u32::MAX`: none).
-    at: Vec<u32>,
+    /// Job id of `at[0]`.
+    base: u32,
+    /// Per job from `base`, its place in `slab` (`u32::MAX`: none).
+    at: std::collections::VecDeque<u32>,
     slab: Vec<JobState>,
     /// Places of `slab` free for the next state.
     free: Vec<u32>,
 }
 
 impl States {
-    fn new(jobs: usize) -> Self {
-        States {
-            at: vec![u32::MAX; jobs],
-            slab: Vec::new(),
-            free: Vec::new(),
-        }
+    fn place(&self, job: u32) -> Option<u32> {
+        let at = *self.at.get(job.checked_sub(self.base)? as usize)?;
+        (at != u32::MAX).then_some(at)
     }
 
     fn get(&self, job: u32) -> Option<&JobState> {
-        let at = *self.at.get(job as usize)?;
+        let at = self.place(job)?;
         self.slab.get(at as usize)
     }
 
     fn get_mut(&mut self, job: u32) -> Option<&mut JobState> {
-        let at = *self.at.get(job as usize)?;
+        let at = self.place(job)?;
         self.slab.get_mut(at as usize)
     }
 
     fn insert(&mut self, job: u32, state: JobState) {
-        debug_assert_eq!(self.at[job as usize], u32::MAX, "job {job} has a state");
+        debug_assert!(self.place(job).is_none(), "job {job} has a state");
         let at = match self.free.pop() {
             Some(at) => {
                 self.slab[at as usize] = state;
@@ -140,33 +155,105 @@ impl States {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.at[job as usize] = at;
+        if self.at.is_empty() {
+            self.base = job;
+        }
+        if job < self.base {
+            // A listed job out of id order: the window grows to the front.
+            for _ in job..self.base {
+                self.at.push_front(u32::MAX);
+            }
+            self.base = job;
+        }
+        let offset = (job - self.base) as usize;
+        if offset >= self.at.len() {
+            self.at.resize(offset + 1, u32::MAX);
+        }
+        self.at[offset] = at;
     }
 
     fn remove(&mut self, job: u32) -> JobState {
-        let at = std::mem::replace(&mut self.at[job as usize], u32::MAX);
+        let offset = (job - self.base) as usize;
+        let at = std::mem::replace(&mut self.at[offset], u32::MAX);
         self.free.push(at);
+        while self.at.front() == Some(&u32::MAX) {
+            self.at.pop_front();
+            self.base += 1;
+        }
         std::mem::replace(&mut self.slab[at as usize], JobState::arrived(0.0))
+    }
+
+    /// Jobs with a state, in id order.
+    fn jobs(&self) -> Vec<u32> {
+        (0..self.at.len())
+            .filter(|&i| self.at[i] != u32::MAX)
+            .map(|i| self.base + i as u32)
+            .collect()
     }
 }
 
 impl std::ops::Index<usize> for States {
     type Output = JobState;
     fn index(&self, job: usize) -> &JobState {
-        &self.slab[self.at[job] as usize]
+        &self.slab[self.at[job - self.base as usize] as usize]
     }
 }
 
 impl std::ops::IndexMut<usize> for States {
     fn index_mut(&mut self, job: usize) -> &mut JobState {
-        &mut self.slab[self.at[job] as usize]
+        &mut self.slab[self.at[job - self.base as usize] as usize]
     }
+}
+
+/// A kind of job: what the engine reads of a job besides its work (its class and memory on
+/// every group, through its row; its GPUs and minimum speed), checked once to fit somewhere.
+#[derive(Clone, Debug)]
+struct Kind {
+    /// Its row in `rows_class` and `rows_memory`.
+    row: u32,
+    gpus: u32,
+    min_speed: Option<MinSpeed>,
+    /// Its request class in the backfill index.
+    request: u32,
+    /// Whether it fits somewhere (false: skipped as unplaceable).
+    fits: bool,
+    /// Samples/s alone (times its GPUs) on the first group that can run it.
+    alone_rate: f64,
+}
+
+/// Where the jobs come from, in arrival order.
+enum Arrivals<'a> {
+    /// Listed jobs: in id order when the list is in arrival order (`order` is `None`), else
+    /// through `order`, their ids sorted by (arrival, id). Each job's kind is kept.
+    Listed {
+        order: Option<Vec<u32>>,
+        kind_of: Vec<u32>,
+    },
+    /// Drawn by a generator as the clock reaches them (in id order); a job's kind is that of
+    /// its (mix entry, GPU choice), `entry * choices + choice`.
+    Drawn {
+        draws: Box<dyn Iterator<Item = Drawn> + Send + 'a>,
+        kind_of: Vec<u32>,
+        choices: usize,
+    },
+}
+
+/// The next job to arrive, read ahead.
+struct Next {
+    job: u32,
+    arrival_s: f64,
+    kind: u32,
+    samples: f64,
+    drawn: Option<Job>,
 }
 
 /// One GPU's busy time as the union of its jobs' runs, kept as they start and end: the spans
 /// the summary's sort-and-merge of every run's interval makes (a run starting while another
 /// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
 /// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
+/// The latest [`SPAN_BLOCK`] lengths are kept here, beside the open span (a span closes as a
+/// run starts, when this GPU is already at hand); full blocks go to a pool shared by every GPU
+/// ([`SpanPool`]), which each GPU lists its blocks of: nothing is copied as they grow.
 #[derive(Clone, Debug, Default)]
 struct BusySpans {
     /// The open span: its start and the latest end of a run in it that has ended.
@@ -175,27 +262,61 @@ struct BusySpans {
     /// Runs on the GPU now.
     active: u32,
     open: bool,
-    /// Lengths of the closed spans, in time order.
-    closed: Vec<f64>,
+    /// Lengths closed since the last full block, and how many.
+    fill: u32,
+    latest: [f64; SPAN_BLOCK],
+    /// Its full blocks in the pool, in time order.
+    blocks: Vec<u32>,
 }
 
+/// Full blocks of closed busy spans' lengths, from every GPU.
+#[derive(Debug, Default)]
+struct SpanPool {
+    blocks: Vec<[f64; SPAN_BLOCK]>,
+}
+
+const SPAN_BLOCK: usize = 8;
+
 impl BusySpans {
-    fn run_starts(&mut self, now: f64) {
+    fn run_starts(&mut self, now: f64, pool: &mut SpanPool) {
         if self.active == 0 {
             if !self.open {
                 self.open = true;
                 (self.start, self.end) = (now, now);
             } else if now > self.end {
-                self.closed.push(self.end - self.start);
+                self.close(self.end - self.start, pool);
                 (self.start, self.end) = (now, now);
             }
         }
         self.active += 1;
     }
 
+    fn close(&mut self, length: f64, pool: &mut SpanPool) {
+        self.latest[self.fill as usize] = length;
+        self.fill += 1;
+        if self.fill as usize == SPAN_BLOCK {
+            self.blocks.push(pool.blocks.len() as u32);
+            pool.blocks.push(self.latest);
+            self.fill = 0;
+        }
+    }
+
     fn run_ends(&mut self, now: f64) {
         self.end = self.end.max(now);
         self.active -= 1;
+    }
+
+    /// Adds the closed spans' lengths to `total`, in time order, then the open span's.
+    fn add_to(&self, total: &mut f64, pool: &SpanPool) {
+        let full = self.blocks.iter().map(|&b| &pool.blocks[b as usize][..]);
+        for block in full.chain([&self.latest[..self.fill as usize]]) {
+            for len in block {
+                *total += len;
+            }
+        }
+        if self.open {
+            *total += self.end - self.start;
+        }
     }
 }
 
@@ -209,9 +330,6 @@ struct PreemptState {
     level: u32,
     /// Runs cut short by a preemption, in order.
     preempted: Vec<RunSpan>,
-    /// Jobs it preempted that are still checkpointing to make room for it: it preempts no more
-    /// while there are any, and the GPUs it will take are reserved for it.
-    victims_left: u32,
     /// While checkpointing: the job it makes room for.
     room_for: u32,
 }
@@ -222,7 +340,6 @@ impl Default for PreemptState {
             attained_gpu_s: 0.0,
             level: 0,
             preempted: Vec::new(),
-            victims_left: 0,
             room_for: u32::MAX,
         }
     }
@@ -232,7 +349,7 @@ impl Default for PreemptState {
 struct PartState {
     partition: Partition,
     slice: Option<MigSlice>,
-    tenants: Vec<u32>,
+    tenants: tenancy::Tenants,
 }
 
 #[derive(Clone, Debug)]
@@ -256,24 +373,31 @@ struct GroupState {
 pub struct Simulation<'a> {
     perf: &'a dyn PerfModel,
     policy: Policy,
+    /// The listed jobs (empty when they are drawn).
     jobs: &'a [Job],
-    /// Jobs in arrival order (arrival, then input index).
-    arrivals: Vec<u32>,
+    total_jobs: usize,
+    /// The jobs in arrival order.
+    arrivals: Arrivals<'a>,
+    /// The next job to arrive, read ahead.
+    next: Option<Next>,
+    /// Rank (place in arrival order) of `next`.
     cursor: usize,
     groups: Vec<GroupState>,
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
     state: States,
-    /// Per GPU, its busy spans.
+    /// Per GPU, its busy spans; the closed ones' lengths.
     busy: Vec<BusySpans>,
-    /// Outcomes of jobs finished since they were last handed over, as (job, outcome).
-    finished: Vec<(u32, JobOutcome)>,
-    /// Per job under a preemptive order; empty under the others.
-    pre: Vec<PreemptState>,
-    /// Job classes, and per (job, group) the class index (u32::MAX = cannot run there).
+    spans: SpanPool,
+    /// Outcomes of jobs finished since they were last handed over, as (job, drawn job,
+    /// outcome).
+    finished: Vec<(u32, Option<Job>, JobOutcome)>,
+    /// Job classes; kinds of job; per row (of a kind) and group, the class index (u32::MAX =
+    /// cannot run there) and memory.
     classes: Vec<JobClass>,
-    job_class: Vec<u32>,
-    job_memory: Vec<u64>,
+    kinds: Vec<Kind>,
+    rows_class: Vec<u32>,
+    rows_memory: Vec<u64>,
     view: ClusterView,
     /// Waiting jobs as (policy key, arrival rank); ties go to the earlier arrival.
     queue: BTreeSet<(u64, u32)>,
@@ -307,8 +431,6 @@ pub struct Simulation<'a> {
     /// Jobs holding GPUs without computing (checkpointing or restoring): not tenants of their
     /// partitions (they take no rate) but, as for placement rules, sharing them.
     pausing: Vec<u32>,
-    /// Per job, samples/s alone (times its GPUs) on the first group that can run it.
-    alone_rate: Vec<f64>,
     /// Jobs in phase `Running`, in no particular order (preemption candidates come from here).
     computing: Vec<u32>,
     /// One scheduling pass's preemption candidates, built at its first miss.
@@ -316,6 +438,10 @@ pub struct Simulation<'a> {
     /// GPUs reserved, as (for job, GPU), while that job's victims checkpoint: locked in the view
     /// so that no job starts on them and takes the room being made.
     reserved: Vec<(u32, u32)>,
+    /// Jobs whose victims are still checkpointing to make room for them, as (job, victims
+    /// left): such a job preempts no more while it has any, and the GPUs it will take are
+    /// reserved for it.
+    making_room: Vec<(u32, u32)>,
     /// At least the priority value of every job computing (exact when a pass builds its
     /// candidates; raised as jobs start computing or drop a Las level): a waiting job at or above
     /// it has no candidate below it, without a look at the running jobs.
@@ -397,9 +523,13 @@ pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 /// Takes the timeline's rows in order as the run goes ([`Simulation::run_streaming`]).
 pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
 
-/// Takes each job's outcome as (job, outcome) once it is final ([`Simulation::run_streaming`]):
-/// when the job finishes, in the order jobs finish; unplaceable jobs' at the end.
-pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, JobOutcome);
+/// Takes each job's outcome as (job, drawn job, outcome) once it is final
+/// ([`Simulation::run_streaming`]): when the job finishes, in the order jobs finish;
+/// unplaceable jobs' when they arrive. The drawn job is the job itself when the engine drew it
+/// ([`SimConfig::generator`]; without its name, which is
+/// [`crate::workload::synthetic::Generator::name`]`(job)`), `None` for a listed job
+/// (`SimConfig::jobs[job]`).
+pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, Option<Job>, JobOutcome);
 
 /// Rows kept before they are handed to a [`TimelineSink`] (the last one is held back: a later
 /// change at the same time replaces it).
@@ -433,8 +563,8 @@ impl<'a> Simulation<'a> {
         config: &'a SimConfig,
         progress: Option<Progress<'_>>,
     ) -> Result<RunRecord, EngineError> {
-        let mut outcomes: Vec<Option<JobOutcome>> = (0..config.jobs.len()).map(|_| None).collect();
-        let mut put = |job: u32, o: JobOutcome| outcomes[job as usize] = Some(o);
+        let mut outcomes: Vec<Option<JobOutcome>> = (0..config.job_count()).map(|_| None).collect();
+        let mut put = |job: u32, _: Option<Job>, o: JobOutcome| outcomes[job as usize] = Some(o);
         self.drive(progress, None, &mut put)?;
         let mut record = self.finish(config, &mut put);
         record.outcomes = outcomes
@@ -478,7 +608,7 @@ impl<'a> Simulation<'a> {
         mut timeline: Option<TimelineSink<'_>>,
         outcomes: OutcomeSink<'_>,
     ) -> Result<(), EngineError> {
-        let total = self.jobs.len() as u64;
+        let total = self.total_jobs as u64;
         let mut reported = 0;
         while let Some(time) = self.next_time() {
             debug_assert!(time >= self.now, "time went back: {time} < {}", self.now);
@@ -495,8 +625,8 @@ impl<'a> Simulation<'a> {
                     sink(&row);
                 }
             }
-            for (job, outcome) in self.finished.drain(..) {
-                outcomes(job, outcome);
+            for (job, drawn, outcome) in self.finished.drain(..) {
+                outcomes(job, drawn, outcome);
             }
             let due = self.completed >= reported + 4096 || self.completed == total;
             if let Some(report) = progress.as_mut().filter(|_| due) {
@@ -510,10 +640,7 @@ impl<'a> Simulation<'a> {
     /// The time of the next arrival or live completion.
     fn next_time(&mut self) -> Option<f64> {
         self.drop_stale_events();
-        let arrival = self
-            .arrivals
-            .get(self.cursor)
-            .map(|&j| self.jobs[j as usize].arrival_s);
+        let arrival = self.next.as_ref().map(|n| n.arrival_s);
         let completion = self.heap.peek().map(|Reverse(e)| e.time);
         match (arrival, completion) {
             (Some(a), Some(c)) => Some(a.min(c)),
@@ -578,48 +705,136 @@ impl<'a> Simulation<'a> {
                 },
             }
         }
-        while let Some(&job) = self.arrivals.get(self.cursor) {
-            let arrival = self.jobs[job as usize].arrival_s;
-            if arrival > horizon {
-                break;
-            }
-            self.now = self.now.max(arrival);
+        while self.next.as_ref().is_some_and(|n| n.arrival_s <= horizon) {
+            let Some(next) = self.next.take() else { break };
+            self.now = self.now.max(next.arrival_s);
             let rank = self.cursor as u32;
             self.cursor += 1;
             self.events += 1;
-            self.enqueue(job, rank);
+            self.draw_next();
+            self.admit(next, rank);
         }
         Ok(())
     }
 
+    /// Reads the next job to arrive (rank `cursor`) ahead, if any is left.
+    fn draw_next(&mut self) {
+        let rank = self.cursor;
+        self.next = match &mut self.arrivals {
+            Arrivals::Listed { order, kind_of } => {
+                let job = match order {
+                    Some(order) => order.get(rank).copied(),
+                    None => (rank < self.jobs.len()).then_some(rank as u32),
+                };
+                job.map(|job| {
+                    let j = &self.jobs[job as usize];
+                    Next {
+                        job,
+                        arrival_s: j.arrival_s,
+                        kind: kind_of[job as usize],
+                        samples: j.samples,
+                        drawn: None,
+                    }
+                })
+            }
+            Arrivals::Drawn {
+                draws,
+                kind_of,
+                choices,
+            } => draws.next().map(|d| Next {
+                job: rank as u32,
+                arrival_s: d.job.arrival_s,
+                kind: kind_of[d.entry * *choices + d.choice],
+                samples: d.job.samples,
+                drawn: Some(d.job),
+            }),
+        };
+    }
+
+    /// The job of arrival rank `rank`.
+    fn job_at(&self, rank: u32) -> u32 {
+        match &self.arrivals {
+            Arrivals::Listed {
+                order: Some(order), ..
+            } => order[rank as usize],
+            _ => rank,
+        }
+    }
+
+    /// A job arrives: its state is made and it joins the queue, or, if it fits nowhere (and
+    /// such jobs are skipped), its outcome is final at once.
+    fn admit(&mut self, next: Next, rank: u32) {
+        let mut state = JobState::arrived(next.samples);
+        state.kind = next.kind;
+        state.drawn = next.drawn;
+        let fits = self.kinds[next.kind as usize].fits;
+        if !fits {
+            state.phase = Phase::Skipped;
+        }
+        self.state.insert(next.job, state);
+        if fits {
+            self.enqueue(next.job, rank);
+        } else {
+            let (drawn, outcome) = self.take_outcome(next.job);
+            self.finished.push((next.job, drawn, outcome));
+        }
+    }
+
+    fn kind_of(&self, job: u32) -> &Kind {
+        &self.kinds[self.state[job as usize].kind as usize]
+    }
+
+    /// The job's class on group `group` (`u32::MAX`: it cannot run there).
+    fn class_of(&self, job: u32, group: usize) -> u32 {
+        let row = self.kind_of(job).row as usize;
+        self.rows_class[row * self.groups.len() + group]
+    }
+
+    /// The job's memory on group `group`, MiB.
+    fn memory_of(&self, job: u32, group: usize) -> u64 {
+        let row = self.kind_of(job).row as usize;
+        self.rows_memory[row * self.groups.len() + group]
+    }
+
+    /// The job's GPUs.
+    fn gpus_of(&self, job: u32) -> u32 {
+        self.kind_of(job).gpus
+    }
+
+    /// The job's name (for errors).
+    fn job_name(&self, job: u32) -> String {
+        match self.state.get(job).and_then(|s| s.drawn.as_ref()) {
+            // Drawn jobs come without their names (`Generator::draws_unnamed`).
+            Some(_) => crate::workload::synthetic::Generator::name(job),
+            None => self
+                .jobs
+                .get(job as usize)
+                .map_or_else(|| format!("#{job}"), |j| j.name.clone()),
+        }
+    }
+
     fn enqueue(&mut self, job: u32, rank: u32) {
-        if self.state.get(job).is_none() {
-            self.state
-                .insert(job, JobState::arrived(self.jobs[job as usize].samples));
-        }
         let state = &mut self.state[job as usize];
-        if state.phase == Phase::Skipped {
-            return;
-        }
         state.phase = Phase::Queued;
         state.rank = rank;
         let key = match &self.policy.order {
             QueueOrder::Fifo => 0,
             QueueOrder::ShortestFirst => self
-                .exclusive_seconds(job, self.jobs[job as usize].samples)
+                .exclusive_seconds(job, self.state[job as usize].samples)
                 .to_bits(),
-            QueueOrder::Las { .. } => u64::from(self.pre[job as usize].level),
+            QueueOrder::Las { .. } => u64::from(self.state[job as usize].pre.level),
             QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
+        let request = self.kind_of(job).request;
         if let Some(index) = &mut self.index {
-            index.insert(job, (key, rank));
+            index.insert(request, (key, rank));
         }
     }
 
     /// Seconds `samples` of the job take alone on the first group that can run it.
     fn exclusive_seconds(&self, job: u32, samples: f64) -> f64 {
-        samples / self.alone_rate[job as usize]
+        samples / self.kind_of(job).alone_rate
     }
 
     /// A waiting job's priority under a preemptive order (lower is served first): its Las level,
@@ -627,7 +842,7 @@ impl<'a> Simulation<'a> {
     fn waiting_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
+            QueueOrder::Las { .. } => f64::from(s.pre.level),
             _ => self.exclusive_seconds(job, s.remaining),
         }
     }
@@ -636,7 +851,7 @@ impl<'a> Simulation<'a> {
     fn running_priority(&self, job: u32) -> f64 {
         let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(self.pre[job as usize].level),
+            QueueOrder::Las { .. } => f64::from(s.pre.level),
             _ => {
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
                 self.exclusive_seconds(job, remaining)
@@ -667,9 +882,7 @@ impl<'a> Simulation<'a> {
 
     /// Whether the job was preempted before (its next start is a resume).
     fn was_preempted(&self, job: u32) -> bool {
-        self.pre
-            .get(job as usize)
-            .is_some_and(|p| !p.preempted.is_empty())
+        !self.state[job as usize].pre.preempted.is_empty()
     }
 
     fn is_lead(&self, job: u32, gpu: u32) -> bool {
@@ -687,9 +900,8 @@ impl<'a> Simulation<'a> {
         self.stop_computing(job);
         self.completed += 1;
         self.give_back(job);
-        let s = self.state.remove(job);
-        let outcome = self.outcome(job as usize, s);
-        self.finished.push((job, outcome));
+        let (drawn, outcome) = self.take_outcome(job);
+        self.finished.push((job, drawn, outcome));
     }
 
     /// The job leaves every GPU it holds (its partitions, memory, multi-GPU locks).
@@ -722,10 +934,7 @@ impl<'a> Simulation<'a> {
     fn leave(&mut self, job: u32, slot: SlotRef, memory: u64) {
         self.meter_leave(job, slot.gpu);
         let part = self.part_index(slot);
-        let tenants = &mut self.parts[part].tenants;
-        if let Some(pos) = tenants.iter().position(|&t| t == job) {
-            tenants.remove(pos);
-        }
+        self.parts[part].tenants.remove_job(job);
         self.view.release(slot, memory);
         self.busy[slot.gpu as usize].run_ends(self.now);
         self.memory_used_mib -= memory;
@@ -765,12 +974,13 @@ impl<'a> Simulation<'a> {
                 Some(key) => self.queue.range((Excluded(key), Unbounded)).next().copied(),
             };
             let Some((key, rank)) = next else { break };
-            let job = self.arrivals[rank as usize];
+            let job = self.job_at(rank);
             match self.find_placement(job) {
                 Some((group, placement)) => {
                     self.queue.remove(&(key, rank));
+                    let request = self.kind_of(job).request;
                     if let Some(index) = &mut self.index {
-                        index.remove(job, (key, rank));
+                        index.remove(request, (key, rank));
                     }
                     self.start(job, group, placement)?;
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
@@ -795,13 +1005,13 @@ impl<'a> Simulation<'a> {
     /// over. It starts the same jobs in the same order as the scan (`backfill.rs` says why).
     fn indexed_pass(&mut self, started: &mut Vec<u32>) -> Result<(), EngineError> {
         while let Some(head) = self.index.as_ref().and_then(|ix| ix.first()) {
-            let (key, rank, _) = head;
-            let job = self.arrivals[rank as usize];
+            let (key, rank, request) = head;
+            let job = self.job_at(rank);
             let placement = self.find_placement(job);
             let index = self.index.as_mut().expect("an indexed pass has an index");
             match placement {
                 Some((group, placement)) => {
-                    index.remove(job, (key, rank));
+                    index.remove(request, (key, rank));
                     self.queue.remove(&(key, rank));
                     self.start(job, group, placement)?;
                     started.push(self.state[job as usize].slot.map_or(0, |s| s.gpu));
@@ -832,7 +1042,7 @@ impl<'a> Simulation<'a> {
             perf: self.perf,
         };
         (0..n_groups).find_map(|group| {
-            if self.job_class[job as usize * n_groups + group] == u32::MAX {
+            if self.class_of(job, group) == u32::MAX {
                 return None;
             }
             let request = self.request(job, group);
@@ -842,8 +1052,7 @@ impl<'a> Simulation<'a> {
 
     /// Applies a placement after checking it: memory, room, and idle GPUs for multi-GPU jobs.
     fn start(&mut self, job: u32, group: u32, placement: Placement) -> Result<(), EngineError> {
-        let n_groups = self.groups.len();
-        let memory = self.job_memory[job as usize * n_groups + group as usize];
+        let memory = self.memory_of(job, group as usize);
         // A single slot is borrowed, not collected: this runs once per job start.
         let gang: Vec<SlotRef>;
         let slots: &[SlotRef] = match &placement {
@@ -866,7 +1075,7 @@ impl<'a> Simulation<'a> {
                 || (idle_needed && self.view.jobs_on_gpu(slot.gpu) > 0)
             {
                 return Err(EngineError::PolicyBroke {
-                    job: self.jobs[job as usize].name.clone(),
+                    job: self.job_name(job),
                     gpu: slot.gpu,
                 });
             }
@@ -878,7 +1087,7 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
-            self.busy[slot.gpu as usize].run_starts(self.now);
+            self.busy[slot.gpu as usize].run_starts(self.now, &mut self.spans);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
@@ -948,18 +1157,18 @@ impl<'a> Simulation<'a> {
         let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order else {
             return;
         };
-        let p = &self.pre[job as usize];
+        let p = &self.state[job as usize].pre;
         let Some(&threshold) = thresholds_gpu_s.get(p.level as usize) else {
             return;
         };
-        let gpus = f64::from(self.jobs[job as usize].gpus);
+        let gpus = f64::from(self.gpus_of(job));
         let at = self.state[job as usize].run_start + (threshold - p.attained_gpu_s) / gpus;
         self.push_job_event(job, at, JobEvent::Demote);
     }
 
     /// A Las threshold is reached: the job drops one level.
     fn demote(&mut self, job: u32) {
-        let p = &mut self.pre[job as usize];
+        let p = &mut self.state[job as usize].pre;
         p.level += 1;
         self.priority_bound = self.priority_bound.max(f64::from(p.level));
         self.push_demote(job);
@@ -1040,7 +1249,7 @@ impl<'a> Simulation<'a> {
         if !self.policy.order.preempts() {
             return false;
         }
-        if self.pre[job as usize].victims_left > 0 {
+        if self.making_room.iter().any(|&(j, _)| j == job) {
             return true;
         }
         let priority = self.waiting_priority(job);
@@ -1075,7 +1284,8 @@ impl<'a> Simulation<'a> {
         }
         let Some((_, placement)) = placement else {
             debug_assert_eq!(
-                self.jobs[job as usize].gpus, 1,
+                self.gpus_of(job),
+                1,
                 "could_free_gpus said a multi-GPU job would fit"
             );
             self.pass.failed.push(job);
@@ -1110,7 +1320,7 @@ impl<'a> Simulation<'a> {
         if victims == 0 {
             return false;
         }
-        self.pre[job as usize].victims_left = victims;
+        self.making_room.push((job, victims));
         for gpu in target {
             self.view.set_locked(gpu, true);
             self.reserved.push((job, gpu));
@@ -1155,7 +1365,7 @@ impl<'a> Simulation<'a> {
     /// in a group the job may run in; a GPU comes free when all its jobs are such candidates. A
     /// quick no, without touching the view; always yes for a one-GPU job.
     fn could_free_gpus(&mut self, job: u32, priority: f64) -> bool {
-        let need = self.jobs[job as usize].gpus;
+        let need = self.gpus_of(job);
         if need <= 1 {
             return true;
         }
@@ -1187,7 +1397,7 @@ impl<'a> Simulation<'a> {
         self.pass.gpu_counts = counts;
         self.pass.touched = touched;
         (0..n_groups).any(|group| {
-            self.job_class[job as usize * n_groups + group] != u32::MAX
+            self.class_of(job, group) != u32::MAX
                 && self.groups[group].mode != ShareMode::Mig
                 && free[group] >= need as usize
         })
@@ -1197,14 +1407,9 @@ impl<'a> Simulation<'a> {
     /// than one) and as much memory in every group (`u64::MAX` where it cannot run). Wherever
     /// `b` cannot be placed, neither can `a`.
     fn asks_no_less(&self, a: u32, b: u32) -> bool {
-        let n = self.groups.len();
-        let (a, b) = (a as usize, b as usize);
-        let (ga, gb) = (self.jobs[a].gpus, self.jobs[b].gpus);
+        let (ga, gb) = (self.gpus_of(a), self.gpus_of(b));
         (ga == gb || (gb > 1 && ga > gb))
-            && self.job_memory[a * n..(a + 1) * n]
-                .iter()
-                .zip(&self.job_memory[b * n..(b + 1) * n])
-                .all(|(ma, mb)| ma >= mb)
+            && (0..self.groups.len()).all(|g| self.memory_of(a, g) >= self.memory_of(b, g))
     }
 
     /// Takes a job's hold off the view (`false`) or puts it back (`true`), nothing else.
@@ -1238,10 +1443,7 @@ impl<'a> Simulation<'a> {
         for slot in self.held_slots(job) {
             self.meter_leave(job, slot.gpu);
             let part = self.part_index(slot);
-            let tenants = &mut self.parts[part].tenants;
-            if let Some(pos) = tenants.iter().position(|&t| t == job) {
-                tenants.remove(pos);
-            }
+            self.parts[part].tenants.remove_job(job);
         }
         self.stop_computing(job);
         self.pausing.push(job);
@@ -1251,7 +1453,7 @@ impl<'a> Simulation<'a> {
         s.rate = 0.0;
         s.phase = Phase::Checkpointing;
         s.epoch += 1;
-        self.pre[job as usize].room_for = room_for;
+        s.pre.room_for = room_for;
         let at = now + self.policy.preemption.checkpoint_s;
         self.push_job_event(job, at, JobEvent::CheckpointDone);
     }
@@ -1260,7 +1462,7 @@ impl<'a> Simulation<'a> {
     /// its progress and attained service kept.
     fn checkpoint_done(&mut self, job: u32) {
         let now = self.now;
-        let gpus_held = f64::from(self.jobs[job as usize].gpus);
+        let gpus_held = f64::from(self.gpus_of(job));
         let (gpus, slice, run_start) = {
             let s = &self.state[job as usize];
             let slot = s.slot.expect("a job holding GPUs has a slot");
@@ -1279,7 +1481,7 @@ impl<'a> Simulation<'a> {
             s.rank
         };
         {
-            let p = &mut self.pre[job as usize];
+            let p = &mut self.state[job as usize].pre;
             p.preempted.push(RunSpan {
                 start_s: run_start,
                 end_s: now,
@@ -1289,17 +1491,24 @@ impl<'a> Simulation<'a> {
             p.attained_gpu_s += gpus_held * (now - run_start);
         }
         if let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order {
-            let p = &mut self.pre[job as usize];
+            let p = &mut self.state[job as usize].pre;
             let reached = thresholds_gpu_s
                 .iter()
                 .filter(|&&t| t <= p.attained_gpu_s)
                 .count() as u32;
             p.level = p.level.max(reached);
         }
-        let room_for = self.pre[job as usize].room_for;
-        let left = &mut self.pre[room_for as usize].victims_left;
-        *left -= 1;
-        if *left == 0 {
+        let room_for = self.state[job as usize].pre.room_for;
+        // The job it makes room for may have started elsewhere, and even finished, meanwhile.
+        let at = self.making_room.iter().position(|&(j, _)| j == room_for);
+        let left = at.map_or(0, |at| {
+            self.making_room[at].1 -= 1;
+            self.making_room[at].1
+        });
+        if left == 0 {
+            if let Some(at) = at {
+                self.making_room.swap_remove(at);
+            }
             // Every victim is gone (all in this instant): the room is the job's to take in the
             // pass that follows, before any job of lower priority.
             for k in 0..self.reserved.len() {
@@ -1317,19 +1526,18 @@ impl<'a> Simulation<'a> {
     /// layout and has an idle GPU, start re-cutting that GPU to the layout with the most slices
     /// that hold the job (the first such layout on ties). At most one re-cut per waiting job.
     fn try_recut(&mut self, job: u32) {
-        if self.state[job as usize].awaits_recut || self.jobs[job as usize].gpus > 1 {
+        if self.state[job as usize].awaits_recut || self.gpus_of(job) > 1 {
             return;
         }
         let n_groups = self.groups.len();
         for group in 0..n_groups {
-            let idx = job as usize * n_groups + group;
             let Some(dynamic) = &self.groups[group].dynamic else {
                 continue;
             };
-            if self.job_class[idx] == u32::MAX {
+            if self.class_of(job, group) == u32::MAX {
                 continue;
             }
-            let need = self.job_memory[idx];
+            let need = self.memory_of(job, group);
             let holds = |layout: &crate::hardware::MigLayout| {
                 layout
                     .slices
@@ -1418,12 +1626,17 @@ impl<'a> Simulation<'a> {
             if p.tenants.is_empty() {
                 continue;
             }
+            let group_idx = self.gpus[gpu as usize].group as usize;
+            let n_groups = self.groups.len();
+            let (state, kinds, rows, classes) =
+                (&self.state, &self.kinds, &self.rows_class, &self.classes);
             let tenant_of = |job: u32| {
-                let idx = job as usize * self.groups.len() + self.gpus[gpu as usize].group as usize;
+                let kind = &kinds[state[job as usize].kind as usize];
+                let class = rows[kind.row as usize * n_groups + group_idx];
                 Tenant {
-                    class: &self.classes[self.job_class[idx] as usize],
+                    class: &classes[class as usize],
                     sm_budget: group.sm_budget,
-                    gpus: self.jobs[job as usize].gpus,
+                    gpus: kind.gpus,
                 }
             };
             // Small sets (the usual case) live on the stack: this runs at every set change.
@@ -1453,7 +1666,7 @@ impl<'a> Simulation<'a> {
                 if !(rate.is_finite() && rate > 0.0) {
                     return Err(EngineError::BadRate {
                         model: self.perf.name(),
-                        job: self.jobs[job as usize].name.clone(),
+                        job: self.job_name(job),
                         rate,
                     });
                 }
@@ -1514,25 +1727,19 @@ impl<'a> Simulation<'a> {
     /// The record of the run; the outcomes of the jobs that never finished (unplaceable ones)
     /// go to `outcomes`, in input order.
     fn finish(mut self, config: &SimConfig, outcomes: OutcomeSink<'_>) -> RunRecord {
-        for (job, outcome) in self.finished.drain(..) {
-            outcomes(job, outcome);
+        for (job, drawn, outcome) in self.finished.drain(..) {
+            outcomes(job, drawn, outcome);
         }
-        for job in 0..self.jobs.len() as u32 {
-            if self.state.get(job).is_some() {
-                let s = self.state.remove(job);
-                let outcome = self.outcome(job as usize, s);
-                outcomes(job, outcome);
-            }
+        // Every job has finished or was skipped when it arrived; any left is handed over as it
+        // stands.
+        for job in self.state.jobs() {
+            let (drawn, outcome) = self.take_outcome(job);
+            outcomes(job, drawn, outcome);
         }
         let energy = self.meter_record();
         let mut busy_gpu_s = 0.0;
         for b in &self.busy {
-            for len in &b.closed {
-                busy_gpu_s += len;
-            }
-            if b.open {
-                busy_gpu_s += b.end - b.start;
-            }
+            b.add_to(&mut busy_gpu_s, &self.spans);
         }
         RunRecord {
             outcomes: Vec::new(),
@@ -1546,13 +1753,18 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn outcome(&mut self, job: usize, s: JobState) -> JobOutcome {
+    /// Drops the job's state and makes its outcome; the job itself if the engine drew it.
+    fn take_outcome(&mut self, job: u32) -> (Option<Job>, JobOutcome) {
         let n_groups = self.groups.len();
+        let kind = self.kind_of(job);
+        let row = &self.rows_class[kind.row as usize * n_groups..][..n_groups];
+        let gpus = kind.gpus;
+        let mut s = self.state.remove(job);
         let class = (0..n_groups)
-            .map(|g| (g, self.job_class[job * n_groups + g]))
+            .map(|g| (g, row[g]))
             .find(|&(g, c)| c != u32::MAX && (s.phase != Phase::Done || g == s.group as usize));
         let exclusive_rate = class.map_or(f64::NAN, |(_, c)| {
-            self.classes[c as usize].solo_rate * f64::from(self.jobs[job].gpus)
+            self.classes[c as usize].solo_rate * f64::from(gpus)
         });
         let completed = s.phase == Phase::Done;
         let slot = s.slot.filter(|_| completed);
@@ -1560,7 +1772,7 @@ impl<'a> Simulation<'a> {
         if gpus.is_empty() {
             gpus.extend(slot.map(|sl| sl.gpu));
         }
-        JobOutcome {
+        let outcome = JobOutcome {
             completed,
             start_s: s.start,
             end_s: s.end,
@@ -1570,13 +1782,10 @@ impl<'a> Simulation<'a> {
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
             energy_j: self.meter_job_energy(&s.meter).filter(|_| completed),
-            preempted: self
-                .pre
-                .get_mut(job)
-                .map(|p| std::mem::take(&mut p.preempted))
-                .unwrap_or_default(),
+            preempted: std::mem::take(&mut s.pre.preempted),
             resumed_s: s.run_start,
-        }
+        };
+        (s.drawn.take(), outcome)
     }
 }
 

@@ -117,8 +117,8 @@ pub(super) struct Meter {
     any_model: bool,
 }
 
-/// The meter for a simulation, or `None` without profiles. `job_class[job * groups + group]` is
-/// the job's class on the group (`u32::MAX`: none).
+/// The meter for a simulation, or `None` without profiles. `job_class[row * groups + group]` is
+/// the class on the group (`u32::MAX`: none) of the jobs of each class row.
 pub(super) fn meter(
     profiles: Option<&ProfileSet>,
     groups: &[GroupState],
@@ -272,6 +272,8 @@ impl Simulation<'_> {
         };
         let parts = &self.parts[range];
         let tenants = || parts.iter().flat_map(|p| &p.tenants);
+        let (kinds, rows) = (&self.kinds, &self.rows_class);
+        let kind_of = |state: &super::States, job: u32| &kinds[state[job as usize].kind as usize];
         if !meter.any_model {
             // What the general path below does when the group has no model: every tenant's
             // energy up to now, then an unknown share.
@@ -280,7 +282,8 @@ impl Simulation<'_> {
                 j.advance(now);
                 j.share_w = 0.0;
                 j.share_known = false;
-                let c = self.job_class[job as usize * n_groups + group_idx] as usize;
+                let c =
+                    rows[kind_of(&self.state, job).row as usize * n_groups + group_idx] as usize;
                 if meter.lacks_alone[c] {
                     meter.missing.insert(c as u32);
                 }
@@ -296,7 +299,8 @@ impl Simulation<'_> {
         let mut alone_w = 0.0;
         for &job in tenants() {
             self.state[job as usize].meter.advance(now);
-            let c = self.job_class[job as usize * n_groups + group_idx] as usize;
+            let kind = kind_of(&self.state, job);
+            let c = rows[kind.row as usize * n_groups + group_idx] as usize;
             let coef = meter.coef[c * n_groups + group_idx];
             if coef.is_nan() {
                 if meter.lacks_alone[c] {
@@ -306,7 +310,7 @@ impl Simulation<'_> {
                 continue;
             }
             alone_w = meter.alone_w[c];
-            let rate = self.state[job as usize].rate / f64::from(self.jobs[job as usize].gpus);
+            let rate = self.state[job as usize].rate / f64::from(kind.gpus);
             scratch.push(coef * rate);
         }
         let n = scratch.len();

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use thiserror::Error;
 
-use super::{GpuState, GroupState, JobState, PartState, Phase, Simulation};
+use super::{Arrivals, GpuState, GroupState, Kind, PartState, Simulation};
 use crate::hardware::{GpuSpec, MigLayout, MigSlice};
 use crate::perf::{
     CoRun, JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
 };
 use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, QueueOrder, SlotRef};
-use crate::workload::{Job, MinSpeed};
+use crate::workload::synthetic::Generator;
+use crate::workload::{Job, MinSpeed, ModelKey};
 
 /// A set of identical GPUs shared in one mode.
 #[derive(Clone, Debug)]
@@ -82,8 +83,11 @@ pub struct SimConfig {
     pub cluster: Cluster,
     /// Queue order and placement.
     pub policy: Policy,
-    /// The jobs, in any order.
+    /// The jobs, in any order (empty when `generator` draws them).
     pub jobs: Vec<Job>,
+    /// A synthetic workload whose jobs the engine draws as the clock reaches them, instead of
+    /// `jobs` (which must then be empty): no job is held before it arrives.
+    pub generator: Option<Arc<Generator>>,
     /// How co-located jobs run.
     pub perf: Arc<dyn PerfModel>,
     /// Jobs that fit nowhere: error or skip.
@@ -101,11 +105,31 @@ impl std::fmt::Debug for SimConfig {
             .field("cluster", &self.cluster)
             .field("policy", &self.policy)
             .field("jobs", &self.jobs)
+            .field("generator", &self.generator.as_ref().map(|g| g.len()))
             .field("perf", &self.perf.name())
             .field("on_unplaceable", &self.on_unplaceable)
             .field("timeline_every_s", &self.timeline_every_s)
             .field("power", &self.power.is_some())
             .finish()
+    }
+}
+
+impl SimConfig {
+    /// Number of jobs, listed or drawn.
+    pub fn job_count(&self) -> usize {
+        match &self.generator {
+            Some(g) => g.len() as usize,
+            None => self.jobs.len(),
+        }
+    }
+
+    /// Every job in input order: the listed ones, or the generator's drawn (all at once, for
+    /// callers that need them together, such as [`crate::metrics::summarize`]).
+    pub fn all_jobs(&self) -> std::borrow::Cow<'_, [Job]> {
+        match &self.generator {
+            Some(g) => std::borrow::Cow::Owned(g.draws().map(|d| d.job).collect()),
+            None => std::borrow::Cow::Borrowed(&self.jobs),
+        }
     }
 }
 
@@ -143,6 +167,12 @@ pub enum EngineError {
         why: String,
         /// What would place it, for the limits it hit (`Lower its batch size, ...`).
         remedy: String,
+    },
+    /// A configuration lists jobs and has a generator too.
+    #[error("the configuration lists {listed} job(s) and has a generator; give one or the other")]
+    TwoWorkloads {
+        /// Jobs listed.
+        listed: usize,
     },
     /// A policy's Las thresholds or preemption costs are out of range.
     #[error("policy: {why}")]
@@ -192,110 +222,75 @@ fn demand_mib(gib: f64) -> u64 {
 
 pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     check_policy(&config.policy)?;
+    if config.generator.is_some() && !config.jobs.is_empty() {
+        return Err(EngineError::TwoWorkloads {
+            listed: config.jobs.len(),
+        });
+    }
     for job in &config.jobs {
         check_job(job)?;
     }
     check_min_speeds(config)?;
     let groups = group_states(config);
     let (gpus, parts, kinds) = layout(config)?;
-    let (classes, job_class, job_memory) = resolve_classes(config)?;
-    let n_groups = groups.len();
-    let mut state = super::States::new(config.jobs.len());
-    let mut fit = FitCheck {
-        config,
-        kinds: &kinds,
-        classes: &classes,
-        job_class: &job_class,
-        job_memory: &job_memory,
-        alone_speed: vec![None; classes.len() * n_groups],
-    };
-    for (idx, job) in config.jobs.iter().enumerate() {
-        let fits = fit.check(idx);
-        let phase = match fits {
-            Ok(()) => Phase::Pending,
-            Err(_) if config.on_unplaceable == Unplaceable::Skip => Phase::Skipped,
-            Err(Unfit { why, remedies }) => {
-                let mut remedy = remedies.join(", ");
-                if let Some(first) = remedy.get_mut(..1) {
-                    first.make_ascii_uppercase();
-                }
-                return Err(EngineError::Unplaceable {
-                    job: job.name.clone(),
-                    model: job.model.to_string(),
-                    gpus: job.gpus,
-                    why,
-                    remedy,
-                });
-            }
-        };
-        // A placeable job's state is made when it arrives.
-        if phase == Phase::Skipped {
-            let mut skipped = JobState::arrived(job.samples);
-            skipped.phase = phase;
-            state.insert(idx as u32, skipped);
-        }
-    }
-    debug_assert_eq!(job_class.len(), config.jobs.len() * n_groups);
-    let alone_rate = config
-        .jobs
-        .iter()
-        .enumerate()
-        .map(|(idx, job)| {
-            // Every job has a class on some group (resolve_classes refuses the others).
-            job_class[idx * n_groups..(idx + 1) * n_groups]
-                .iter()
-                .find(|&&c| c != u32::MAX)
-                .map_or(0.0, |&c| {
-                    classes[c as usize].solo_rate * f64::from(job.gpus)
-                })
-        })
-        .collect();
+    let table = JobTable::build(config, &kinds)?;
     let mut view = ClusterView::new(&kinds, config.policy.placement);
     start_layouts(config, &gpus, &mut view);
     let meter = super::power::meter(
         config.power.as_deref(),
         &groups,
         gpus.len(),
-        &classes,
-        &job_class,
+        &table.classes,
+        &table.rows_class,
     );
-    let mut arrivals: Vec<u32> = (0..config.jobs.len() as u32).collect();
-    arrivals.sort_by(|&a, &b| {
-        let (ja, jb) = (&config.jobs[a as usize], &config.jobs[b as usize]);
-        ja.arrival_s.total_cmp(&jb.arrival_s).then(a.cmp(&b))
-    });
-    let index = indexes_backfill(config, &groups).then(|| {
-        super::backfill::BackfillIndex::new(config.jobs.len(), |job, sig| {
-            let j = &config.jobs[job];
-            sig.push(u64::from(j.gpus));
-            sig.push(j.min_speed.map_or(u64::MAX, |m| m.get().to_bits()));
-            for g in job * n_groups..(job + 1) * n_groups {
-                sig.push(u64::from(job_class[g]));
-                sig.push(job_memory[g]);
+    let arrivals = match &config.generator {
+        Some(generator) => Arrivals::Drawn {
+            draws: Box::new(generator.draws_unnamed()),
+            kind_of: table.combo_kind,
+            choices: generator.gpu_choices().len(),
+        },
+        None => {
+            let jobs = &config.jobs;
+            let sorted = jobs
+                .windows(2)
+                .all(|w| w[0].arrival_s.total_cmp(&w[1].arrival_s).is_le());
+            // Jobs listed out of arrival order are taken through a sorted copy of their indices.
+            let order = (!sorted).then(|| {
+                let mut order: Vec<u32> = (0..jobs.len() as u32).collect();
+                order.sort_by(|&a, &b| {
+                    let (ja, jb) = (&jobs[a as usize], &jobs[b as usize]);
+                    ja.arrival_s.total_cmp(&jb.arrival_s).then(a.cmp(&b))
+                });
+                order
+            });
+            Arrivals::Listed {
+                order,
+                kind_of: table.job_kind,
             }
-        })
-    });
+        }
+    };
+    let index = indexes_backfill(config, &groups)
+        .then(|| super::backfill::BackfillIndex::new(table.requests));
     let busy = vec![super::BusySpans::default(); gpus.len()];
-    Ok(Simulation {
+    let mut sim = Simulation {
         perf: config.perf.as_ref(),
         policy: config.policy.clone(),
         jobs: &config.jobs,
+        total_jobs: config.job_count(),
         arrivals,
+        next: None,
         cursor: 0,
         groups,
         gpus,
         parts,
-        state,
+        state: super::States::default(),
         busy,
+        spans: Default::default(),
         finished: Vec::new(),
-        pre: if config.policy.order.preempts() {
-            vec![super::PreemptState::default(); config.jobs.len()]
-        } else {
-            Vec::new()
-        },
-        classes,
-        job_class,
-        job_memory,
+        classes: table.classes,
+        kinds: table.kinds,
+        rows_class: table.rows_class,
+        rows_memory: table.rows_memory,
         view,
         queue: BTreeSet::new(),
         index,
@@ -317,12 +312,266 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         meter,
         probe_released: Vec::new(),
         pausing: Vec::new(),
-        alone_rate,
         computing: Vec::new(),
         pass: Default::default(),
         reserved: Vec::new(),
+        making_room: Vec::new(),
         priority_bound: f64::NEG_INFINITY,
-    })
+    };
+    sim.draw_next();
+    Ok(sim)
+}
+
+/// What the engine knows of the jobs before any arrives: the job classes, one row per model
+/// (its class and memory on every group), and the kinds of job (row, GPUs, minimum speed: all
+/// a placement, a fit check and the backfill index read of a job), each checked once to fit
+/// somewhere. A listed job's kind is kept per job (4 bytes); a drawn job's comes from its
+/// (model, GPUs) pair.
+struct JobTable {
+    classes: Vec<JobClass>,
+    rows_class: Vec<u32>,
+    rows_memory: Vec<u64>,
+    kinds: Vec<Kind>,
+    /// Listed jobs: per job, its kind.
+    job_kind: Vec<u32>,
+    /// Drawn jobs: per (mix entry, GPU choice), its kind (`u32::MAX`: never drawn).
+    combo_kind: Vec<u32>,
+    /// Distinct backfill request classes among the kinds.
+    requests: usize,
+}
+
+/// A job as the table sees it: what it trains, how many GPUs, its minimum speed, its name.
+struct JobKey<'a> {
+    model: &'a ModelKey,
+    gpus: u32,
+    min_speed: Option<MinSpeed>,
+    name: &'a dyn Fn() -> String,
+}
+
+impl JobTable {
+    /// Resolves every job's class on each group's GPU type (a job whose model no profile knows
+    /// on any group is an error naming the first such job; one known on some groups only may
+    /// run only there), then checks each job fits somewhere (the first job that fits nowhere is
+    /// an error, or with `Unplaceable::Skip` is skipped when it arrives). Jobs are taken in
+    /// input order, so the job named is the one a check of every job in turn would name.
+    fn build(config: &SimConfig, kinds: &[(GroupKind, u32)]) -> Result<Self, EngineError> {
+        let mut table = JobTable {
+            classes: Vec::new(),
+            rows_class: Vec::new(),
+            rows_memory: Vec::new(),
+            kinds: Vec::new(),
+            job_kind: Vec::new(),
+            combo_kind: Vec::new(),
+            requests: 0,
+        };
+        let mut resolver = Resolver::default();
+        let mut kinder = Kinder::new(config, kinds);
+        match &config.generator {
+            None => {
+                let mut rows = Vec::with_capacity(config.jobs.len());
+                let mut previous: Option<(&ModelKey, u32)> = None;
+                for job in &config.jobs {
+                    // A run of jobs of one model (most traces' rule) takes the previous row.
+                    let row = match previous {
+                        Some((model, row)) if *model == job.model => row,
+                        _ => resolver.row(config, &mut table, &job.model, &|| job.name.clone())?,
+                    };
+                    previous = Some((&job.model, row));
+                    rows.push(row);
+                }
+                let mut job_kind = Vec::with_capacity(config.jobs.len());
+                for (job, &row) in config.jobs.iter().zip(&rows) {
+                    let key = JobKey {
+                        model: &job.model,
+                        gpus: job.gpus,
+                        min_speed: job.min_speed,
+                        name: &|| job.name.clone(),
+                    };
+                    job_kind.push(kinder.kind(&mut table, row, &key)?);
+                }
+                table.job_kind = job_kind;
+            }
+            Some(generator) => {
+                let plan = generator.plan();
+                let choices = generator.gpu_choices().len();
+                // (first job, entry, choice) of every pair drawn, in job order.
+                let mut drawn: Vec<(u32, usize, usize)> = (0..plan.mix.len())
+                    .flat_map(|e| (0..choices).map(move |c| (e, c)))
+                    .filter_map(|(e, c)| generator.first_with(e, c).map(|first| (first, e, c)))
+                    .collect();
+                drawn.sort_unstable();
+                let mut entry_row = vec![u32::MAX; plan.mix.len()];
+                for &(first, entry, _) in &drawn {
+                    if entry_row[entry] == u32::MAX {
+                        let name = || Generator::name(first);
+                        entry_row[entry] =
+                            resolver.row(config, &mut table, &plan.mix[entry].model, &name)?;
+                    }
+                }
+                table.combo_kind = vec![u32::MAX; plan.mix.len() * choices];
+                for &(first, entry, choice) in &drawn {
+                    let key = JobKey {
+                        model: &plan.mix[entry].model,
+                        gpus: generator.gpus(choice),
+                        min_speed: plan.mix[entry].min_speed,
+                        name: &|| Generator::name(first),
+                    };
+                    let kind = kinder.kind(&mut table, entry_row[entry], &key)?;
+                    table.combo_kind[entry * choices + choice] = kind;
+                }
+            }
+        }
+        table.requests = kinder.requests.len();
+        Ok(table)
+    }
+}
+
+/// Class rows by model, and the classes by (GPU type, model).
+#[derive(Default)]
+struct Resolver<'c> {
+    rows: HashMap<&'c ModelKey, u32>,
+    cache: HashMap<(&'static str, &'c ModelKey), Result<u32, PerfError>>,
+}
+
+impl<'c> Resolver<'c> {
+    /// The row of `model` (made on first sight; an error naming the job if no group can run
+    /// it).
+    fn row(
+        &mut self,
+        config: &'c SimConfig,
+        table: &mut JobTable,
+        model: &'c ModelKey,
+        name: &dyn Fn() -> String,
+    ) -> Result<u32, EngineError> {
+        if let Some(&row) = self.rows.get(model) {
+            return Ok(row);
+        }
+        let groups = &config.cluster.groups;
+        let mut first_error = None;
+        let start = table.rows_class.len();
+        for group in groups {
+            let classes = &mut table.classes;
+            let resolved = self
+                .cache
+                .entry((group.gpu.name, model))
+                .or_insert_with(|| {
+                    config.perf.class(group.gpu, model).map(|class| {
+                        classes.push(class);
+                        (classes.len() - 1) as u32
+                    })
+                });
+            match resolved {
+                Ok(id) => {
+                    table.rows_class.push(*id);
+                    let footprint = config.perf.footprint_gib(
+                        group.gpu,
+                        group.mode,
+                        &table.classes[*id as usize],
+                    );
+                    table.rows_memory.push(demand_mib(footprint));
+                }
+                Err(err) => {
+                    first_error.get_or_insert_with(|| err.clone());
+                    table.rows_class.push(u32::MAX);
+                    table.rows_memory.push(u64::MAX);
+                }
+            }
+        }
+        if groups.is_empty() || table.rows_class[start..].iter().all(|&c| c == u32::MAX) {
+            let source = first_error.unwrap_or(PerfError::NoProfile {
+                gpu: "(no GPU groups)".into(),
+                known: String::new(),
+            });
+            return Err(EngineError::Perf {
+                job: name(),
+                source: Box::new(source),
+            });
+        }
+        let row = (start / groups.len()) as u32;
+        self.rows.insert(model, row);
+        Ok(row)
+    }
+}
+
+/// Kinds of job by (row, GPUs, minimum speed), each checked once to fit somewhere, and the
+/// backfill request classes by signature.
+struct Kinder<'c> {
+    fit: FitCheck<'c>,
+    by_key: HashMap<(u32, u32, Option<MinSpeed>), u32>,
+    requests: HashMap<Vec<u64>, u32>,
+}
+
+impl<'c> Kinder<'c> {
+    fn new(config: &'c SimConfig, kinds: &'c [(GroupKind, u32)]) -> Self {
+        Kinder {
+            fit: FitCheck {
+                config,
+                kinds,
+                alone_speed: Vec::new(),
+            },
+            by_key: HashMap::new(),
+            requests: HashMap::new(),
+        }
+    }
+
+    /// The kind of a job of `row`: made, and checked to fit, on first sight.
+    fn kind(
+        &mut self,
+        table: &mut JobTable,
+        row: u32,
+        job: &JobKey<'_>,
+    ) -> Result<u32, EngineError> {
+        let key = (row, job.gpus, job.min_speed);
+        if let Some(&kind) = self.by_key.get(&key) {
+            return Ok(kind);
+        }
+        let n_groups = self.fit.kinds.len();
+        let range = row as usize * n_groups..(row as usize + 1) * n_groups;
+        let classes = &table.rows_class[range.clone()];
+        let memory = &table.rows_memory[range];
+        let fits = match self.fit.check(&table.classes, classes, memory, job) {
+            Ok(()) => true,
+            Err(_) if self.fit.config.on_unplaceable == Unplaceable::Skip => false,
+            Err(Unfit { why, remedies }) => {
+                let mut remedy = remedies.join(", ");
+                if let Some(first) = remedy.get_mut(..1) {
+                    first.make_ascii_uppercase();
+                }
+                return Err(EngineError::Unplaceable {
+                    job: (job.name)(),
+                    model: job.model.to_string(),
+                    gpus: job.gpus,
+                    why,
+                    remedy,
+                });
+            }
+        };
+        // Every job has a class on some group (the resolver refuses the others).
+        let alone_rate = classes.iter().find(|&&c| c != u32::MAX).map_or(0.0, |&c| {
+            table.classes[c as usize].solo_rate * f64::from(job.gpus)
+        });
+        let mut signature = vec![
+            u64::from(job.gpus),
+            job.min_speed.map_or(u64::MAX, |m| m.get().to_bits()),
+        ];
+        for (c, m) in classes.iter().zip(memory) {
+            signature.push(u64::from(*c));
+            signature.push(*m);
+        }
+        let next = self.requests.len() as u32;
+        let request = *self.requests.entry(signature).or_insert(next);
+        let kind = table.kinds.len() as u32;
+        table.kinds.push(Kind {
+            row,
+            gpus: job.gpus,
+            min_speed: job.min_speed,
+            request,
+            fits,
+            alone_rate,
+        });
+        self.by_key.insert(key, kind);
+        Ok(kind)
+    }
 }
 
 /// Whether waiting jobs are indexed by request class for backfill passes without a rescan:
@@ -394,7 +643,22 @@ fn check_min_speeds(config: &SimConfig) -> Result<(), EngineError> {
     if config.policy.placement != PlacementRule::LeastSlowdown {
         return Ok(());
     }
-    let Some(job) = config.jobs.iter().find(|j| j.min_speed.is_some()) else {
+    let first = match &config.generator {
+        Some(g) => {
+            let plan = g.plan();
+            (0..plan.mix.len())
+                .filter(|&e| plan.mix[e].min_speed.is_some())
+                .flat_map(|e| (0..g.gpu_choices().len()).filter_map(move |c| g.first_with(e, c)))
+                .min()
+                .map(Generator::name)
+        }
+        None => config
+            .jobs
+            .iter()
+            .find(|j| j.min_speed.is_some())
+            .map(|j| j.name.clone()),
+    };
+    let Some(job) = first else {
         return Ok(());
     };
     match config
@@ -404,7 +668,7 @@ fn check_min_speeds(config: &SimConfig) -> Result<(), EngineError> {
         .position(|g| g.mode == ShareMode::Mig && g.dynamic_mig.is_some())
     {
         Some(group) => Err(EngineError::BadJob {
-            job: job.name.clone(),
+            job,
             why: format!(
                 "has a min_speed, which dynamic MIG (group {group}) cannot honour: a re-cut \
                  chooses slices by memory alone; use a static layout or no min_speed"
@@ -470,7 +734,7 @@ fn group_partitions(
         let part = PartState {
             partition: Partition::whole(gpu),
             slice: None,
-            tenants: Vec::new(),
+            tenants: Default::default(),
         };
         return Ok((kind, vec![part]));
     }
@@ -529,7 +793,7 @@ pub(super) fn slice_part(gpu: &GpuSpec, slice: Option<&MigSlice>) -> PartState {
     PartState {
         partition,
         slice: slice.copied(),
-        tenants: Vec::new(),
+        tenants: Default::default(),
     }
 }
 
@@ -560,72 +824,6 @@ fn start_layouts(config: &SimConfig, gpus: &[GpuState], view: &mut ClusterView) 
     }
 }
 
-type Classes = (Vec<JobClass>, Vec<u32>, Vec<u64>);
-
-/// Resolves each job's class on each group's GPU type once. A job whose model no profile knows
-/// on any group is an error; one known on some groups only may run only there.
-fn resolve_classes(config: &SimConfig) -> Result<Classes, EngineError> {
-    let groups = &config.cluster.groups;
-    let mut classes = Vec::new();
-    let mut cache: HashMap<(&'static str, &crate::workload::ModelKey), Result<u32, PerfError>> =
-        HashMap::new();
-    let mut job_class = Vec::with_capacity(config.jobs.len() * groups.len());
-    let mut job_memory = Vec::with_capacity(config.jobs.len() * groups.len());
-    let mut previous: Option<&crate::workload::ModelKey> = None;
-    for job in &config.jobs {
-        // A run of jobs of one model (a synthetic mix of one, most traces' rule) takes the
-        // previous row as it is: the same cache hits and footprints, without hashing the key
-        // and asking the model per job. Only a row with no error is reused.
-        if previous == Some(&job.model) && !groups.is_empty() {
-            let row = job_class.len() - groups.len();
-            if job_class[row..].iter().all(|&c| c != u32::MAX) {
-                job_class.extend_from_within(row..);
-                job_memory.extend_from_within(row..);
-                continue;
-            }
-        }
-        previous = Some(&job.model);
-        let mut first_error = None;
-        for group in groups {
-            let resolved = cache
-                .entry((group.gpu.name, &job.model))
-                .or_insert_with(|| {
-                    config.perf.class(group.gpu, &job.model).map(|class| {
-                        classes.push(class);
-                        (classes.len() - 1) as u32
-                    })
-                });
-            match resolved {
-                Ok(id) => {
-                    job_class.push(*id);
-                    let footprint =
-                        config
-                            .perf
-                            .footprint_gib(group.gpu, group.mode, &classes[*id as usize]);
-                    job_memory.push(demand_mib(footprint));
-                }
-                Err(err) => {
-                    first_error.get_or_insert_with(|| err.clone());
-                    job_class.push(u32::MAX);
-                    job_memory.push(u64::MAX);
-                }
-            }
-        }
-        let row = job_class.len() - groups.len();
-        if groups.is_empty() || job_class[row..].iter().all(|&c| c == u32::MAX) {
-            let source = first_error.unwrap_or(PerfError::NoProfile {
-                gpu: "(no GPU groups)".into(),
-                known: String::new(),
-            });
-            return Err(EngineError::Perf {
-                job: job.name.clone(),
-                source: Box::new(source),
-            });
-        }
-    }
-    Ok((classes, job_class, job_memory))
-}
-
 /// Why a job fits on no group: the reason per group, and what would lift each limit it hit.
 struct Unfit {
     why: String,
@@ -637,57 +835,71 @@ struct Unfit {
 struct FitCheck<'c> {
     config: &'c SimConfig,
     kinds: &'c [(GroupKind, u32)],
-    classes: &'c [JobClass],
-    job_class: &'c [u32],
-    job_memory: &'c [u64],
     alone_speed: Vec<Option<f64>>,
 }
 
 impl FitCheck<'_> {
-    /// Whether job `idx` can ever run on some group; if not, why (per group).
-    fn check(&mut self, idx: usize) -> Result<(), Unfit> {
-        let min_speed = self.config.jobs[idx]
+    /// Whether a job of class row `job_class` (memory `job_memory`) can ever run on some
+    /// group; if not, why (per group).
+    fn check(
+        &mut self,
+        classes: &[JobClass],
+        job_class: &[u32],
+        job_memory: &[u64],
+        job: &JobKey<'_>,
+    ) -> Result<(), Unfit> {
+        let min_speed = job
             .min_speed
             .map(MinSpeed::get)
             .filter(|_| self.config.policy.placement == PlacementRule::LeastSlowdown)
-            .filter(|_| self.config.jobs[idx].gpus == 1);
+            .filter(|_| job.gpus == 1);
         let Some(min_speed) = min_speed else {
             return fit_check(
                 self.config,
                 self.kinds,
-                self.job_class,
-                self.job_memory,
-                idx,
+                job_class,
+                job_memory,
+                job.gpus,
                 None,
             );
         };
         let n_groups = self.kinds.len();
-        let speeds: Vec<Option<f64>> = (0..n_groups).map(|g| self.alone_speed(idx, g)).collect();
+        let speeds: Vec<Option<f64>> = (0..n_groups)
+            .map(|g| self.alone_speed(classes, job_class[g], job_memory[g], g))
+            .collect();
         let speed = Some((min_speed, speeds.as_slice()));
         fit_check(
             self.config,
             self.kinds,
-            self.job_class,
-            self.job_memory,
-            idx,
+            job_class,
+            job_memory,
+            job.gpus,
             speed,
         )
     }
 
-    /// The best speed (fraction of alone) job `idx` has alone on a partition of group `g` that
-    /// holds it; `None` where it has no class or no partition holds it.
-    fn alone_speed(&mut self, idx: usize, g: usize) -> Option<f64> {
+    /// The best speed (fraction of alone) a job of class `class` needing `need` MiB has alone
+    /// on a partition of group `g` that holds it; `None` where it has no class or no partition
+    /// holds it.
+    fn alone_speed(
+        &mut self,
+        classes: &[JobClass],
+        class: u32,
+        need: u64,
+        g: usize,
+    ) -> Option<f64> {
         let n_groups = self.kinds.len();
-        let class = self.job_class[idx * n_groups + g];
         if class == u32::MAX {
             return None;
         }
         let slot = class as usize * n_groups + g;
+        if slot >= self.alone_speed.len() {
+            self.alone_speed.resize(slot + 1, None);
+        }
         if let Some(speed) = self.alone_speed[slot] {
             return Some(speed);
         }
         let group = &self.config.cluster.groups[g];
-        let need = self.job_memory[idx * n_groups + g];
         let partitions: Vec<Partition> = match &group.mig_layout {
             Some(layout) if group.mode == ShareMode::Mig => layout
                 .slices
@@ -697,7 +909,7 @@ impl FitCheck<'_> {
                 .collect(),
             _ => vec![Partition::whole(group.gpu)],
         };
-        let class = &self.classes[class as usize];
+        let class = &classes[class as usize];
         let tenant = Tenant {
             class,
             sm_budget: group.sm_budget.filter(|_| group.mode == ShareMode::Mps),
@@ -734,11 +946,9 @@ fn fit_check(
     kinds: &[(GroupKind, u32)],
     job_class: &[u32],
     job_memory: &[u64],
-    idx: usize,
+    job_gpus: u32,
     min_speed: Option<(f64, &[Option<f64>])>,
 ) -> Result<(), Unfit> {
-    let job = &config.jobs[idx];
-    let n_groups = kinds.len();
     let mut reasons = Vec::new();
     let mut remedies: Vec<String> = Vec::new();
     let mut remedy = |text: String| {
@@ -750,12 +960,12 @@ fn fit_check(
         let group = &config.cluster.groups[g];
         // Formatted only when the job does not fit: this runs once per job and group.
         let label = || format!("group {g} ({} x {}, {})", count, group.gpu.name, group.mode);
-        if job_class[idx * n_groups + g] == u32::MAX {
+        if job_class[g] == u32::MAX {
             reasons.push(format!("{}: no profile entry", label()));
             remedy("use a model, batch and image size the group's profile has".to_owned());
             continue;
         }
-        let need = job_memory[idx * n_groups + g];
+        let need = job_memory[g];
         let largest = match kind {
             GroupKind::Whole { memory_mib, .. } => *memory_mib,
             GroupKind::Mig {
@@ -763,16 +973,16 @@ fn fit_check(
             } => slice_memory_mib.iter().copied().max().unwrap_or(0),
         };
         let reason = match kind {
-            GroupKind::Mig { .. } if job.gpus > 1 => {
+            GroupKind::Mig { .. } if job_gpus > 1 => {
                 remedy(format!(
                     "add a group of at least {} GPUs not in MIG mode",
-                    job.gpus
+                    job_gpus
                 ));
                 Some("multi-GPU jobs cannot span MIG slices".to_owned())
             }
-            GroupKind::Whole { .. } if job.gpus > *count => {
-                remedy(format!("add a group of at least {} GPUs", job.gpus));
-                Some(format!("needs {} GPUs, the group has {count}", job.gpus))
+            GroupKind::Whole { .. } if job_gpus > *count => {
+                remedy(format!("add a group of at least {} GPUs", job_gpus));
+                Some(format!("needs {} GPUs, the group has {count}", job_gpus))
             }
             _ if need > largest => {
                 remedy("lower its batch size".to_owned());

@@ -9,11 +9,11 @@ use crate::workload::MinSpeed;
 impl Simulation<'_> {
     /// Job `job` as the performance model sees it in group `group` (it must have a class there).
     pub(super) fn tenant_in(&self, job: u32, group: usize) -> Tenant<'_> {
-        let class = self.job_class[job as usize * self.groups.len() + group];
+        let class = self.class_of(job, group);
         Tenant {
             class: &self.classes[class as usize],
             sm_budget: self.groups[group].sm_budget,
-            gpus: self.jobs[job as usize].gpus,
+            gpus: self.gpus_of(job),
         }
     }
 
@@ -35,14 +35,14 @@ impl Simulation<'_> {
 
     /// What a placement rule is asked to place: `job` in `group` (where it has a class).
     pub(super) fn request(&self, job: u32, group: usize) -> Request<'_> {
-        let j = &self.jobs[job as usize];
+        let kind = self.kind_of(job);
         Request {
             demand: Demand {
-                memory_mib: self.job_memory[job as usize * self.groups.len() + group],
-                gpus: j.gpus,
+                memory_mib: self.memory_of(job, group),
+                gpus: kind.gpus,
             },
             tenant: self.tenant_in(job, group),
-            min_speed: j.min_speed.map(MinSpeed::get),
+            min_speed: kind.min_speed.map(MinSpeed::get),
         }
     }
 }
@@ -73,7 +73,117 @@ impl Tenancy for Simulation<'_> {
         Occupant {
             job,
             tenant: self.tenant_in(job, slot.group as usize),
-            min_speed: self.jobs[job as usize].min_speed.map(MinSpeed::get),
+            min_speed: self.kind_of(job).min_speed.map(MinSpeed::get),
         }
+    }
+}
+
+/// The jobs computing in one partition, in the order they joined: up to [`Tenants::INLINE`] of
+/// them held in place (the usual case: one under exclusive use, a few when shared), more in a
+/// vector. Reading a partition's tenants then costs no look-up beyond the partition itself.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tenants {
+    len: u32,
+    inline: [u32; Tenants::INLINE],
+    /// Every tenant, once there are more than `INLINE`.
+    more: Vec<u32>,
+}
+
+impl Tenants {
+    const INLINE: usize = 4;
+
+    pub(super) fn push(&mut self, job: u32) {
+        let len = self.len as usize;
+        if len < Self::INLINE {
+            self.inline[len] = job;
+        } else {
+            if len == Self::INLINE {
+                self.more.clear();
+                self.more.extend_from_slice(&self.inline);
+            }
+            self.more.push(job);
+        }
+        self.len += 1;
+    }
+
+    /// Takes `job` out, if it is a tenant; the others keep their order.
+    pub(super) fn remove_job(&mut self, job: u32) {
+        let Some(pos) = self.iter().position(|&t| t == job) else {
+            return;
+        };
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            self.inline.copy_within(pos + 1..len, pos);
+        } else {
+            self.more.remove(pos);
+            if len - 1 == Self::INLINE {
+                self.inline.copy_from_slice(&self.more);
+            }
+        }
+        self.len -= 1;
+    }
+}
+
+impl std::ops::Deref for Tenants {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        let len = self.len as usize;
+        if len <= Self::INLINE {
+            &self.inline[..len]
+        } else {
+            &self.more
+        }
+    }
+}
+
+impl<'t> IntoIterator for &'t Tenants {
+    type Item = &'t u32;
+    type IntoIter = std::slice::Iter<'t, u32>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tenants;
+
+    /// Tenants keep their order through growing past the inline ones and shrinking back, as a
+    /// vector does.
+    #[test]
+    fn tenants_behave_as_a_vector() {
+        let mut t = Tenants::default();
+        let mut v: Vec<u32> = Vec::new();
+        let steps: [(bool, u32); 16] = [
+            (true, 1),
+            (true, 2),
+            (true, 3),
+            (true, 4),
+            (true, 5),
+            (true, 6),
+            (false, 2),
+            (false, 6),
+            (true, 7),
+            (false, 1),
+            (false, 9),
+            (false, 5),
+            (false, 3),
+            (true, 8),
+            (false, 4),
+            (false, 7),
+        ];
+        for (add, job) in steps {
+            if add {
+                t.push(job);
+                v.push(job);
+            } else {
+                t.remove_job(job);
+                if let Some(pos) = v.iter().position(|&x| x == job) {
+                    v.remove(pos);
+                }
+            }
+            assert_eq!(&t[..], &v[..], "after {add} {job}");
+        }
+        assert_eq!(&t[..], &[8]);
     }
 }

@@ -19,13 +19,52 @@ pub fn job_rows<'a>(jobs: &'a [Job], run: &'a RunRecord) -> impl Iterator<Item =
 
 /// The `jobs.csv` row of job `idx`.
 pub fn job_row(idx: u32, job: &Job, o: &JobOutcome) -> JobRow {
+    let mut row = JobRow {
+        job: 0,
+        name: String::new(),
+        model: String::new(),
+        batch: 0,
+        image: 0,
+        gpus: 0,
+        arrival_s: 0.0,
+        start_s: None,
+        end_s: None,
+        wait_s: None,
+        jct_s: None,
+        group: None,
+        gpu: None,
+        slice: None,
+        mode: None,
+        samples: 0.0,
+        mean_rate: None,
+        exclusive_rate: 0.0,
+        slowdown: None,
+        status: JobStatus::Completed,
+        energy_j: None,
+        preemptions: 0,
+    };
+    fill_job_row(&mut row, idx, job, None, o);
+    row
+}
+
+/// Makes `row` the `jobs.csv` row of job `idx` (named `name`, else the job's name), reusing
+/// its text buffers.
+fn fill_job_row(row: &mut JobRow, idx: u32, job: &Job, name: Option<&str>, o: &JobOutcome) {
     let k = &job.model;
     let done = o.completed;
     let when = |v: f64| Some(v).filter(|_| done);
-    JobRow {
+    let refill = |buf: &mut String, text: &str| {
+        buf.clear();
+        buf.push_str(text);
+    };
+    refill(&mut row.name, name.unwrap_or(&job.name));
+    refill(&mut row.model, &k.model);
+    let mut slice = row.slice.take().unwrap_or_default();
+    let slice = write_slice_label(&mut slice, o.slice.filter(|_| done)).then_some(slice);
+    *row = JobRow {
         job: idx,
-        name: job.name.clone(),
-        model: k.model.clone(),
+        name: std::mem::take(&mut row.name),
+        model: std::mem::take(&mut row.model),
         batch: k.batch,
         image: k.image,
         gpus: job.gpus,
@@ -36,7 +75,7 @@ pub fn job_row(idx: u32, job: &Job, o: &JobOutcome) -> JobRow {
         jct_s: when(o.end_s - job.arrival_s),
         group: o.group.filter(|_| done),
         gpu: o.gpus.first().copied().filter(|_| done),
-        slice: slice_label(o.slice).filter(|_| done),
+        slice,
         mode: o.mode.filter(|_| done),
         samples: job.samples,
         mean_rate: when(job.samples / o.held_s()),
@@ -49,7 +88,7 @@ pub fn job_row(idx: u32, job: &Job, o: &JobOutcome) -> JobRow {
         },
         energy_j: o.energy_j.filter(|_| done),
         preemptions: o.preemptions(),
-    }
+    };
 }
 
 /// `jobs.csv`: one row per job, in input order.
@@ -103,7 +142,18 @@ pub fn timeline_csv(run: &RunRecord) -> std::io::Result<Vec<u8>> {
 }
 
 fn slice_label(slice: Option<MigSlice>) -> Option<String> {
-    slice.map(|s| format!("{}@{}", s.profile.name, s.start))
+    let mut label = String::new();
+    write_slice_label(&mut label, slice).then_some(label)
+}
+
+/// Writes `PROFILE@START` into `buf` (cleared first); whether there is a slice.
+fn write_slice_label(buf: &mut String, slice: Option<MigSlice>) -> bool {
+    buf.clear();
+    let Some(s) = slice else { return false };
+    buf.push_str(s.profile.name);
+    buf.push('@');
+    buf.push_str(itoa::Buffer::new().format(s.start));
+    true
 }
 
 /// Creates `dir` (not its parent) when missing. `dir` is a folder being written whole
@@ -191,25 +241,46 @@ impl TimelineFile {
 /// ([`crate::engine::Simulation::run_streaming`], in the order jobs finish) and written out in
 /// input order: `jobs.csv` and `placements.csv` (each when asked for) get the bytes
 /// [`write_csv_file`] writes from [`job_rows`] and [`placement_rows`], and the summary's figures
-/// are gathered ([`SummaryParts`]). An outcome is held only until every job before it in input
-/// order has been written, then dropped. The first write error is kept and returned by
-/// [`JobStream::finish`].
+/// are gathered ([`SummaryParts`]). An outcome (with the job, when the engine drew it) is held
+/// only until every job before it in input order has been written, then dropped; with neither
+/// file asked for, only the two figures the summary sums in input order (work and energy) are
+/// held, 24 bytes a job. A drawn job comes without its name: it is `j` and its index
+/// ([`crate::workload::synthetic::Generator::name`]). The first write error is kept and
+/// returned by [`JobStream::finish`].
 pub struct JobStream<'j> {
+    /// The listed jobs (empty when the engine draws them and hands each over).
     jobs: &'j [Job],
+    total: usize,
     next: u32,
-    /// Outcomes of jobs `next..`, at `job - next` (`None`: not final yet).
-    held: VecDeque<Option<JobOutcome>>,
+    /// Jobs `next..`, at `job - next`.
+    held: VecDeque<Held>,
     jobs_csv: Option<CsvOut<std::fs::File>>,
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
+    /// Row buffers, reused from row to row.
+    job_row: JobRow,
+    placement_row: PlacementRow,
+    name: String,
     error: Option<std::io::Error>,
 }
 
+/// What is held of a job until every job before it is written.
+enum Held {
+    /// Not final yet.
+    Pending,
+    /// Its outcome, and the job if the engine drew it.
+    Outcome(Option<Job>, JobOutcome),
+    /// Without files: its work and energy if it completed (`None`: it did not).
+    Sums(Option<(f64, Option<f64>)>),
+}
+
 impl<'j> JobStream<'j> {
-    /// A stream over `jobs`, creating `jobs.csv` and `placements.csv` in
-    /// `dir` (made by [`create_result_dir`]) when asked for and writing their headers.
+    /// A stream over `total` jobs (`jobs`, or when that is empty jobs handed over with their
+    /// outcomes), creating `jobs.csv` and `placements.csv` in `dir` (made by
+    /// [`create_result_dir`]) when asked for and writing their headers.
     pub fn create(
         jobs: &'j [Job],
+        total: usize,
         dir: &Path,
         jobs_csv: bool,
         placements_csv: bool,
@@ -222,49 +293,128 @@ impl<'j> JobStream<'j> {
             out.end_row()?;
             Ok(out)
         }
+        let empty = JobOutcome {
+            completed: false,
+            start_s: f64::NAN,
+            end_s: f64::NAN,
+            group: None,
+            gpus: Vec::new(),
+            slice: None,
+            mode: None,
+            exclusive_rate: f64::NAN,
+            energy_j: None,
+            preempted: Vec::new(),
+            resumed_s: f64::NAN,
+        };
+        let no_job = Job {
+            name: String::new(),
+            model: crate::workload::ModelKey::new("", 1, 1),
+            arrival_s: 0.0,
+            samples: 0.0,
+            gpus: 1,
+            min_speed: None,
+        };
         Ok(JobStream {
             jobs,
+            total,
             next: 0,
             held: VecDeque::new(),
             jobs_csv: jobs_csv.then(|| open::<JobRow>(dir)).transpose()?,
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
-            parts: SummaryParts::new(jobs.len()),
+            parts: SummaryParts::new(total),
+            job_row: job_row(0, &no_job, &empty),
+            placement_row: PlacementRow {
+                job: 0,
+                gpu: 0,
+                slice: None,
+                start_s: 0.0,
+                end_s: 0.0,
+            },
+            name: String::new(),
             error: None,
         })
     }
 
-    /// Takes job `job`'s final outcome.
-    pub fn push(&mut self, job: u32, outcome: JobOutcome) {
+    /// Takes job `job`'s final outcome, and the job itself when the engine drew it (`None`:
+    /// a listed job).
+    pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
         debug_assert!(job >= self.next, "job {job} handed over twice");
+        let files = self.jobs_csv.is_some() || self.placements_csv.is_some();
+        let held = if files {
+            if job == self.next && self.held.is_empty() {
+                self.write(job, drawn.as_ref(), &outcome);
+                self.next += 1;
+                return;
+            }
+            Held::Outcome(drawn, outcome)
+        } else {
+            let j = match &drawn {
+                Some(j) => j,
+                None => &self.jobs[job as usize],
+            };
+            let sums = self.parts.add_unordered(j, &outcome);
+            if job == self.next && self.held.is_empty() {
+                self.parts.add_ordered(sums);
+                self.next += 1;
+                return;
+            }
+            Held::Sums(sums)
+        };
         let at = (job - self.next) as usize;
         if at >= self.held.len() {
-            self.held.resize_with(at + 1, || None);
+            self.held.resize_with(at + 1, || Held::Pending);
         }
-        self.held[at] = Some(outcome);
-        while let Some(Some(_)) = self.held.front() {
-            let o = self.held.pop_front().flatten().expect("the front is final");
-            self.write(self.next, &o);
+        self.held[at] = held;
+        while self
+            .held
+            .front()
+            .is_some_and(|h| !matches!(h, Held::Pending))
+        {
+            match self.held.pop_front() {
+                Some(Held::Outcome(drawn, o)) => self.write(self.next, drawn.as_ref(), &o),
+                Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
+                _ => {}
+            }
             self.next += 1;
         }
     }
 
-    fn write(&mut self, idx: u32, o: &JobOutcome) {
-        let job = &self.jobs[idx as usize];
+    fn write(&mut self, idx: u32, drawn: Option<&Job>, o: &JobOutcome) {
+        let job = match drawn {
+            Some(job) => job,
+            None => &self.jobs[idx as usize],
+        };
         self.parts.add(job, o);
         if self.error.is_some() {
             return;
         }
         let mut result = Ok(());
         if let Some(out) = &mut self.jobs_csv {
-            job_row(idx, job, o).write_fields(out);
+            let name = drawn.map(|_| {
+                self.name.clear();
+                self.name.push('j');
+                self.name.push_str(itoa::Buffer::new().format(idx));
+                self.name.as_str()
+            });
+            fill_job_row(&mut self.job_row, idx, job, name, o);
+            self.job_row.write_fields(out);
             result = out.end_row();
         }
         if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
-            for row in placement_rows_of(idx, o) {
-                row.write_fields(out);
-                result = result.and(out.end_row());
+            let row = &mut self.placement_row;
+            row.job = idx;
+            for r in o.runs() {
+                let mut slice = row.slice.take().unwrap_or_default();
+                row.slice = write_slice_label(&mut slice, r.slice).then_some(slice);
+                row.start_s = r.start_s;
+                row.end_s = r.end_s;
+                for &gpu in r.gpus {
+                    row.gpu = gpu;
+                    row.write_fields(out);
+                    result = result.and(out.end_row());
+                }
             }
         }
         if let Err(e) = result {
@@ -279,7 +429,7 @@ impl<'j> JobStream<'j> {
             return Err(e);
         }
         assert!(
-            self.held.is_empty() && self.next as usize == self.jobs.len(),
+            self.held.is_empty() && self.next as usize == self.total,
             "every job's outcome was handed over"
         );
         for out in [self.jobs_csv, self.placements_csv].into_iter().flatten() {

@@ -401,18 +401,35 @@ impl SummaryParts {
 
     /// Adds the next job (in input order) and its outcome.
     pub fn add(&mut self, j: &Job, o: &JobOutcome) {
+        let sums = self.add_unordered(j, o);
+        self.add_ordered(sums);
+    }
+
+    /// Adds what of a job's figures does not depend on the order jobs are added in (counts,
+    /// the latest end, and the values whose statistics are taken sorted); returns what does,
+    /// for [`Self::add_ordered`] in input order: its work and energy if it completed.
+    pub fn add_unordered(&mut self, j: &Job, o: &JobOutcome) -> Option<(f64, Option<f64>)> {
         self.jobs += 1;
         self.preemptions += u64::from(o.preemptions());
         if !o.completed {
-            return;
+            return None;
         }
         self.completed += 1;
         self.makespan_s = f64::max(self.makespan_s, o.end_s);
         self.jct.push(o.end_s - j.arrival_s);
         self.wait.push(o.start_s - j.arrival_s);
         self.slowdown.push(slowdown_of(j, o));
-        self.samples += j.samples;
-        match o.energy_j {
+        Some((j.samples, o.energy_j))
+    }
+
+    /// Adds the work and energy [`Self::add_unordered`] returned for the next job in input
+    /// order: they are summed in that order.
+    pub fn add_ordered(&mut self, sums: Option<(f64, Option<f64>)>) {
+        let Some((samples, energy_j)) = sums else {
+            return;
+        };
+        self.samples += samples;
+        match energy_j {
             Some(e) => self.jobs_energy_j = self.jobs_energy_j.map(|sum| sum + e),
             None => {
                 self.without_energy += 1;

@@ -419,7 +419,7 @@ impl Search<'_> {
                 note: Some(err.to_string()),
             },
             Ok(run) => {
-                let summary = metrics::summarize(&config.jobs, &run, labels);
+                let summary = metrics::summarize(&config.all_jobs(), &run, labels);
                 let value = self.target.metric.of(&summary);
                 let skipped = summary.jobs - summary.completed;
                 let unknown = self.target.metric.unknown_because(&summary);

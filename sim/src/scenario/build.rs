@@ -13,7 +13,7 @@ use crate::perf::{
     EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
 };
 use crate::policy::{PlacementRule, Policy, Preemption, QueueOrder};
-use crate::workload::synthetic::{self, MixEntry, SyntheticPlan};
+use crate::workload::synthetic::{Generator, MixEntry, SyntheticPlan};
 use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 /// The engine configuration and summary labels of one variant. `seed` replaces the variant's.
@@ -102,14 +102,21 @@ fn build(
         cluster: &cluster,
         perf: perf.as_ref(),
     };
-    let (jobs, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
+    let (jobs, generator, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
     let in_variant = if variant.policy.is_some() || cluster_in_variant {
         format!(" (sweep variant `{}`)", variant.name)
     } else {
         String::new()
     };
-    check_min_speeds(path, &in_variant, &cluster, &policy, &jobs)?;
+    let first_min_speed = match &generator {
+        Some(g) => first_min_speed(g),
+        None => jobs
+            .iter()
+            .find(|j| j.min_speed.is_some())
+            .map(|j| j.name.clone()),
+    };
+    check_min_speeds(path, &in_variant, &cluster, &policy, first_min_speed)?;
     let on_unplaceable = match variant.on_unplaceable.unwrap_or(file.on_unplaceable) {
         UnplaceableSpec::Error => Unplaceable::Error,
         UnplaceableSpec::Skip => Unplaceable::Skip,
@@ -130,6 +137,7 @@ fn build(
             cluster,
             policy,
             jobs,
+            generator: generator.map(Arc::new),
             perf,
             on_unplaceable,
             timeline_every_s,
@@ -504,9 +512,9 @@ fn check_min_speeds(
     in_variant: &str,
     cluster: &Cluster,
     policy: &Policy,
-    jobs: &[Job],
+    first_min_speed: Option<String>,
 ) -> Result<(), ScenarioError> {
-    let Some(job) = jobs.iter().find(|j| j.min_speed.is_some()) else {
+    let Some(job) = first_min_speed else {
         return Ok(());
     };
     if policy.placement != PlacementRule::LeastSlowdown {
@@ -516,7 +524,7 @@ fn check_min_speeds(
             format!(
                 "is {}{in_variant}, but job `{}` has a min_speed, which only LeastSlowdown \
                  honours; set placement: LeastSlowdown or remove the workload's min_speed",
-                policy.placement, job.name
+                policy.placement, job
             ),
         ));
     }
@@ -527,7 +535,7 @@ fn check_min_speeds(
             format!(
                 "dynamic MIG{in_variant} re-cuts by memory alone and cannot honour job `{}`'s \
                  min_speed; use a static mig_layout or remove the workload's min_speed",
-                job.name
+                job
             ),
         ));
     }
@@ -576,12 +584,25 @@ struct WorkloadPlan<'a> {
     perf: &'a dyn PerfModel,
 }
 
-/// The jobs, and for a trace (read beforehand: `trace`) its summary.
+/// The name of the first job a generator draws with a minimum speed, if any.
+fn first_min_speed(g: &Generator) -> Option<String> {
+    let plan = g.plan();
+    (0..plan.mix.len())
+        .filter(|&e| plan.mix[e].min_speed.is_some())
+        .flat_map(|e| (0..g.gpu_choices().len()).filter_map(move |c| g.first_with(e, c)))
+        .min()
+        .map(Generator::name)
+}
+
+type Workload = (Vec<Job>, Option<Generator>, Option<TraceSummary>);
+
+/// The jobs (listed, or for a synthetic workload its generator, which the engine draws from as
+/// the clock reaches each job), and for a trace (read beforehand: `trace`) its summary.
 fn jobs(
     plan: &WorkloadPlan<'_>,
     spec: &WorkloadSpec,
     trace: Option<&crate::workload::trace::Trace>,
-) -> Result<(Vec<Job>, Option<TraceSummary>), ScenarioError> {
+) -> Result<Workload, ScenarioError> {
     let path = plan.path;
     match (spec, trace) {
         (WorkloadSpec::Jobs(list), _) => {
@@ -594,10 +615,11 @@ fn jobs(
             for (idx, job) in jobs.iter().enumerate() {
                 check_listed_duration(plan, idx, job)?;
             }
-            Ok((jobs, None))
+            Ok((jobs, None, None))
         }
         (WorkloadSpec::Synthetic(syn), _) => {
-            synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf).map(|jobs| (jobs, None))
+            synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf)
+                .map(|g| (Vec::new(), Some(g), None))
         }
         (WorkloadSpec::Trace(spec), Some(trace)) => {
             let reference = reference_gpu(path, spec.reference_gpu.as_deref(), plan.cluster)?;
@@ -609,7 +631,7 @@ fn jobs(
                 perf: plan.perf,
             };
             let (jobs, summary) = trace_workload::replay(&replay, trace)?;
-            Ok((jobs, Some(summary)))
+            Ok((jobs, None, Some(summary)))
         }
         (WorkloadSpec::Trace(_), None) => Err(ScenarioError::field(
             path,
@@ -724,7 +746,7 @@ fn synthetic_jobs(
     seed: u64,
     cluster: &Cluster,
     perf: &dyn PerfModel,
-) -> Result<Vec<Job>, ScenarioError> {
+) -> Result<Generator, ScenarioError> {
     let reference = match &spec.reference_gpu {
         Some(name) => hardware::gpu(name)
             .map_err(|e| ScenarioError::field(path, "workload.Synthetic.reference_gpu", e))?,
@@ -760,8 +782,7 @@ fn synthetic_jobs(
         mix,
         gpus: spec.gpus.iter().map(|g| (g.gpus, g.weight)).collect(),
     };
-    synthetic::generate(&plan, seed)
-        .map_err(|e| ScenarioError::field(path, "workload.Synthetic", e))
+    Generator::new(plan, seed).map_err(|e| ScenarioError::field(path, "workload.Synthetic", e))
 }
 
 #[cfg(test)]

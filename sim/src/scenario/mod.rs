@@ -377,6 +377,7 @@ fn simulate_into(
     let total_gpus = config.cluster.gpu_count();
     let mut jobs = metrics::JobStream::create(
         &config.jobs,
+        config.job_count(),
         dir,
         outputs != Outputs::Summary,
         outputs == Outputs::All,
@@ -400,9 +401,12 @@ fn simulate_into(
     } else {
         None
     };
-    let run = Simulation::run_streaming(config, Some(progress), timeline_sink, &mut |job, o| {
-        jobs.push(job, o)
-    })
+    let run = Simulation::run_streaming(
+        config,
+        Some(progress),
+        timeline_sink,
+        &mut |job, drawn, o| jobs.push(job, drawn, o),
+    )
     .map_err(SimulateError::Engine)?;
     if let Some(file) = timeline {
         write(file.finish())?;

@@ -131,7 +131,7 @@ pub struct Job {
 /// A job's minimum speed: a fraction of its alone rate in (0, 1], held as an `f32` (to about
 /// 6e-8) in four bytes, so that a [`Job`] keeps its size (the field takes the padding after
 /// `gpus`; a million jobs would otherwise carry 16 MB more).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MinSpeed(NonZeroU32);
 
 impl MinSpeed {

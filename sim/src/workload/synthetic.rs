@@ -49,72 +49,229 @@ pub enum SyntheticError {
 }
 
 /// Generates the jobs of `plan` with a generator seeded by `seed` (Xoshiro256++: the same seed
-/// gives the same jobs on every machine).
+/// gives the same jobs on every machine): every job of [`Generator::new`]'s draws, in order.
 pub fn generate(plan: &SyntheticPlan, seed: u64) -> Result<Vec<Job>, SyntheticError> {
-    let range = |ok: bool, what: String| {
-        if ok {
-            Ok(())
-        } else {
-            Err(SyntheticError::Range(what))
-        }
-    };
-    range(
-        plan.arrivals_per_hour > 0.0,
-        format!("arrivals_per_hour = {} must be > 0", plan.arrivals_per_hour),
-    )?;
-    range(
-        plan.median_s > 0.0,
-        format!("median duration {} s must be > 0", plan.median_s),
-    )?;
-    range(
-        plan.sigma >= 0.0 && plan.sigma.is_finite(),
-        format!("sigma = {} must be >= 0", plan.sigma),
-    )?;
-    range(
-        !plan.mix.is_empty(),
-        "the model mix is empty; list at least one model".into(),
-    )?;
-    let model_pick = WeightedIndex::new(plan.mix.iter().map(|m| m.weight))
-        .map_err(|e| SyntheticError::Range(format!("mix weights: {e}")))?;
-    let gpu_choices = if plan.gpus.is_empty() {
-        vec![(1, 1.0)]
-    } else {
-        plan.gpus.clone()
-    };
-    let gpu_pick = WeightedIndex::new(gpu_choices.iter().map(|g| g.1))
-        .map_err(|e| SyntheticError::Range(format!("gpus weights: {e}")))?;
-    let gaps = Exp::new(plan.arrivals_per_hour / 3600.0)
-        .map_err(|e| SyntheticError::Range(format!("arrivals: {e}")))?;
-    let durations = LogNormal::new(plan.median_s.ln(), plan.sigma)
-        .map_err(|e| SyntheticError::Range(format!("durations: {e}")))?;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut now = 0.0;
-    let mut jobs = Vec::with_capacity(plan.jobs as usize);
-    for idx in 0..plan.jobs {
-        now += gaps.sample(&mut rng);
-        let entry = &plan.mix[model_pick.sample(&mut rng)];
-        let gpus = gpu_choices[gpu_pick.sample(&mut rng)].0.max(1);
-        let duration = durations.sample(&mut rng);
-        limits::arrival(now).map_err(|e| {
-            SyntheticError::Range(format!(
-                "job j{idx} is out of range: the {e}; raise arrivals_per_hour or lower jobs"
-            ))
-        })?;
-        limits::duration(duration).map_err(|e| {
-            SyntheticError::Range(format!(
-                "job j{idx} is out of range: the {e}; bring median_minutes or sigma nearer it"
-            ))
-        })?;
-        jobs.push(Job {
-            name: format!("j{idx}"),
-            model: entry.model.clone(),
-            arrival_s: now,
-            samples: duration * entry.solo_rate * f64::from(gpus),
-            gpus,
-            min_speed: entry.min_speed,
-        });
+    let generator = Generator::new(plan.clone(), seed)?;
+    Ok(generator.draws().map(|d| d.job).collect())
+}
+
+/// A synthetic workload checked once and drawn as often as asked: the engine draws its jobs as
+/// the clock reaches them ([`Generator::draws`], in arrival order), so no job is kept before it
+/// arrives. [`Generator::new`] draws every job once without keeping it, to refuse a plan whose
+/// draws leave the accepted ranges before anything runs, and notes which (model, GPUs) pairs
+/// the draws use and the first job of each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generator {
+    plan: SyntheticPlan,
+    seed: u64,
+    gpu_choices: Vec<(u32, f64)>,
+    /// Per (mix entry, GPU choice), `entry * gpu_choices + choice`: the first job drawn with
+    /// it (`u32::MAX`: none).
+    first: Vec<u32>,
+}
+
+/// One drawn job, with the mix entry and GPU choice it was drawn with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawn {
+    /// Index of its model in the plan's mix.
+    pub entry: usize,
+    /// Index of its GPU count in [`Generator::gpu_choices`].
+    pub choice: usize,
+    /// The job.
+    pub job: Job,
+}
+
+/// The draws of one generator, in order: arrival gap, model, GPUs, duration per job.
+struct Sampler {
+    rng: Xoshiro256PlusPlus,
+    model_pick: WeightedIndex<f64>,
+    gpu_pick: WeightedIndex<f64>,
+    gaps: Exp<f64>,
+    durations: LogNormal<f64>,
+    now: f64,
+}
+
+impl Sampler {
+    /// The next job's (arrival, mix entry, GPU choice, duration).
+    fn next(&mut self) -> (f64, usize, usize, f64) {
+        self.now += self.gaps.sample(&mut self.rng);
+        let entry = self.model_pick.sample(&mut self.rng);
+        let choice = self.gpu_pick.sample(&mut self.rng);
+        let duration = self.durations.sample(&mut self.rng);
+        (self.now, entry, choice, duration)
     }
-    Ok(jobs)
+}
+
+impl Generator {
+    /// Checks `plan`'s parameters and every job it draws with `seed` (arrival and duration in
+    /// the accepted ranges, finite work), in job order: the first job out of range is the
+    /// error, as it would be had every job been built.
+    pub fn new(plan: SyntheticPlan, seed: u64) -> Result<Self, SyntheticError> {
+        let gpu_choices = if plan.gpus.is_empty() {
+            vec![(1, 1.0)]
+        } else {
+            plan.gpus.clone()
+        };
+        let mut generator = Generator {
+            first: vec![u32::MAX; plan.mix.len() * gpu_choices.len()],
+            plan,
+            seed,
+            gpu_choices,
+        };
+        let mut sampler = generator.sampler()?;
+        let choices = generator.gpu_choices.len();
+        for idx in 0..generator.plan.jobs {
+            let (now, entry, choice, duration) = sampler.next();
+            limits::arrival(now).map_err(|e| {
+                SyntheticError::Range(format!(
+                    "job j{idx} is out of range: the {e}; raise arrivals_per_hour or lower jobs"
+                ))
+            })?;
+            limits::duration(duration).map_err(|e| {
+                SyntheticError::Range(format!(
+                    "job j{idx} is out of range: the {e}; bring median_minutes or sigma nearer it"
+                ))
+            })?;
+            let samples = generator.samples(entry, choice, duration);
+            if !(samples.is_finite() && samples > 0.0) {
+                return Err(SyntheticError::Range(format!(
+                    "job j{idx} is out of range: its work of {samples} samples must be a finite \
+                     number > 0; lower the model's rate or the job's duration"
+                )));
+            }
+            let first = &mut generator.first[entry * choices + choice];
+            if *first == u32::MAX {
+                *first = idx;
+            }
+        }
+        Ok(generator)
+    }
+
+    fn sampler(&self) -> Result<Sampler, SyntheticError> {
+        let plan = &self.plan;
+        let range = |ok: bool, what: String| {
+            if ok {
+                Ok(())
+            } else {
+                Err(SyntheticError::Range(what))
+            }
+        };
+        range(
+            plan.arrivals_per_hour > 0.0,
+            format!("arrivals_per_hour = {} must be > 0", plan.arrivals_per_hour),
+        )?;
+        range(
+            plan.median_s > 0.0,
+            format!("median duration {} s must be > 0", plan.median_s),
+        )?;
+        range(
+            plan.sigma >= 0.0 && plan.sigma.is_finite(),
+            format!("sigma = {} must be >= 0", plan.sigma),
+        )?;
+        range(
+            !plan.mix.is_empty(),
+            "the model mix is empty; list at least one model".into(),
+        )?;
+        let model_pick = WeightedIndex::new(plan.mix.iter().map(|m| m.weight))
+            .map_err(|e| SyntheticError::Range(format!("mix weights: {e}")))?;
+        let gpu_pick = WeightedIndex::new(self.gpu_choices.iter().map(|g| g.1))
+            .map_err(|e| SyntheticError::Range(format!("gpus weights: {e}")))?;
+        let gaps = Exp::new(plan.arrivals_per_hour / 3600.0)
+            .map_err(|e| SyntheticError::Range(format!("arrivals: {e}")))?;
+        let durations = LogNormal::new(plan.median_s.ln(), plan.sigma)
+            .map_err(|e| SyntheticError::Range(format!("durations: {e}")))?;
+        Ok(Sampler {
+            rng: Xoshiro256PlusPlus::seed_from_u64(self.seed),
+            model_pick,
+            gpu_pick,
+            gaps,
+            durations,
+            now: 0.0,
+        })
+    }
+
+    fn samples(&self, entry: usize, choice: usize, duration: f64) -> f64 {
+        let gpus = self.gpus(choice);
+        duration * self.plan.mix[entry].solo_rate * f64::from(gpus)
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &SyntheticPlan {
+        &self.plan
+    }
+
+    /// Number of jobs.
+    pub fn len(&self) -> u32 {
+        self.plan.jobs
+    }
+
+    /// Whether it draws no job.
+    pub fn is_empty(&self) -> bool {
+        self.plan.jobs == 0
+    }
+
+    /// The GPU counts jobs are drawn with (the plan's, or one GPU), with their weights.
+    pub fn gpu_choices(&self) -> &[(u32, f64)] {
+        &self.gpu_choices
+    }
+
+    /// GPUs of a job drawn with GPU choice `choice` (at least 1).
+    pub fn gpus(&self, choice: usize) -> u32 {
+        self.gpu_choices[choice].0.max(1)
+    }
+
+    /// The first job drawn with mix entry `entry` and GPU choice `choice`, if any is.
+    pub fn first_with(&self, entry: usize, choice: usize) -> Option<u32> {
+        let at = self.first[entry * self.gpu_choices.len() + choice];
+        (at != u32::MAX).then_some(at)
+    }
+
+    /// The name of job `idx`: `j` and its index.
+    pub fn name(idx: u32) -> String {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(idx);
+        let mut name = String::with_capacity(1 + digits.len());
+        name.push('j');
+        name.push_str(digits);
+        name
+    }
+
+    /// Every job, in order (the order of arrival), drawn anew from the seed: the jobs
+    /// [`generate`] gives.
+    pub fn draws(&self) -> impl Iterator<Item = Drawn> + '_ {
+        self.draws_named(true)
+    }
+
+    /// [`Self::draws`] with every name left empty (no name is made): job `idx` is named
+    /// [`Self::name`]`(idx)`, for readers that write names only where they need them.
+    pub fn draws_unnamed(&self) -> impl Iterator<Item = Drawn> + '_ {
+        self.draws_named(false)
+    }
+
+    fn draws_named(&self, named: bool) -> impl Iterator<Item = Drawn> + '_ {
+        // `new` built a sampler from the same plan, so this one cannot fail.
+        let mut sampler = self.sampler().ok();
+        (0..self.plan.jobs).map_while(move |idx| {
+            let (now, entry, choice, duration) = sampler.as_mut()?.next();
+            let mix = &self.plan.mix[entry];
+            Some(Drawn {
+                entry,
+                choice,
+                job: Job {
+                    name: if named {
+                        Self::name(idx)
+                    } else {
+                        String::new()
+                    },
+                    model: mix.model.clone(),
+                    arrival_s: now,
+                    samples: self.samples(entry, choice, duration),
+                    gpus: self.gpus(choice),
+                    min_speed: mix.min_speed,
+                },
+            })
+        })
+    }
 }
 
 #[cfg(test)]

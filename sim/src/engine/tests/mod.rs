@@ -114,6 +114,7 @@ pub(super) fn config(groups: Vec<GpuGroup>, jobs: Vec<Job>, placement: Placement
             ..Policy::default()
         },
         jobs,
+        generator: None,
         perf: Arc::new(Parametric::new(profiles())),
         on_unplaceable: Unplaceable::Error,
         timeline_every_s: 0.0,
@@ -386,7 +387,7 @@ fn a_streamed_timeline_is_the_kept_one() {
         &cfg,
         None,
         Some(&mut |r: &TimelineRow| rows.push(*r)),
-        &mut |job, o| {
+        &mut |job, _, o| {
             assert!(
                 outcomes[job as usize].is_none(),
                 "job {job} handed over twice"
@@ -445,11 +446,20 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
     assert!(kept.outcomes.iter().any(|o| !o.completed));
     let labels = RunLabels::for_test("s");
     let dir = tempfile::tempdir().unwrap();
-    let mut stream = JobStream::create(&cfg.jobs, dir.path(), true, true).unwrap();
-    let run =
-        Simulation::run_streaming(&cfg, None, None, &mut |job, o| stream.push(job, o)).unwrap();
+    let mut stream = JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), true, true).unwrap();
+    let run = Simulation::run_streaming(&cfg, None, None, &mut |job, drawn, o| {
+        stream.push(job, drawn, o)
+    })
+    .unwrap();
     let summary = stream.finish(&run, labels.clone()).unwrap();
-    assert_eq!(summary, summarize(&cfg.jobs, &kept, labels));
+    assert_eq!(summary, summarize(&cfg.jobs, &kept, labels.clone()));
+    // Without files only the sums taken in input order are held: the same summary.
+    let mut bare = JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), false, false).unwrap();
+    let run = Simulation::run_streaming(&cfg, None, None, &mut |job, drawn, o| {
+        bare.push(job, drawn, o)
+    })
+    .unwrap();
+    assert_eq!(bare.finish(&run, labels.clone()).unwrap(), summary);
     assert_eq!(
         std::fs::read(dir.path().join("jobs.csv")).unwrap(),
         crate::metrics::jobs_csv(&cfg.jobs, &kept).unwrap()
@@ -464,4 +474,168 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
 fn simulation_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<Simulation<'static>>();
+}
+
+/// A synthetic plan over the test profile's models, drawing some 4-GPU jobs (which fit no
+/// group of 3 GPUs) and `huge` ones (which fit no GPU's memory).
+fn drawn_plan(jobs: u32) -> crate::workload::synthetic::SyntheticPlan {
+    use crate::workload::synthetic::{MixEntry, SyntheticPlan};
+    let mix = |model: &str, weight: f64, solo_rate: f64| MixEntry {
+        model: ModelKey::new(model, 1, 1),
+        weight,
+        solo_rate,
+        min_speed: None,
+    };
+    SyntheticPlan {
+        jobs,
+        arrivals_per_hour: 400.0,
+        median_s: 600.0,
+        sigma: 1.0,
+        mix: vec![
+            mix("small", 3.0, 100.0),
+            mix("big", 1.0, 10.0),
+            mix("huge", 0.05, 10.0),
+        ],
+        gpus: vec![(1, 0.8), (2, 0.15), (4, 0.05)],
+    }
+}
+
+/// Jobs the engine draws as the clock reaches them run exactly as the same jobs listed: the
+/// same outcomes, files and summary (under FIFO with backfill, under Srtf, skipping the jobs
+/// that fit nowhere), and the same error naming the first job that fits nowhere.
+#[test]
+fn drawn_jobs_run_as_the_same_jobs_listed() {
+    use crate::metrics::{JobStream, RunLabels, placements_csv, summarize};
+    use crate::workload::synthetic::{Generator, generate};
+    let plan = drawn_plan(400);
+    let listed_jobs = generate(&plan, 3).unwrap();
+    let generator = Arc::new(Generator::new(plan, 3).unwrap());
+    assert!(listed_jobs.iter().any(|j| j.gpus == 4));
+    assert!(listed_jobs.iter().any(|j| j.model.model == "huge"));
+    for order in [QueueOrder::Fifo, QueueOrder::Srtf] {
+        let mut listed = config(
+            vec![group("h200", 3, ShareMode::Mps, None)],
+            listed_jobs.clone(),
+            PlacementRule::BestFit,
+        );
+        listed.on_unplaceable = Unplaceable::Skip;
+        listed.policy.order = order.clone();
+        listed.policy.backfill = true;
+        listed.policy.backfill_depth = u32::MAX as usize;
+        let mut drawn = listed.clone();
+        drawn.jobs = Vec::new();
+        drawn.generator = Some(generator.clone());
+        let kept = Simulation::run(&listed, None).unwrap();
+        assert!(kept.outcomes.iter().any(|o| !o.completed));
+        // Compared as text: a skipped job's times are NaN, never equal to themselves.
+        let run = Simulation::run(&drawn, None).unwrap();
+        assert_eq!(format!("{run:?}"), format!("{kept:?}"), "{order:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let mut stream = JobStream::create(&[], drawn.job_count(), dir.path(), true, true).unwrap();
+        let run = Simulation::run_streaming(&drawn, None, None, &mut |job, d, o| {
+            assert!(d.is_some(), "a drawn job comes with its outcome");
+            stream.push(job, d, o)
+        })
+        .unwrap();
+        let labels = RunLabels::for_test("s");
+        let summary = stream.finish(&run, labels.clone()).unwrap();
+        assert_eq!(summary, summarize(&listed_jobs, &kept, labels));
+        assert_eq!(
+            std::fs::read(dir.path().join("jobs.csv")).unwrap(),
+            crate::metrics::jobs_csv(&listed_jobs, &kept).unwrap()
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("placements.csv")).unwrap(),
+            placements_csv(&kept).unwrap()
+        );
+        // Refused rather than skipped: the same job is named.
+        listed.on_unplaceable = Unplaceable::Error;
+        drawn.on_unplaceable = Unplaceable::Error;
+        let want = Simulation::run(&listed, None).unwrap_err().to_string();
+        let got = Simulation::run(&drawn, None).unwrap_err().to_string();
+        assert!(want.contains("fits nowhere"), "{want}");
+        assert_eq!(got, want);
+    }
+}
+
+/// A configuration with both listed jobs and a generator is refused, not run.
+#[test]
+fn listed_jobs_and_a_generator_are_refused_together() {
+    use crate::workload::synthetic::Generator;
+    let mut cfg = config(
+        vec![group("h200", 3, ShareMode::Mps, None)],
+        vec![job("a", "small", 0.0, 100.0, 1)],
+        PlacementRule::BestFit,
+    );
+    cfg.generator = Some(Arc::new(Generator::new(drawn_plan(5), 1).unwrap()));
+    let err = Simulation::run(&cfg, None).unwrap_err().to_string();
+    assert!(err.contains("lists 1 job(s) and has a generator"), "{err}");
+}
+
+/// The state window: jobs inserted out of id order (listed jobs given out of arrival order)
+/// and removed in any order are found while they have a state, and the window shrinks from
+/// the front as the oldest go.
+#[test]
+fn states_window_follows_the_live_jobs() {
+    let mut states = States::default();
+    for job in [5u32, 7, 3, 9] {
+        states.insert(job, JobState::arrived(f64::from(job)));
+    }
+    assert_eq!(states.jobs(), vec![3, 5, 7, 9]);
+    assert!(states.get(4).is_none() && states.get(2).is_none() && states.get(10).is_none());
+    assert_eq!(states.remove(5).remaining, 5.0);
+    assert_eq!(states.base, 3, "job 3 still holds the front");
+    assert_eq!(states.remove(3).remaining, 3.0);
+    assert_eq!(states.base, 7, "the front moved past the gone jobs");
+    assert_eq!(states.at.len(), 3);
+    assert_eq!(states[7].remaining, 7.0);
+    states.insert(8, JobState::arrived(8.0));
+    assert_eq!(states.jobs(), vec![7, 8, 9]);
+    assert_eq!(states.slab.len(), 4, "freed places are reused");
+    for job in [9, 7, 8] {
+        states.remove(job);
+    }
+    assert!(states.at.is_empty() && states.jobs().is_empty());
+}
+
+/// Busy spans kept in pooled blocks (GPUs interleaved, several full blocks each and the latest
+/// lengths beside the GPU) sum to the bits of a GPU-by-GPU, span-by-span sum of their lengths.
+#[test]
+fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
+    let runs = 3 * SPAN_BLOCK + 5;
+    let mut starts = Vec::new();
+    let mut t = 0.1f64;
+    for k in 0..runs {
+        starts.push(t);
+        t += 1.3 + (k as f64).sqrt();
+    }
+    let span = |k: usize, g: usize| {
+        let start = starts[k] + 0.37 * g as f64;
+        (start, start + 0.1 * (k % 7) as f64)
+    };
+    let mut pool = SpanPool::default();
+    let mut gpus = vec![BusySpans::default(); 3];
+    for k in 0..runs {
+        for (g, b) in gpus.iter_mut().enumerate() {
+            let (start, end) = span(k, g);
+            b.run_starts(start, &mut pool);
+            b.run_ends(end);
+        }
+    }
+    assert!(
+        gpus.iter().all(|b| b.blocks.len() >= 3 && b.fill > 0),
+        "several full blocks per GPU and a part-filled one"
+    );
+    let mut got = 0.0;
+    for b in &gpus {
+        b.add_to(&mut got, &pool);
+    }
+    let mut want = 0.0;
+    for g in 0..3 {
+        for k in 0..runs {
+            let (start, end) = span(k, g);
+            want += end - start;
+        }
+    }
+    assert_eq!(got.to_bits(), want.to_bits());
 }
