@@ -33,6 +33,11 @@ pub struct SimulateArgs {
     /// and summary.json) or `summary` (summary.json only, for large replays).
     #[arg(long, value_enum, default_value_t = OutputsArg::All)]
     pub outputs: OutputsArg,
+    /// Write the per-job rows as jobs.parquet (columnar, full-precision numbers, nulls for
+    /// empty fields; pandas.read_parquet and polars read it) instead of jobs.csv. Needs colo
+    /// built with `cargo build --release --features parquet`.
+    #[arg(long)]
+    pub columnar: bool,
 }
 
 /// `--outputs` on the command line.
@@ -66,7 +71,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         strict: args.strict,
         shard: args.shard,
         outputs: args.outputs.into(),
+        columnar: args.columnar,
     };
+    if args.columnar && !cfg!(feature = "parquet") {
+        anyhow::bail!("--columnar: {}", colo_sim::metrics::NO_PARQUET);
+    }
     let variants = scenario.variants().len();
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{spinner} simulating {pos}/{len} jobs [{elapsed}] {msg}")

@@ -430,3 +430,42 @@ fn outputs_chooses_the_result_files_and_keeps_the_summary() {
         "the summary does not depend on --outputs"
     );
 }
+
+#[test]
+fn columnar_writes_jobs_parquet_or_says_which_build_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = scenario(
+        r#"(gpu: "h200", count: 1, mode: Mps)"#,
+        r#"(model: "resnet18:128:32", samples: 10.0)"#,
+    );
+    let path = write(tmp.path(), "one.ron", &text);
+    let out = tmp.path().join("out");
+    let run = colo(&[
+        "simulate",
+        &path,
+        "--columnar",
+        "--outputs",
+        "jobs",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    if cfg!(feature = "parquet") {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["jobs.parquet", "summary.json"]);
+        let bytes = std::fs::read(out.join("jobs.parquet")).unwrap();
+        assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    } else {
+        assert_ne!(run.code, 0);
+        assert!(
+            run.stderr.contains("--features parquet"),
+            "says how to build it: {}",
+            run.stderr
+        );
+        assert!(!out.exists(), "nothing written");
+    }
+}

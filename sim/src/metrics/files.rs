@@ -237,6 +237,58 @@ impl TimelineFile {
     }
 }
 
+/// Which per-job file a [`JobStream`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobsFile {
+    /// None (`--outputs summary`).
+    None,
+    /// `jobs.csv`.
+    Csv,
+    /// `jobs.parquet` instead (`colo simulate --columnar`; cargo feature `parquet`).
+    Parquet,
+}
+
+/// `jobs.parquet` being written; without the `parquet` feature there is none to write.
+#[cfg(feature = "parquet")]
+type ParquetOut = super::parquet::JobsParquet<std::fs::File>;
+#[cfg(not(feature = "parquet"))]
+type ParquetOut = std::convert::Infallible;
+
+/// The message when `jobs.parquet` is asked of a build without the `parquet` feature.
+pub const NO_PARQUET: &str = "jobs.parquet needs colo built with the parquet feature: \
+     cargo build --release --features parquet (or leave out --columnar for jobs.csv)";
+
+#[cfg(feature = "parquet")]
+fn open_parquet(dir: &Path) -> std::io::Result<ParquetOut> {
+    let file = std::fs::File::create(dir.join("jobs.parquet"))?;
+    super::parquet::JobsParquet::new(file).map_err(std::io::Error::other)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn open_parquet(_dir: &Path) -> std::io::Result<ParquetOut> {
+    Err(std::io::Error::other(NO_PARQUET))
+}
+
+#[cfg(feature = "parquet")]
+fn push_parquet(out: &mut ParquetOut, row: &JobRow) -> std::io::Result<()> {
+    out.push(row).map_err(std::io::Error::other)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn push_parquet(out: &mut ParquetOut, _row: &JobRow) -> std::io::Result<()> {
+    match *out {}
+}
+
+#[cfg(feature = "parquet")]
+fn finish_parquet(out: ParquetOut) -> std::io::Result<()> {
+    out.finish().map_err(std::io::Error::other)?.sync_data()
+}
+
+#[cfg(not(feature = "parquet"))]
+fn finish_parquet(out: ParquetOut) -> std::io::Result<()> {
+    match out {}
+}
+
 /// A run's outcomes taken as the engine hands them over
 /// ([`crate::engine::Simulation::run_streaming`], in the order jobs finish) and written out in
 /// input order: `jobs.csv` and `placements.csv` (each when asked for) get the bytes
@@ -255,6 +307,7 @@ pub struct JobStream<'j> {
     /// Jobs `next..`, at `job - next`.
     held: VecDeque<Held>,
     jobs_csv: Option<CsvOut<std::fs::File>>,
+    jobs_parquet: Option<ParquetOut>,
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
     /// Row buffers, reused from row to row.
@@ -282,7 +335,7 @@ impl<'j> JobStream<'j> {
         jobs: &'j [Job],
         total: usize,
         dir: &Path,
-        jobs_csv: bool,
+        jobs_file: JobsFile,
         placements_csv: bool,
     ) -> std::io::Result<Self> {
         fn open<R: CsvRow>(dir: &Path) -> std::io::Result<CsvOut<std::fs::File>> {
@@ -319,7 +372,12 @@ impl<'j> JobStream<'j> {
             total,
             next: 0,
             held: VecDeque::new(),
-            jobs_csv: jobs_csv.then(|| open::<JobRow>(dir)).transpose()?,
+            jobs_csv: (jobs_file == JobsFile::Csv)
+                .then(|| open::<JobRow>(dir))
+                .transpose()?,
+            jobs_parquet: (jobs_file == JobsFile::Parquet)
+                .then(|| open_parquet(dir))
+                .transpose()?,
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
@@ -341,7 +399,8 @@ impl<'j> JobStream<'j> {
     /// a listed job).
     pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
         debug_assert!(job >= self.next, "job {job} handed over twice");
-        let files = self.jobs_csv.is_some() || self.placements_csv.is_some();
+        let files =
+            self.jobs_csv.is_some() || self.jobs_parquet.is_some() || self.placements_csv.is_some();
         let held = if files {
             if job == self.next && self.held.is_empty() {
                 self.write(job, drawn.as_ref(), &outcome);
@@ -391,7 +450,7 @@ impl<'j> JobStream<'j> {
             return;
         }
         let mut result = Ok(());
-        if let Some(out) = &mut self.jobs_csv {
+        if self.jobs_csv.is_some() || self.jobs_parquet.is_some() {
             let name = drawn.map(|_| {
                 self.name.clear();
                 self.name.push('j');
@@ -399,8 +458,13 @@ impl<'j> JobStream<'j> {
                 self.name.as_str()
             });
             fill_job_row(&mut self.job_row, idx, job, name, o);
-            self.job_row.write_fields(out);
-            result = out.end_row();
+            if let Some(out) = &mut self.jobs_csv {
+                self.job_row.write_fields(out);
+                result = out.end_row();
+            }
+            if let Some(out) = &mut self.jobs_parquet {
+                result = push_parquet(out, &self.job_row);
+            }
         }
         if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
             let row = &mut self.placement_row;
@@ -434,6 +498,9 @@ impl<'j> JobStream<'j> {
         );
         for out in [self.jobs_csv, self.placements_csv].into_iter().flatten() {
             out.finish()?;
+        }
+        if let Some(out) = self.jobs_parquet {
+            finish_parquet(out)?;
         }
         Ok(self.parts.finish(run, labels))
     }

@@ -112,6 +112,8 @@ pub struct RunOptions {
     pub shard: Option<shard::Shard>,
     /// Which result files each variant writes.
     pub outputs: Outputs,
+    /// Per-job rows as `jobs.parquet` instead of `jobs.csv` (cargo feature `parquet`).
+    pub columnar: bool,
 }
 
 /// Which result files a variant's folder gets (`colo simulate --outputs`).
@@ -329,8 +331,8 @@ impl Scenario {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<VariantRun, ScenarioError> {
         let (config, labels) = build_variant_with(self, variant, options)?;
-        let summary = simulate_into(&config, labels, &dir, options.outputs, progress).map_err(
-            |err| match err {
+        let summary =
+            simulate_into(&config, labels, &dir, options, progress).map_err(|err| match err {
                 SimulateError::Engine(source) => ScenarioError::Engine {
                     path: self.path.clone(),
                     variant: variant.name.clone(),
@@ -340,8 +342,7 @@ impl Scenario {
                     dir: dir.clone(),
                     source,
                 },
-            },
-        )?;
+            })?;
         Ok(VariantRun {
             name: variant.name.clone(),
             dir,
@@ -366,9 +367,10 @@ fn simulate_into(
     config: &SimConfig,
     labels: RunLabels,
     dir: &Path,
-    outputs: Outputs,
+    options: &RunOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Summary, SimulateError> {
+    let outputs = options.outputs;
     let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
     write(metrics::create_result_dir(dir))?;
     // Rows are written as the run hands them over: each job's (in input order) once it and
@@ -379,7 +381,11 @@ fn simulate_into(
         &config.jobs,
         config.job_count(),
         dir,
-        outputs != Outputs::Summary,
+        match (outputs, options.columnar) {
+            (Outputs::Summary, _) => metrics::JobsFile::None,
+            (_, false) => metrics::JobsFile::Csv,
+            (_, true) => metrics::JobsFile::Parquet,
+        },
         outputs == Outputs::All,
     )
     .map_err(SimulateError::Write)?;

@@ -420,7 +420,7 @@ fn a_streamed_timeline_is_the_kept_one() {
 /// order, with an unplaceable job) give the files and summary of the kept record.
 #[test]
 fn streamed_outcomes_write_the_kept_files_and_summary() {
-    use crate::metrics::{JobStream, RunLabels, placements_csv, summarize};
+    use crate::metrics::{JobStream, JobsFile, RunLabels, placements_csv, summarize};
     let mut jobs: Vec<Job> = (0..30)
         .map(|i| {
             job(
@@ -446,7 +446,8 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
     assert!(kept.outcomes.iter().any(|o| !o.completed));
     let labels = RunLabels::for_test("s");
     let dir = tempfile::tempdir().unwrap();
-    let mut stream = JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), true, true).unwrap();
+    let mut stream =
+        JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), JobsFile::Csv, true).unwrap();
     let run = Simulation::run_streaming(&cfg, None, None, &mut |job, drawn, o| {
         stream.push(job, drawn, o)
     })
@@ -454,7 +455,8 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
     let summary = stream.finish(&run, labels.clone()).unwrap();
     assert_eq!(summary, summarize(&cfg.jobs, &kept, labels.clone()));
     // Without files only the sums taken in input order are held: the same summary.
-    let mut bare = JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), false, false).unwrap();
+    let mut bare =
+        JobStream::create(&cfg.jobs, cfg.jobs.len(), dir.path(), JobsFile::None, false).unwrap();
     let run = Simulation::run_streaming(&cfg, None, None, &mut |job, drawn, o| {
         bare.push(job, drawn, o)
     })
@@ -505,7 +507,7 @@ fn drawn_plan(jobs: u32) -> crate::workload::synthetic::SyntheticPlan {
 /// that fit nowhere), and the same error naming the first job that fits nowhere.
 #[test]
 fn drawn_jobs_run_as_the_same_jobs_listed() {
-    use crate::metrics::{JobStream, RunLabels, placements_csv, summarize};
+    use crate::metrics::{JobStream, JobsFile, RunLabels, placements_csv, summarize};
     use crate::workload::synthetic::{Generator, generate};
     let plan = drawn_plan(400);
     let listed_jobs = generate(&plan, 3).unwrap();
@@ -531,7 +533,8 @@ fn drawn_jobs_run_as_the_same_jobs_listed() {
         let run = Simulation::run(&drawn, None).unwrap();
         assert_eq!(format!("{run:?}"), format!("{kept:?}"), "{order:?}");
         let dir = tempfile::tempdir().unwrap();
-        let mut stream = JobStream::create(&[], drawn.job_count(), dir.path(), true, true).unwrap();
+        let mut stream =
+            JobStream::create(&[], drawn.job_count(), dir.path(), JobsFile::Csv, true).unwrap();
         let run = Simulation::run_streaming(&drawn, None, None, &mut |job, d, o| {
             assert!(d.is_some(), "a drawn job comes with its outcome");
             stream.push(job, d, o)
