@@ -644,14 +644,7 @@ fn check_min_speeds(config: &SimConfig) -> Result<(), EngineError> {
         return Ok(());
     }
     let first = match &config.generator {
-        Some(g) => {
-            let plan = g.plan();
-            (0..plan.mix.len())
-                .filter(|&e| plan.mix[e].min_speed.is_some())
-                .flat_map(|e| (0..g.gpu_choices().len()).filter_map(move |c| g.first_with(e, c)))
-                .min()
-                .map(Generator::name)
-        }
+        Some(g) => g.first_min_speed(),
         None => config
             .jobs
             .iter()

@@ -110,7 +110,7 @@ fn build(
         String::new()
     };
     let first_min_speed = match &generator {
-        Some(g) => first_min_speed(g),
+        Some(g) => g.first_min_speed(),
         None => jobs
             .iter()
             .find(|j| j.min_speed.is_some())
@@ -582,16 +582,6 @@ struct WorkloadPlan<'a> {
     seed: u64,
     cluster: &'a Cluster,
     perf: &'a dyn PerfModel,
-}
-
-/// The name of the first job a generator draws with a minimum speed, if any.
-fn first_min_speed(g: &Generator) -> Option<String> {
-    let plan = g.plan();
-    (0..plan.mix.len())
-        .filter(|&e| plan.mix[e].min_speed.is_some())
-        .flat_map(|e| (0..g.gpu_choices().len()).filter_map(move |c| g.first_with(e, c)))
-        .min()
-        .map(Generator::name)
 }
 
 type Workload = (Vec<Job>, Option<Generator>, Option<TraceSummary>);

@@ -226,6 +226,16 @@ impl Generator {
         (at != u32::MAX).then_some(at)
     }
 
+    /// The name of the first job drawn with a minimum speed, if any is.
+    pub fn first_min_speed(&self) -> Option<String> {
+        let plan = self.plan();
+        (0..plan.mix.len())
+            .filter(|&e| plan.mix[e].min_speed.is_some())
+            .flat_map(|e| (0..self.gpu_choices.len()).filter_map(move |c| self.first_with(e, c)))
+            .min()
+            .map(Self::name)
+    }
+
     /// The name of job `idx`: `j` and its index.
     pub fn name(idx: u32) -> String {
         let mut digits = itoa::Buffer::new();
