@@ -474,9 +474,9 @@ fn classes_from_alone(alone: &[&Record]) -> (Vec<ClassSpec>, Vec<ClassInfo>, Hos
     }
     let host_alone = by_host
         .into_iter()
-        .map(|(k, v)| {
+        .map(|(k, mut v)| {
             let noise = relative_noise(&v);
-            (k, (median(&mut v.clone()), noise))
+            (k, (median(&mut v), noise))
         })
         .collect();
     let mut classes = Vec::new();

@@ -5,6 +5,8 @@
 //! on the same runs and beside the noise floor (the spread of repeated measurements).
 use std::collections::BTreeSet;
 
+use rayon::prelude::*;
+
 use colo_sim::perf::profile::{HeldOutError, MemoryParams, MigParams, Profile, Provenance};
 use colo_sim::perf::query::{SetQuery, predict_set};
 use colo_sim::perf::{Divisor, OneNth, Origin, Parametric, PerCorunner, ShareMode};
@@ -286,20 +288,28 @@ pub fn validate(ds: &Dataset) -> Validation {
         let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| in_slice(s)).collect();
         jobs.extend(predict_sets(ds, &fitted, &tests, "slice held out"));
     }
-    for (class, spec) in ds.classes.iter().enumerate() {
-        let involves =
-            |s: &RunSet| s.n_jobs() >= 2 && s.observation.members.iter().any(|m| m.class == class);
-        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| involves(s)).collect();
-        if tests.is_empty() {
-            continue;
-        }
-        let fitted = fit_on(ds, &|s| small(s) && !involves(s));
-        let held: Vec<PredictedJob> = predict_sets(ds, &fitted, &tests, "model held out")
-            .into_iter()
-            .filter(|j| j.job == spec.key.to_string())
-            .collect();
-        jobs.extend(held);
-    }
+    // One independent fit per model left out: side by side on rayon's threads, results kept in
+    // class order (each fit is sequential and deterministic, so the output is the same bytes).
+    let held_out: Vec<Vec<PredictedJob>> = ds
+        .classes
+        .par_iter()
+        .enumerate()
+        .map(|(class, spec)| {
+            let involves = |s: &RunSet| {
+                s.n_jobs() >= 2 && s.observation.members.iter().any(|m| m.class == class)
+            };
+            let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| involves(s)).collect();
+            if tests.is_empty() {
+                return Vec::new();
+            }
+            let fitted = fit_on(ds, &|s| small(s) && !involves(s));
+            predict_sets(ds, &fitted, &tests, "model held out")
+                .into_iter()
+                .filter(|j| j.job == spec.key.to_string())
+                .collect()
+        })
+        .collect();
+    jobs.extend(held_out.into_iter().flatten());
     let memory = memory_verdicts(ds, fitted_profile(ds, &small_fit, ""));
     Validation {
         small_sets_fit: small_fit,
