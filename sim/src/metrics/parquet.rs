@@ -61,11 +61,6 @@ impl<T> Column<T> {
         self.present.push(i16::from(value.is_some()));
         self.values.extend(value);
     }
-
-    fn clear(&mut self) {
-        self.values.clear();
-        self.present.clear();
-    }
 }
 
 /// Every column of the row group being filled.
@@ -215,33 +210,8 @@ impl<W: Write + Send> JobsParquet<W> {
             index += 1;
         }
         group.close()?;
-        macro_rules! clear {
-            ($($col:ident),*) => { $(c.$col.clear();)* };
-        }
-        clear!(
-            job,
-            name,
-            model,
-            batch,
-            image,
-            gpus,
-            arrival_s,
-            start_s,
-            end_s,
-            wait_s,
-            jct_s,
-            group,
-            gpu,
-            slice,
-            mode,
-            samples,
-            mean_rate,
-            exclusive_rate,
-            slowdown,
-            status,
-            energy_j,
-            preemptions
-        );
+        // A fresh set of columns: no list of them to keep in step with the struct.
+        *c = Columns::default();
         self.rows = 0;
         Ok(())
     }
