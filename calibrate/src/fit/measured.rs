@@ -180,6 +180,9 @@ pub struct RunSet {
     /// Per member: the same relative deviation of its alone runs on the set's GPU (the
     /// denominator of its fraction of alone); 0 where none ran there.
     pub alone_noise: Vec<f64>,
+    /// Per member: the median of its alone runs on the set's GPU, samples/s (`None` where none
+    /// ran there).
+    pub host_alone_rate: Vec<Option<f64>>,
     /// Repeats aggregated.
     pub repeats: usize,
     /// MIG profile of each member (mig-emulated), else None.
@@ -564,6 +567,7 @@ fn run_set(
     let mut member_noise = Vec::with_capacity(n);
     let mut member_samples = Vec::with_capacity(n);
     let mut alone_noise = Vec::with_capacity(n);
+    let mut host_alone_rate = Vec::with_capacity(n);
     let mut reserved = Vec::with_capacity(n);
     let mut profiles = Vec::with_capacity(n);
     for rank in 0..n {
@@ -605,6 +609,11 @@ fn run_set(
             .filter_map(|rs| rs[rank].measurement.samples_per_s)
             .collect();
         member_samples.push(median(&mut rates));
+        host_alone_rate.push(
+            host_alone
+                .get(&(r0.gpu_uuid.clone(), key.clone()))
+                .map(|&(rate, _)| rate),
+        );
         alone_noise.push(
             host_alone
                 .get(&(r0.gpu_uuid.clone(), key.clone()))
@@ -649,6 +658,7 @@ fn run_set(
         member_noise,
         member_samples_per_s: member_samples,
         alone_noise,
+        host_alone_rate,
         repeats: complete.len(),
         mig_profiles: profiles,
         reserved_mib: reserved,

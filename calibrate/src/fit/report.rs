@@ -93,7 +93,7 @@ pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts
     out
 }
 
-/// One row per predicted job: `split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,measured_samples_per_s,alone_noise,set`.
+/// One row per predicted job: `split,mode,n_jobs,job,launch_bound,measured,predicted,equal_share,fixed_slowdown,noise,measured_samples_per_s,alone_noise,predicted_samples_per_s,set`.
 pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
     // The csv writer quotes what needs quoting (splits such as `fitted, held out` hold a comma).
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -110,6 +110,7 @@ pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
         "noise",
         "measured_samples_per_s",
         "alone_noise",
+        "predicted_samples_per_s",
         "set",
     ];
     let mut rows = vec![header.map(str::to_owned)];
@@ -127,6 +128,7 @@ pub fn predictions_csv(jobs: &[PredictedJob]) -> String {
             format!("{:.4}", j.noise),
             format!("{:.3}", j.measured_samples_per_s),
             format!("{:.4}", j.alone_noise),
+            format!("{:.3}", j.predicted_samples_per_s),
             j.set.clone(),
         ]
     }));
@@ -286,7 +288,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "kernel model (fraction of alone from each job's alone kernel trace; MAPE of per-job samples/s, measured as a fraction of the same point alone on the same GPU times its median alone rate: the same as the MAPE of the fraction of alone)"
+        "kernel model (fraction of alone from each job's alone kernel trace, its replay anchored to the job's alone runs on the set's GPU; MAPE of per-job samples/s, measured as a fraction of the same point alone on the same GPU times its median alone rate: the same as the MAPE of the fraction of alone)"
     );
     let _ = writeln!(
         out,
@@ -382,7 +384,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                 let alone_noise: Vec<f64> = alone.iter().map(|j| j.alone_noise).collect();
                 let rate: Vec<f64> = fitted
                     .iter()
-                    .map(|j| ape(j.predicted, j.measured_samples_per_s))
+                    .map(|j| ape(j.predicted_samples_per_s, j.measured_samples_per_s))
                     .collect();
                 let _ = writeln!(
                     out,
@@ -405,7 +407,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     }
     let _ = writeln!(
         out,
-        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s (its fraction of alone times the point's median alone rate over every GPU) against the samples/s measured in the set, with no same-GPU alone run in between"
+        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s from each point's median alone rate over every GPU (no same-GPU alone run used, as `colo predict`) against the samples/s measured in the set"
     );
     out
 }
@@ -424,6 +426,7 @@ mod tests {
             launch_bound: false,
             measured: 1.0,
             predicted: 2.0,
+            predicted_samples_per_s: 2.1,
             equal_share: 0.5,
             fixed_slowdown: 0.8,
             noise: 0.01,
@@ -434,11 +437,12 @@ mod tests {
         let text = predictions_csv(std::slice::from_ref(&job));
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-        assert_eq!(reader.headers().unwrap().len(), 13);
+        assert_eq!(reader.headers().unwrap().len(), 14);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].len(), 13, "{text}");
+        assert_eq!(rows[0].len(), 14, "{text}");
         assert_eq!(&rows[0][0], job.split);
         assert_eq!(&rows[0][10], "1.100");
-        assert_eq!(&rows[0][12], job.set);
+        assert_eq!(&rows[0][12], "2.100");
+        assert_eq!(&rows[0][13], job.set);
     }
 }

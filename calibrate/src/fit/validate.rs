@@ -96,8 +96,13 @@ pub struct PredictedJob {
     pub launch_bound: bool,
     /// Measured samples/s (median over repeats, relative to alone on the same GPU).
     pub measured: f64,
-    /// Predicted samples/s.
+    /// Predicted samples/s (the fraction of alone it predicts times the point's median alone
+    /// rate; the kernel model's fraction is predicted from each member's alone runs on the
+    /// set's GPU where the store holds them).
     pub predicted: f64,
+    /// Predicted samples/s from the point's median alone rate over every GPU alone, no alone
+    /// run of the set's GPU used (what `colo predict` answers): the `fitted rate` score.
+    pub predicted_samples_per_s: f64,
     /// Equal-share baseline.
     pub equal_share: f64,
     /// Fixed-slowdown baseline.
@@ -127,21 +132,28 @@ fn predict_sets(ds: &Dataset, fitted: &Fitted, sets: &[&RunSet], split: &str) ->
             .into_iter()
             .map(|(predicted, _)| predicted)
             .collect();
-        out.extend(predicted_jobs(ds, set, &rates, split));
+        out.extend(predicted_jobs(ds, set, &rates, &rates, split));
     }
     out
 }
 
-/// The jobs of `set` with their predicted `rates` (in member order), beside the baselines.
-pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) -> Vec<PredictedJob> {
+/// The jobs of `set` with their predicted `rates` and those from the median alone rates only,
+/// `shipped_rates` (both in member order), beside the baselines.
+pub fn predicted_jobs(
+    ds: &Dataset,
+    set: &RunSet,
+    rates: &[f64],
+    shipped_rates: &[f64],
+    split: &str,
+) -> Vec<PredictedJob> {
     let n = set.n_jobs();
     set.observation
         .members
         .iter()
-        .zip(rates)
+        .zip(rates.iter().zip(shipped_rates))
         .zip(&set.member_noise)
         .enumerate()
-        .map(|(i, ((member, &predicted), noise))| {
+        .map(|(i, ((member, (&predicted, &shipped)), noise))| {
             let solo = ds.classes[member.class].solo_rate;
             // The baselines' own rules (`colo predict --model equal-share / fixed-slowdown`);
             // a single job under an SM budget gets its budget's share.
@@ -158,6 +170,7 @@ pub fn predicted_jobs(ds: &Dataset, set: &RunSet, rates: &[f64], split: &str) ->
                 launch_bound: ds.info[member.class].launch_bound(),
                 measured: member.measured,
                 predicted,
+                predicted_samples_per_s: shipped,
                 equal_share,
                 fixed_slowdown: solo / PerCorunner::default().divisor(n as f64),
                 noise: *noise,
@@ -368,7 +381,7 @@ pub fn held_out_errors(
             out.push(HeldOutError {
                 mode,
                 launch_bound,
-                mape_pct: (super::kernel::mape(&held) * 1000.0).round() / 10.0,
+                mape_pct: (super::kernel::rate_mape(&held) * 1000.0).round() / 10.0,
                 jobs: held.len(),
             });
         }

@@ -409,7 +409,8 @@ pub struct HeldOutError {
     pub mode: MeasuredMode,
     /// Launch-bound jobs (GPU busy under 60% of the time alone) or GPU-bound ones.
     pub launch_bound: bool,
-    /// Mean absolute percentage error of per-job samples/s, percent.
+    /// Mean absolute percentage error of per-job samples/s as predicted from the profile (median
+    /// alone rates) against the samples/s measured in the set, percent.
     pub mape_pct: f64,
     /// Jobs it was measured on.
     pub jobs: usize,

@@ -282,6 +282,39 @@ impl KernelModel {
         self.memo.lock().map(|mut m| m.clear()).unwrap_or(());
     }
 
+    /// A model of only the traces of `anchors`' points on `gpu`, each re-anchored to the alone
+    /// speed given (samples/s; `None` keeps the trace's own), with this model's globals.
+    pub fn reanchored(&self, gpu: &GpuSpec, anchors: &[(ModelKey, Option<f64>)]) -> Option<Self> {
+        let g = &self.gpus[self.gpu_index(gpu)?];
+        let mut traces: Vec<KernelTrace> = Vec::with_capacity(anchors.len());
+        for (key, rate) in anchors {
+            if traces.iter().any(|t| t.key().as_ref() == Some(key)) {
+                continue;
+            }
+            let mut t = g.traced[g.index(key)?].trace.clone();
+            if let Some(rate) = *rate {
+                t.anchor_samples_per_s = Some(rate);
+                (t.host_scale, t.dur_scale) = host_scale(&t, g.sm_count.max(1));
+            }
+            traces.push(t);
+        }
+        let tables = KernelTables {
+            format: TABLES_FORMAT.to_string(),
+            version: TABLES_VERSION,
+            gpu: g.gpu.clone(),
+            sm_count: g.sm_count,
+            source: g.source.clone(),
+            traces,
+        };
+        Some(Self {
+            fallback: Parametric::new(self.profiles.clone()),
+            profiles: self.profiles.clone(),
+            gpus: vec![GpuTraces::new(tables, g.globals, g.origin)],
+            memo: Mutex::new(HashMap::new()),
+            stats: Mutex::new((0, 0)),
+        })
+    }
+
     fn gpu_mut(&mut self, gpu: &GpuSpec) -> Option<&mut GpuTraces> {
         self.gpus
             .iter_mut()
