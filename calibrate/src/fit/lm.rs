@@ -44,12 +44,32 @@ pub fn minimise(
     start: DVector<f64>,
     config: &LmConfig,
 ) -> LmResult {
+    minimise_with(
+        residuals,
+        &|theta, r| jacobian(residuals, theta, r, config.step),
+        start,
+        config,
+    )
+}
+
+/// The Jacobian at (θ, residuals(θ)).
+pub type Jacobian<'a> = dyn Fn(&DVector<f64>, &DVector<f64>) -> DMatrix<f64> + 'a;
+
+/// [`minimise`] with the Jacobian at (θ, residuals(θ)) given by `jacobian`: for problems that
+/// know which residuals a parameter moves. It must equal the forward differences of
+/// [`minimise`] (step `config.step * max(1, |θ_j|)`).
+pub fn minimise_with(
+    residuals: &dyn Fn(&DVector<f64>) -> DVector<f64>,
+    jacobian: &Jacobian<'_>,
+    start: DVector<f64>,
+    config: &LmConfig,
+) -> LmResult {
     let mut theta = start;
     let mut r = residuals(&theta);
     let mut cost = r.norm_squared();
     let mut damping = 1e-3;
     for iteration in 0..config.max_iterations {
-        let jacobian = jacobian(residuals, &theta, &r, config.step);
+        let jacobian = jacobian(&theta, &r);
         let jt = jacobian.transpose();
         let jtj = &jt * &jacobian;
         let gradient = &jt * &r;
@@ -102,6 +122,11 @@ pub fn minimise(
     }
 }
 
+/// The forward step of parameter `value`.
+pub fn step_of(value: f64, step: f64) -> f64 {
+    step * value.abs().max(1.0)
+}
+
 fn jacobian(
     residuals: &dyn Fn(&DVector<f64>) -> DVector<f64>,
     theta: &DVector<f64>,
@@ -111,7 +136,7 @@ fn jacobian(
     let mut jacobian = DMatrix::zeros(r.len(), theta.len());
     for j in 0..theta.len() {
         let mut shifted = theta.clone();
-        let h = step * theta[j].abs().max(1.0);
+        let h = step_of(theta[j], step);
         shifted[j] += h;
         let column = (residuals(&shifted) - r) / h;
         jacobian.set_column(j, &column);

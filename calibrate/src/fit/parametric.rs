@@ -22,9 +22,9 @@ use colo_sim::perf::{
     CoRun, JobClass, Origin, Parametric, Partition, PerfModel, ProfileSet, ShareMode, Tenant,
 };
 use colo_sim::workload::ModelKey;
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 
-use super::lm::{LmConfig, minimise};
+use super::lm::{LmConfig, minimise_with};
 
 /// One job class: its key and what was measured of it alone.
 #[derive(Clone, Debug, PartialEq)]
@@ -287,20 +287,8 @@ impl FitProblem {
 
     fn decode(&self, theta: &DVector<f64>) -> (Vec<ClassFit>, Globals) {
         let at = self.slots();
-        let classes = self
-            .classes
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ClassFit {
-                time_demand: logistic(theta[Slot::time_demand(i)]),
-                space_demand: logistic(theta[Slot::space_demand(i)]).max(1e-4),
-                solo_rate: if c.fit_solo_rate {
-                    theta[Slot::solo_rate(i)].exp()
-                } else {
-                    c.solo_rate
-                },
-                contention_demand: logistic(theta[Slot::contention_demand(i)]).max(1e-4),
-            })
+        let classes = (0..self.classes.len())
+            .map(|i| self.decode_class(theta, i))
             .collect();
         let pick = |fit: bool, fitted: f64, start: f64| if fit { fitted } else { start };
         let (g, f) = (&self.globals, &self.fit_globals);
@@ -323,6 +311,21 @@ impl FitProblem {
             queueing: pick(f.queueing, theta[at.queueing()].exp(), g.queueing),
         };
         (classes, globals)
+    }
+
+    /// Class `i`'s fit at `theta` (what [`FitProblem::decode`] gives it).
+    fn decode_class(&self, theta: &DVector<f64>, i: usize) -> ClassFit {
+        let c = &self.classes[i];
+        ClassFit {
+            time_demand: logistic(theta[Slot::time_demand(i)]),
+            space_demand: logistic(theta[Slot::space_demand(i)]).max(1e-4),
+            solo_rate: if c.fit_solo_rate {
+                theta[Slot::solo_rate(i)].exp()
+            } else {
+                c.solo_rate
+            },
+            contention_demand: logistic(theta[Slot::contention_demand(i)]).max(1e-4),
+        }
     }
 
     /// Log-residuals of every job of every observation under `classes` and `globals`.
@@ -451,7 +454,10 @@ pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
                 .collect(),
         )
     };
-    let result = minimise(&residuals, start, config);
+    let jacobian = |theta: &DVector<f64>, r: &DVector<f64>| {
+        sparse_jacobian(problem, &prior, theta, r, config.step, &residuals)
+    };
+    let result = minimise_with(&residuals, &jacobian, start, config);
     let (classes, globals) = problem.decode(&result.theta);
     Fitted {
         classes,
@@ -460,6 +466,84 @@ pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
         iterations: result.iterations,
         converged: result.converged,
     }
+}
+
+/// The forward-difference Jacobian of [`fit`]'s residuals, the same numbers `lm::minimise` takes:
+/// a class's parameter moves only the jobs of the observations that hold it (a job's rate
+/// depends on its set's classes and the globals alone), its prior row and its tie row, so its
+/// column re-evaluates those observations and not the whole problem. Globals' columns
+/// re-evaluate everything. Residual rows: every observation's jobs in order, then one prior row
+/// per parameter, then one tie row per class.
+fn sparse_jacobian(
+    problem: &FitProblem,
+    prior: &DVector<f64>,
+    theta: &DVector<f64>,
+    r: &DVector<f64>,
+    step: f64,
+    residuals: &dyn Fn(&DVector<f64>) -> DVector<f64>,
+) -> DMatrix<f64> {
+    let at = problem.slots();
+    let n_classes = problem.classes.len();
+    let mut first_row = Vec::with_capacity(problem.observations.len());
+    let mut holding: Vec<Vec<usize>> = vec![Vec::new(); n_classes];
+    let mut jobs = 0;
+    for (o, obs) in problem.observations.iter().enumerate() {
+        first_row.push(jobs);
+        jobs += obs.members.len();
+        for m in &obs.members {
+            if holding[m.class].last() != Some(&o) {
+                holding[m.class].push(o);
+            }
+        }
+    }
+    let finite = |x: f64| if x.is_finite() { x } else { 1e3 };
+    let mut jacobian = DMatrix::zeros(r.len(), theta.len());
+    let (fits, globals) = problem.decode(theta);
+    let model = model_of(profile_of(
+        problem,
+        &fits,
+        &globals,
+        Origin::Fitted,
+        "fit in progress",
+    ));
+    let mut classes = job_classes(problem, &fits);
+    for i in 0..n_classes {
+        let kept = classes[i].clone();
+        for j in PER_CLASS * i..PER_CLASS * (i + 1) {
+            let mut shifted = theta.clone();
+            let h = super::lm::step_of(theta[j], step);
+            shifted[j] += h;
+            let moved = problem.decode_class(&shifted, i);
+            classes[i].time_demand = moved.time_demand;
+            classes[i].space_demand = moved.space_demand;
+            classes[i].solo_rate = moved.solo_rate;
+            classes[i].contention_demand = moved.contention_demand;
+            for &o in &holding[i] {
+                let obs = &problem.observations[o];
+                let rates = obs.rates(&model, problem.gpu, &classes);
+                for (k, (rate, m)) in rates.into_iter().zip(&obs.members).enumerate() {
+                    let row = first_row[o] + k;
+                    jacobian[(row, j)] = (finite((rate / m.measured).ln()) - r[row]) / h;
+                }
+            }
+            let prior_row = jobs + j;
+            jacobian[(prior_row, j)] =
+                (finite((shifted[j] - prior[j]) * PRIOR_WEIGHT) - r[prior_row]) / h;
+            let tie_row = jobs + theta.len() + i;
+            let tie = (shifted[Slot::contention_demand(i)] - shifted[Slot::space_demand(i)])
+                * CONTENTION_TIE;
+            jacobian[(tie_row, j)] = (finite(tie) - r[tie_row]) / h;
+        }
+        classes[i] = kept;
+    }
+    for j in PER_CLASS * n_classes..at.len() {
+        let mut shifted = theta.clone();
+        let h = super::lm::step_of(theta[j], step);
+        shifted[j] += h;
+        let column = (residuals(&shifted) - r) / h;
+        jacobian.set_column(j, &column);
+    }
+    jacobian
 }
 
 /// Mean absolute percentage error of predicted against measured rates, over every job.
