@@ -514,3 +514,106 @@ pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Resul
     }
     Ok(())
 }
+
+/// What the engine hands the writer thread ([`write_beside`]).
+enum Handed {
+    Outcome(u32, Option<Job>, JobOutcome),
+    Timeline(TimelineRow),
+}
+
+/// Items handed over in one message: a channel message per item would cost about as much as
+/// writing its row.
+const HAND_BATCH: usize = 256;
+
+/// Batches in flight at most: the engine waits once the writer is this far behind, so what is
+/// held stays bounded (a few MiB) however much faster the engine is.
+const HAND_DEPTH: usize = 16;
+
+/// The engine's end of the channel: items gathered into batches, the writer's emptied batches
+/// taken back for reuse.
+struct Hand {
+    batch: Vec<Handed>,
+    to_writer: std::sync::mpsc::SyncSender<Vec<Handed>>,
+    emptied: std::sync::mpsc::Receiver<Vec<Handed>>,
+    /// The writer has stopped (it panicked): the rest is dropped and the panic re-raised.
+    gone: bool,
+}
+
+impl Hand {
+    fn put(&mut self, item: Handed) {
+        self.batch.push(item);
+        if self.batch.len() >= HAND_BATCH {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        let next = self
+            .emptied
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(HAND_BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        if self.gone || self.to_writer.send(full).is_err() {
+            self.gone = true;
+            self.batch.clear();
+        }
+    }
+}
+
+/// Runs `engine` on this thread while another writes what it hands over into `jobs` and
+/// `timeline` (in the order handed over, so the files' bytes are those written on one
+/// thread): a run writing every file spends about as long formatting rows as simulating.
+/// `engine` gets the outcome sink and, with a timeline file, the timeline sink
+/// ([`crate::engine::Simulation::run_streaming`]). Gives back what `engine` returned, and
+/// `jobs` and `timeline` with everything handed over written (or their first error kept).
+pub fn write_beside<'j, R>(
+    mut jobs: JobStream<'j>,
+    mut timeline: Option<TimelineFile>,
+    engine: impl FnOnce(
+        &mut dyn FnMut(u32, Option<Job>, JobOutcome),
+        Option<&mut dyn FnMut(&TimelineRow)>,
+    ) -> R,
+) -> (R, JobStream<'j>, Option<TimelineFile>) {
+    let (to_writer, from_engine) = std::sync::mpsc::sync_channel::<Vec<Handed>>(HAND_DEPTH);
+    let (give_back, emptied) = std::sync::mpsc::channel::<Vec<Handed>>();
+    let with_timeline = timeline.is_some();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || {
+            for mut batch in from_engine {
+                for item in batch.drain(..) {
+                    match item {
+                        Handed::Outcome(job, drawn, o) => jobs.push(job, drawn, o),
+                        Handed::Timeline(row) => {
+                            if let Some(file) = timeline.as_mut() {
+                                file.push(&row);
+                            }
+                        }
+                    }
+                }
+                // The engine may have finished and stopped taking batches back.
+                let _ = give_back.send(batch);
+            }
+            (jobs, timeline)
+        });
+        let hand = std::cell::RefCell::new(Hand {
+            batch: Vec::with_capacity(HAND_BATCH),
+            to_writer,
+            emptied,
+            gone: false,
+        });
+        let mut outcome = |job, drawn, o| hand.borrow_mut().put(Handed::Outcome(job, drawn, o));
+        let mut row = |row: &TimelineRow| hand.borrow_mut().put(Handed::Timeline(*row));
+        let result = engine(
+            &mut outcome,
+            with_timeline.then_some(&mut row as &mut dyn FnMut(&TimelineRow)),
+        );
+        let mut hand = hand.into_inner();
+        hand.send();
+        // Hanging up ends the writer's loop.
+        drop(hand);
+        match writer.join() {
+            Ok((jobs, timeline)) => (result, jobs, timeline),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
