@@ -189,8 +189,13 @@ fn push_scaled(buf: &mut Vec<u8>, scaled: u64, decimals: u32) {
         return;
     }
     let d = decimals as usize;
-    let pow = POW10[d];
-    let (int, frac) = (scaled / pow, scaled % pow);
+    // Constant divisors (the files use 3 and 4 decimals) become multiplications; a division
+    // by a loaded power of ten was a sixth of writing a number.
+    let (int, frac) = match decimals {
+        3 => (scaled / 1_000, scaled % 1_000),
+        4 => (scaled / 10_000, scaled % 10_000),
+        _ => (scaled / POW10[d], scaled % POW10[d]),
+    };
     let n = digit_count(int);
     let at = grow(buf);
     let out = &mut buf[at..at + n + 1 + d];
