@@ -315,6 +315,9 @@ pub struct JobStream<'j> {
     placement_row: PlacementRow,
     name: String,
     error: Option<std::io::Error>,
+    /// Outcomes written, kept instead of dropped when set (by [`write_beside`], which hands
+    /// them back to the engine's thread to be freed where they were made).
+    spent: Option<Vec<(Option<Job>, JobOutcome)>>,
 }
 
 /// What is held of a job until every job before it is written.
@@ -392,19 +395,24 @@ impl<'j> JobStream<'j> {
             },
             name: String::new(),
             error: None,
+            spent: None,
         })
+    }
+
+    /// Whether it writes a file (else it only gathers the summary's figures).
+    fn writes_files(&self) -> bool {
+        self.jobs_csv.is_some() || self.jobs_parquet.is_some() || self.placements_csv.is_some()
     }
 
     /// Takes job `job`'s final outcome, and the job itself when the engine drew it (`None`:
     /// a listed job).
     pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
         debug_assert!(job >= self.next, "job {job} handed over twice");
-        let files =
-            self.jobs_csv.is_some() || self.jobs_parquet.is_some() || self.placements_csv.is_some();
-        let held = if files {
+        let held = if self.writes_files() {
             if job == self.next && self.held.is_empty() {
                 self.write(job, drawn.as_ref(), &outcome);
                 self.next += 1;
+                self.spend(drawn, outcome);
                 return;
             }
             Held::Outcome(drawn, outcome)
@@ -432,11 +440,21 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Outcome(drawn, o)) => self.write(self.next, drawn.as_ref(), &o),
+                Some(Held::Outcome(drawn, o)) => {
+                    self.write(self.next, drawn.as_ref(), &o);
+                    self.spend(drawn, o);
+                }
                 Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
                 _ => {}
             }
             self.next += 1;
+        }
+    }
+
+    /// Drops a written outcome, or keeps it when asked to ([`Self::spent`]).
+    fn spend(&mut self, drawn: Option<Job>, o: JobOutcome) {
+        if let Some(spent) = &mut self.spent {
+            spent.push((drawn, o));
         }
     }
 
@@ -548,10 +566,14 @@ impl Hand {
     }
 
     fn send(&mut self) {
-        let next = self
-            .emptied
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(HAND_BATCH));
+        // A batch comes back holding the outcomes written from it, freed here.
+        let next = match self.emptied.try_recv() {
+            Ok(mut spent) => {
+                spent.clear();
+                spent
+            }
+            Err(_) => Vec::with_capacity(HAND_BATCH),
+        };
         let full = std::mem::replace(&mut self.batch, next);
         if self.gone || self.to_writer.send(full).is_err() {
             self.gone = true;
@@ -566,6 +588,7 @@ impl Hand {
 /// `engine` gets the outcome sink and, with a timeline file, the timeline sink
 /// ([`crate::engine::Simulation::run_streaming`]). Gives back what `engine` returned, and
 /// `jobs` and `timeline` with everything handed over written (or their first error kept).
+/// With no file to write (the summary's figures only), all runs on this thread.
 pub fn write_beside<'j, R>(
     mut jobs: JobStream<'j>,
     mut timeline: Option<TimelineFile>,
@@ -574,11 +597,18 @@ pub fn write_beside<'j, R>(
         Option<&mut dyn FnMut(&TimelineRow)>,
     ) -> R,
 ) -> (R, JobStream<'j>, Option<TimelineFile>) {
+    if timeline.is_none() && !jobs.writes_files() {
+        // Only the summary's figures to gather: a second thread would cost about what it
+        // saves (each outcome's allocations freed on another thread than made them).
+        let result = engine(&mut |job, drawn, o| jobs.push(job, drawn, o), None);
+        return (result, jobs, timeline);
+    }
     let (to_writer, from_engine) = std::sync::mpsc::sync_channel::<Vec<Handed>>(HAND_DEPTH);
     let (give_back, emptied) = std::sync::mpsc::channel::<Vec<Handed>>();
     let with_timeline = timeline.is_some();
     std::thread::scope(|scope| {
         let writer = scope.spawn(move || {
+            jobs.spent = Some(Vec::new());
             for mut batch in from_engine {
                 for item in batch.drain(..) {
                     match item {
@@ -590,9 +620,16 @@ pub fn write_beside<'j, R>(
                         }
                     }
                 }
+                // Written outcomes go back with the batch, to be freed on the engine's thread:
+                // freed here, every allocation the engine made would cross between the two
+                // threads' heaps.
+                if let Some(spent) = &mut jobs.spent {
+                    batch.extend(spent.drain(..).map(|(d, o)| Handed::Outcome(0, d, o)));
+                }
                 // The engine may have finished and stopped taking batches back.
                 let _ = give_back.send(batch);
             }
+            jobs.spent = None;
             (jobs, timeline)
         });
         let hand = std::cell::RefCell::new(Hand {
