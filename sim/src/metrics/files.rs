@@ -544,8 +544,11 @@ enum Handed {
 const HAND_BATCH: usize = 256;
 
 /// Batches in flight at most: the engine waits once the writer is this far behind, so what is
-/// held stays bounded (a few MiB) however much faster the engine is.
-const HAND_DEPTH: usize = 16;
+/// held stays bounded (about 16 MiB) however much faster the engine is. The writer's work
+/// comes in bursts (a long job's end releases every later job's row held behind it), which
+/// a shallow channel turned into the engine waiting: at 16 batches a million-job replay ran
+/// its two threads mostly in turn.
+const HAND_DEPTH: usize = 256;
 
 /// The engine's end of the channel: items gathered into batches, the writer's emptied batches
 /// taken back for reuse.
@@ -570,6 +573,9 @@ impl Hand {
         let next = match self.emptied.try_recv() {
             Ok(mut spent) => {
                 spent.clear();
+                // Kept at a batch's size: a burst's outcomes would otherwise leave every batch
+                // in circulation as large as the largest burst.
+                spent.shrink_to(HAND_BATCH);
                 spent
             }
             Err(_) => Vec::with_capacity(HAND_BATCH),
