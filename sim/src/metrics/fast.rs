@@ -16,6 +16,8 @@ pub struct CsvOut<W: Write> {
     buf: Vec<u8>,
     out: W,
     row_start: bool,
+    /// Rows are kept in the buffer, never written out ([`CsvOut::new_small`]).
+    keeps: bool,
 }
 
 impl<W: Write> CsvOut<W> {
@@ -25,7 +27,38 @@ impl<W: Write> CsvOut<W> {
             buf: Vec::with_capacity(BUFFER),
             out,
             row_start: true,
+            keeps: false,
         }
+    }
+
+    /// A writer that keeps its rows buffered, however many, for them to be taken
+    /// ([`Self::take_buffered`]) rather than written to `out`.
+    pub fn new_small(out: W) -> Self {
+        Self {
+            buf: Vec::with_capacity(1 << 10),
+            out,
+            row_start: true,
+            keeps: true,
+        }
+    }
+
+    /// The bytes buffered (whole rows once a row has ended).
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Takes the bytes buffered (at their length; the buffer is kept for the next rows).
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        let bytes = self.buf.to_vec();
+        self.buf.clear();
+        bytes
+    }
+
+    /// Appends whole rows rendered by another writer, writing the buffer out once it is
+    /// nearly full.
+    pub fn rows(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        self.flush_full()
     }
 
     /// Writes what is buffered and hands `out` back, flushed.
@@ -47,7 +80,11 @@ impl<W: Write> CsvOut<W> {
     pub fn end_row(&mut self) -> std::io::Result<()> {
         self.buf.push(b'\n');
         self.row_start = true;
-        if self.buf.len() >= BUFFER - (64 << 10) {
+        self.flush_full()
+    }
+
+    fn flush_full(&mut self) -> std::io::Result<()> {
+        if !self.keeps && self.buf.len() >= BUFFER - (64 << 10) {
             self.out.write_all(&self.buf)?;
             self.buf.clear();
         }
@@ -406,6 +443,33 @@ mod tests {
             assert_eq!(fixed(v, 4), format!("{v:.4}"), "{v:e}");
             assert_eq!(display(v), format!("{v}"), "{v:e}");
         }
+    }
+
+    /// Rows rendered into a keeping writer and appended whole give the bytes written
+    /// directly, however many rows it keeps (past the buffer's size, where a writer writes out).
+    #[test]
+    fn rendered_rows_append_as_written() {
+        let mut direct = CsvOut::new(Vec::new());
+        let mut via = CsvOut::new(Vec::new());
+        let mut scratch = CsvOut::new_small(Vec::new());
+        for round in 0..3u64 {
+            let rows = if round == 1 { 400_000 } else { 5 };
+            for i in 0..rows {
+                for out in [&mut direct, &mut scratch] {
+                    out.uint(i);
+                    out.text("a,b");
+                    out.fixed(i as f64 / 7.0, 3);
+                    out.end_row().unwrap();
+                }
+            }
+            via.rows(&scratch.take_buffered()).unwrap();
+        }
+        assert!(scratch.buffered().is_empty());
+        assert!(
+            scratch.finish().unwrap().is_empty(),
+            "a keeping writer writes nothing out"
+        );
+        assert_eq!(via.finish().unwrap(), direct.finish().unwrap());
     }
 
     proptest! {

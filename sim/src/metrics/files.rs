@@ -311,21 +311,37 @@ pub struct JobStream<'j> {
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
     /// Row buffers, reused from row to row.
-    job_row: JobRow,
-    placement_row: PlacementRow,
-    name: String,
+    rows: RowBuffers,
+    /// Where the CSV rows of a job held back are rendered before they are kept.
+    scratch: CsvOut<std::io::Sink>,
     error: Option<std::io::Error>,
     /// Outcomes written, kept instead of dropped when set (by [`write_beside`], which hands
     /// them back to the engine's thread to be freed where they were made).
     spent: Option<Vec<(Option<Job>, JobOutcome)>>,
 }
 
+/// The buffers a job's rows are filled into, reused from job to job.
+struct RowBuffers {
+    job: JobRow,
+    placement: PlacementRow,
+    name: String,
+}
+
 /// What is held of a job until every job before it is written.
 enum Held {
     /// Not final yet.
     Pending,
-    /// Its outcome, and the job if the engine drew it.
+    /// Its outcome, and the job if the engine drew it (for `jobs.parquet`).
     Outcome(Option<Job>, JobOutcome),
+    /// Its CSV rows rendered (its `jobs.csv` row, then its `placements.csv` rows from
+    /// `split`), and its work and energy as [`SummaryParts::add_unordered`] gave them:
+    /// rendered as the outcome comes, beside the engine, rather than in the burst when every
+    /// job before it is done.
+    Rendered {
+        bytes: Vec<u8>,
+        split: usize,
+        sums: Option<(f64, Option<f64>)>,
+    },
     /// Without files: its work and energy if it completed (`None`: it did not).
     Sums(Option<(f64, Option<f64>)>),
 }
@@ -385,15 +401,18 @@ impl<'j> JobStream<'j> {
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
             parts: SummaryParts::new(total),
-            job_row: job_row(0, &no_job, &empty),
-            placement_row: PlacementRow {
-                job: 0,
-                gpu: 0,
-                slice: None,
-                start_s: 0.0,
-                end_s: 0.0,
+            rows: RowBuffers {
+                job: job_row(0, &no_job, &empty),
+                placement: PlacementRow {
+                    job: 0,
+                    gpu: 0,
+                    slice: None,
+                    start_s: 0.0,
+                    end_s: 0.0,
+                },
+                name: String::new(),
             },
-            name: String::new(),
+            scratch: CsvOut::new_small(std::io::sink()),
             error: None,
             spent: None,
         })
@@ -415,7 +434,13 @@ impl<'j> JobStream<'j> {
                 self.spend(drawn, outcome);
                 return;
             }
-            Held::Outcome(drawn, outcome)
+            if self.jobs_parquet.is_some() {
+                Held::Outcome(drawn, outcome)
+            } else {
+                let held = self.render(job, drawn.as_ref(), &outcome);
+                self.spend(drawn, outcome);
+                held
+            }
         } else {
             let j = match &drawn {
                 Some(j) => j,
@@ -444,6 +469,10 @@ impl<'j> JobStream<'j> {
                     self.write(self.next, drawn.as_ref(), &o);
                     self.spend(drawn, o);
                 }
+                Some(Held::Rendered { bytes, split, sums }) => {
+                    self.parts.add_ordered(sums);
+                    self.write_rendered(&bytes[..split], &bytes[split..]);
+                }
                 Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
                 _ => {}
             }
@@ -467,37 +496,47 @@ impl<'j> JobStream<'j> {
         if self.error.is_some() {
             return;
         }
+        let jobs = self.jobs_csv.as_mut();
+        let parquet = self.jobs_parquet.as_mut();
+        let placements = self.placements_csv.as_mut();
+        let (rows, drawn) = (&mut self.rows, drawn.is_some());
+        if let Err(e) = write_rows(rows, idx, job, drawn, o, jobs, parquet, placements) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Renders the CSV rows of job `idx`, held until every job before it is written.
+    fn render(&mut self, idx: u32, drawn: Option<&Job>, o: &JobOutcome) -> Held {
+        let job = match drawn {
+            Some(job) => job,
+            None => &self.jobs[idx as usize],
+        };
+        let sums = self.parts.add_unordered(job, o);
+        let (rows, out, d) = (&mut self.rows, &mut self.scratch, drawn.is_some());
+        // Writing into a sink cannot fail.
+        let jobs = self.jobs_csv.is_some().then_some(&mut *out);
+        let _ = write_rows(rows, idx, job, d, o, jobs, None, None);
+        let split = out.buffered().len();
+        let placements = self.placements_csv.is_some().then_some(&mut *out);
+        let _ = write_rows(rows, idx, job, d, o, None, None, placements);
+        Held::Rendered {
+            bytes: out.take_buffered(),
+            split,
+            sums,
+        }
+    }
+
+    /// Writes rows [`Self::render`] rendered.
+    fn write_rendered(&mut self, jobs: &[u8], placements: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
         let mut result = Ok(());
-        if self.jobs_csv.is_some() || self.jobs_parquet.is_some() {
-            let name = drawn.map(|_| {
-                self.name.clear();
-                self.name.push('j');
-                self.name.push_str(itoa::Buffer::new().format(idx));
-                self.name.as_str()
-            });
-            fill_job_row(&mut self.job_row, idx, job, name, o);
-            if let Some(out) = &mut self.jobs_csv {
-                self.job_row.write_fields(out);
-                result = out.end_row();
-            }
-            if let Some(out) = &mut self.jobs_parquet {
-                result = push_parquet(out, &self.job_row);
-            }
+        if let Some(out) = &mut self.jobs_csv {
+            result = out.rows(jobs);
         }
         if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
-            let row = &mut self.placement_row;
-            row.job = idx;
-            for r in o.runs() {
-                let mut slice = row.slice.take().unwrap_or_default();
-                row.slice = write_slice_label(&mut slice, r.slice).then_some(slice);
-                row.start_s = r.start_s;
-                row.end_s = r.end_s;
-                for &gpu in r.gpus {
-                    row.gpu = gpu;
-                    row.write_fields(out);
-                    result = result.and(out.end_row());
-                }
-            }
+            result = out.rows(placements);
         }
         if let Err(e) = result {
             self.error = Some(e);
@@ -522,6 +561,55 @@ impl<'j> JobStream<'j> {
         }
         Ok(self.parts.finish(run, labels))
     }
+}
+
+/// Writes job `idx`'s rows (`drawn`: a job the engine drew, named from its index): its
+/// `jobs.csv` row into `jobs` and its `jobs.parquet` row into `parquet`, its `placements.csv`
+/// rows into `placements`, each when given.
+#[allow(clippy::too_many_arguments)]
+fn write_rows<W: std::io::Write>(
+    rows: &mut RowBuffers,
+    idx: u32,
+    job: &Job,
+    drawn: bool,
+    o: &JobOutcome,
+    jobs: Option<&mut CsvOut<W>>,
+    parquet: Option<&mut ParquetOut>,
+    placements: Option<&mut CsvOut<W>>,
+) -> std::io::Result<()> {
+    let mut result = Ok(());
+    if jobs.is_some() || parquet.is_some() {
+        let name = drawn.then(|| {
+            rows.name.clear();
+            rows.name.push('j');
+            rows.name.push_str(itoa::Buffer::new().format(idx));
+            rows.name.as_str()
+        });
+        fill_job_row(&mut rows.job, idx, job, name, o);
+        if let Some(out) = jobs {
+            rows.job.write_fields(out);
+            result = out.end_row();
+        }
+        if let Some(out) = parquet {
+            result = push_parquet(out, &rows.job);
+        }
+    }
+    if let Some(out) = placements.filter(|_| result.is_ok()) {
+        let row = &mut rows.placement;
+        row.job = idx;
+        for r in o.runs() {
+            let mut slice = row.slice.take().unwrap_or_default();
+            row.slice = write_slice_label(&mut slice, r.slice).then_some(slice);
+            row.start_s = r.start_s;
+            row.end_s = r.end_s;
+            for &gpu in r.gpus {
+                row.gpu = gpu;
+                row.write_fields(out);
+                result = result.and(out.end_row());
+            }
+        }
+    }
+    result
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.

@@ -626,7 +626,9 @@ fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
         }
     }
     assert!(
-        pool.closed.iter().all(|c| c.blocks.len() >= 3 && c.fill > 0),
+        pool.closed
+            .iter()
+            .all(|c| c.blocks.len() >= 3 && c.fill > 0),
         "several full blocks per GPU and a part-filled one"
     );
     let mut got = 0.0;
