@@ -251,9 +251,9 @@ struct Next {
 /// the summary's sort-and-merge of every run's interval makes (a run starting while another
 /// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
 /// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
-/// The latest [`SPAN_BLOCK`] lengths are kept here, beside the open span (a span closes as a
-/// run starts, when this GPU is already at hand); full blocks go to a pool shared by every GPU
-/// ([`SpanPool`]), which each GPU lists its blocks of: nothing is copied as they grow.
+/// This is the open span, read at every start and end: 24 bytes a GPU, so that the cluster's
+/// fit in cache. The closed lengths are in the pool ([`SpanPool`]), touched only as a span
+/// closes (as a run starts on a GPU left idle a while).
 #[derive(Clone, Debug, Default)]
 struct BusySpans {
     /// The open span: its start and the latest end of a run in it that has ended.
@@ -262,43 +262,62 @@ struct BusySpans {
     /// Runs on the GPU now.
     active: u32,
     open: bool,
-    /// Lengths closed since the last full block, and how many.
-    fill: u32,
-    latest: [f64; SPAN_BLOCK],
-    /// Its full blocks in the pool, in time order.
-    blocks: Vec<u32>,
 }
 
-/// Full blocks of closed busy spans' lengths, from every GPU.
+/// Closed busy spans' lengths of every GPU: per GPU the latest [`SPAN_BLOCK`] ones
+/// ([`ClosedSpans`]); full blocks go to a list shared by every GPU, which each GPU lists its
+/// blocks of: nothing is copied as they grow.
 #[derive(Debug, Default)]
 struct SpanPool {
+    closed: Vec<ClosedSpans>,
     blocks: Vec<[f64; SPAN_BLOCK]>,
+}
+
+/// One GPU's closed spans: lengths closed since its last full block, and its full blocks in
+/// the pool, in time order.
+#[derive(Clone, Debug, Default)]
+struct ClosedSpans {
+    fill: u32,
+    latest: [f64; SPAN_BLOCK],
+    blocks: Vec<u32>,
 }
 
 const SPAN_BLOCK: usize = 8;
 
+impl SpanPool {
+    /// A pool for `gpus` GPUs.
+    fn new(gpus: usize) -> Self {
+        SpanPool {
+            closed: vec![ClosedSpans::default(); gpus],
+            blocks: Vec::new(),
+        }
+    }
+
+    fn close(&mut self, gpu: u32, length: f64) {
+        let c = &mut self.closed[gpu as usize];
+        c.latest[c.fill as usize] = length;
+        c.fill += 1;
+        if c.fill as usize == SPAN_BLOCK {
+            c.blocks.push(self.blocks.len() as u32);
+            self.blocks.push(c.latest);
+            c.fill = 0;
+        }
+    }
+}
+
 impl BusySpans {
-    fn run_starts(&mut self, now: f64, pool: &mut SpanPool) {
+    /// A run starts on `gpu`, whose spans these are.
+    fn run_starts(&mut self, now: f64, gpu: u32, pool: &mut SpanPool) {
         if self.active == 0 {
             if !self.open {
                 self.open = true;
                 (self.start, self.end) = (now, now);
             } else if now > self.end {
-                self.close(self.end - self.start, pool);
+                pool.close(gpu, self.end - self.start);
                 (self.start, self.end) = (now, now);
             }
         }
         self.active += 1;
-    }
-
-    fn close(&mut self, length: f64, pool: &mut SpanPool) {
-        self.latest[self.fill as usize] = length;
-        self.fill += 1;
-        if self.fill as usize == SPAN_BLOCK {
-            self.blocks.push(pool.blocks.len() as u32);
-            pool.blocks.push(self.latest);
-            self.fill = 0;
-        }
     }
 
     fn run_ends(&mut self, now: f64) {
@@ -306,10 +325,11 @@ impl BusySpans {
         self.active -= 1;
     }
 
-    /// Adds the closed spans' lengths to `total`, in time order, then the open span's.
-    fn add_to(&self, total: &mut f64, pool: &SpanPool) {
-        let full = self.blocks.iter().map(|&b| &pool.blocks[b as usize][..]);
-        for block in full.chain([&self.latest[..self.fill as usize]]) {
+    /// Adds `gpu`'s closed spans' lengths to `total`, in time order, then the open span's.
+    fn add_to(&self, gpu: usize, total: &mut f64, pool: &SpanPool) {
+        let c = &pool.closed[gpu];
+        let full = c.blocks.iter().map(|&b| &pool.blocks[b as usize][..]);
+        for block in full.chain([&c.latest[..c.fill as usize]]) {
             for len in block {
                 *total += len;
             }
@@ -1087,7 +1107,7 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
-            self.busy[slot.gpu as usize].run_starts(self.now, &mut self.spans);
+            self.busy[slot.gpu as usize].run_starts(self.now, slot.gpu, &mut self.spans);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
@@ -1738,8 +1758,8 @@ impl<'a> Simulation<'a> {
         }
         let energy = self.meter_record();
         let mut busy_gpu_s = 0.0;
-        for b in &self.busy {
-            b.add_to(&mut busy_gpu_s, &self.spans);
+        for (gpu, b) in self.busy.iter().enumerate() {
+            b.add_to(gpu, &mut busy_gpu_s, &self.spans);
         }
         RunRecord {
             outcomes: Vec::new(),

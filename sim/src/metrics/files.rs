@@ -311,18 +311,37 @@ pub struct JobStream<'j> {
     placements_csv: Option<CsvOut<std::fs::File>>,
     parts: SummaryParts,
     /// Row buffers, reused from row to row.
-    job_row: JobRow,
-    placement_row: PlacementRow,
-    name: String,
+    rows: RowBuffers,
+    /// Where the CSV rows of a job held back are rendered before they are kept.
+    scratch: CsvOut<std::io::Sink>,
     error: Option<std::io::Error>,
+    /// Outcomes written, kept instead of dropped when set (by [`write_beside`], which hands
+    /// them back to the engine's thread to be freed where they were made).
+    spent: Option<Vec<(Option<Job>, JobOutcome)>>,
+}
+
+/// The buffers a job's rows are filled into, reused from job to job.
+struct RowBuffers {
+    job: JobRow,
+    placement: PlacementRow,
+    name: String,
 }
 
 /// What is held of a job until every job before it is written.
 enum Held {
     /// Not final yet.
     Pending,
-    /// Its outcome, and the job if the engine drew it.
+    /// Its outcome, and the job if the engine drew it (for `jobs.parquet`).
     Outcome(Option<Job>, JobOutcome),
+    /// Its CSV rows rendered (its `jobs.csv` row, then its `placements.csv` rows from
+    /// `split`), and its work and energy as [`SummaryParts::add_unordered`] gave them:
+    /// rendered as the outcome comes, beside the engine, rather than in the burst when every
+    /// job before it is done.
+    Rendered {
+        bytes: Vec<u8>,
+        split: usize,
+        sums: Option<(f64, Option<f64>)>,
+    },
     /// Without files: its work and energy if it completed (`None`: it did not).
     Sums(Option<(f64, Option<f64>)>),
 }
@@ -382,32 +401,46 @@ impl<'j> JobStream<'j> {
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
             parts: SummaryParts::new(total),
-            job_row: job_row(0, &no_job, &empty),
-            placement_row: PlacementRow {
-                job: 0,
-                gpu: 0,
-                slice: None,
-                start_s: 0.0,
-                end_s: 0.0,
+            rows: RowBuffers {
+                job: job_row(0, &no_job, &empty),
+                placement: PlacementRow {
+                    job: 0,
+                    gpu: 0,
+                    slice: None,
+                    start_s: 0.0,
+                    end_s: 0.0,
+                },
+                name: String::new(),
             },
-            name: String::new(),
+            scratch: CsvOut::new_small(std::io::sink()),
             error: None,
+            spent: None,
         })
+    }
+
+    /// Whether it writes a file (else it only gathers the summary's figures).
+    fn writes_files(&self) -> bool {
+        self.jobs_csv.is_some() || self.jobs_parquet.is_some() || self.placements_csv.is_some()
     }
 
     /// Takes job `job`'s final outcome, and the job itself when the engine drew it (`None`:
     /// a listed job).
     pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
         debug_assert!(job >= self.next, "job {job} handed over twice");
-        let files =
-            self.jobs_csv.is_some() || self.jobs_parquet.is_some() || self.placements_csv.is_some();
-        let held = if files {
+        let held = if self.writes_files() {
             if job == self.next && self.held.is_empty() {
                 self.write(job, drawn.as_ref(), &outcome);
                 self.next += 1;
+                self.spend(drawn, outcome);
                 return;
             }
-            Held::Outcome(drawn, outcome)
+            if self.jobs_parquet.is_some() {
+                Held::Outcome(drawn, outcome)
+            } else {
+                let held = self.render(job, drawn.as_ref(), &outcome);
+                self.spend(drawn, outcome);
+                held
+            }
         } else {
             let j = match &drawn {
                 Some(j) => j,
@@ -432,11 +465,25 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Outcome(drawn, o)) => self.write(self.next, drawn.as_ref(), &o),
+                Some(Held::Outcome(drawn, o)) => {
+                    self.write(self.next, drawn.as_ref(), &o);
+                    self.spend(drawn, o);
+                }
+                Some(Held::Rendered { bytes, split, sums }) => {
+                    self.parts.add_ordered(sums);
+                    self.write_rendered(&bytes[..split], &bytes[split..]);
+                }
                 Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
                 _ => {}
             }
             self.next += 1;
+        }
+    }
+
+    /// Drops a written outcome, or keeps it when asked to ([`Self::spent`]).
+    fn spend(&mut self, drawn: Option<Job>, o: JobOutcome) {
+        if let Some(spent) = &mut self.spent {
+            spent.push((drawn, o));
         }
     }
 
@@ -449,37 +496,47 @@ impl<'j> JobStream<'j> {
         if self.error.is_some() {
             return;
         }
+        let jobs = self.jobs_csv.as_mut();
+        let parquet = self.jobs_parquet.as_mut();
+        let placements = self.placements_csv.as_mut();
+        let (rows, drawn) = (&mut self.rows, drawn.is_some());
+        if let Err(e) = write_rows(rows, idx, job, drawn, o, jobs, parquet, placements) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Renders the CSV rows of job `idx`, held until every job before it is written.
+    fn render(&mut self, idx: u32, drawn: Option<&Job>, o: &JobOutcome) -> Held {
+        let job = match drawn {
+            Some(job) => job,
+            None => &self.jobs[idx as usize],
+        };
+        let sums = self.parts.add_unordered(job, o);
+        let (rows, out, d) = (&mut self.rows, &mut self.scratch, drawn.is_some());
+        // Writing into a sink cannot fail.
+        let jobs = self.jobs_csv.is_some().then_some(&mut *out);
+        let _ = write_rows(rows, idx, job, d, o, jobs, None, None);
+        let split = out.buffered().len();
+        let placements = self.placements_csv.is_some().then_some(&mut *out);
+        let _ = write_rows(rows, idx, job, d, o, None, None, placements);
+        Held::Rendered {
+            bytes: out.take_buffered(),
+            split,
+            sums,
+        }
+    }
+
+    /// Writes rows [`Self::render`] rendered.
+    fn write_rendered(&mut self, jobs: &[u8], placements: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
         let mut result = Ok(());
-        if self.jobs_csv.is_some() || self.jobs_parquet.is_some() {
-            let name = drawn.map(|_| {
-                self.name.clear();
-                self.name.push('j');
-                self.name.push_str(itoa::Buffer::new().format(idx));
-                self.name.as_str()
-            });
-            fill_job_row(&mut self.job_row, idx, job, name, o);
-            if let Some(out) = &mut self.jobs_csv {
-                self.job_row.write_fields(out);
-                result = out.end_row();
-            }
-            if let Some(out) = &mut self.jobs_parquet {
-                result = push_parquet(out, &self.job_row);
-            }
+        if let Some(out) = &mut self.jobs_csv {
+            result = out.rows(jobs);
         }
         if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
-            let row = &mut self.placement_row;
-            row.job = idx;
-            for r in o.runs() {
-                let mut slice = row.slice.take().unwrap_or_default();
-                row.slice = write_slice_label(&mut slice, r.slice).then_some(slice);
-                row.start_s = r.start_s;
-                row.end_s = r.end_s;
-                for &gpu in r.gpus {
-                    row.gpu = gpu;
-                    row.write_fields(out);
-                    result = result.and(out.end_row());
-                }
-            }
+            result = out.rows(placements);
         }
         if let Err(e) = result {
             self.error = Some(e);
@@ -506,6 +563,55 @@ impl<'j> JobStream<'j> {
     }
 }
 
+/// Writes job `idx`'s rows (`drawn`: a job the engine drew, named from its index): its
+/// `jobs.csv` row into `jobs` and its `jobs.parquet` row into `parquet`, its `placements.csv`
+/// rows into `placements`, each when given.
+#[allow(clippy::too_many_arguments)]
+fn write_rows<W: std::io::Write>(
+    rows: &mut RowBuffers,
+    idx: u32,
+    job: &Job,
+    drawn: bool,
+    o: &JobOutcome,
+    jobs: Option<&mut CsvOut<W>>,
+    parquet: Option<&mut ParquetOut>,
+    placements: Option<&mut CsvOut<W>>,
+) -> std::io::Result<()> {
+    let mut result = Ok(());
+    if jobs.is_some() || parquet.is_some() {
+        let name = drawn.then(|| {
+            rows.name.clear();
+            rows.name.push('j');
+            rows.name.push_str(itoa::Buffer::new().format(idx));
+            rows.name.as_str()
+        });
+        fill_job_row(&mut rows.job, idx, job, name, o);
+        if let Some(out) = jobs {
+            rows.job.write_fields(out);
+            result = out.end_row();
+        }
+        if let Some(out) = parquet {
+            result = push_parquet(out, &rows.job);
+        }
+    }
+    if let Some(out) = placements.filter(|_| result.is_ok()) {
+        let row = &mut rows.placement;
+        row.job = idx;
+        for r in o.runs() {
+            let mut slice = row.slice.take().unwrap_or_default();
+            row.slice = write_slice_label(&mut slice, r.slice).then_some(slice);
+            row.start_s = r.start_s;
+            row.end_s = r.end_s;
+            for &gpu in r.gpus {
+                row.gpu = gpu;
+                row.write_fields(out);
+                result = result.and(out.end_row());
+            }
+        }
+    }
+    result
+}
+
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.
 pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
     create_result_dir(dir)?;
@@ -513,4 +619,132 @@ pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Resul
         std::fs::write(dir.join(name), bytes)?;
     }
     Ok(())
+}
+
+/// What the engine hands the writer thread ([`write_beside`]).
+enum Handed {
+    Outcome(u32, Option<Job>, JobOutcome),
+    Timeline(TimelineRow),
+}
+
+/// Items handed over in one message: a channel message per item would cost about as much as
+/// writing its row.
+const HAND_BATCH: usize = 256;
+
+/// Batches in flight at most: the engine waits once the writer is this far behind, so what is
+/// held stays bounded (about 16 MiB) however much faster the engine is. The writer's work
+/// comes in bursts (a long job's end releases every later job's row held behind it), which
+/// a shallow channel turned into the engine waiting: at 16 batches a million-job replay ran
+/// its two threads mostly in turn.
+const HAND_DEPTH: usize = 256;
+
+/// The engine's end of the channel: items gathered into batches, the writer's emptied batches
+/// taken back for reuse.
+struct Hand {
+    batch: Vec<Handed>,
+    to_writer: std::sync::mpsc::SyncSender<Vec<Handed>>,
+    emptied: std::sync::mpsc::Receiver<Vec<Handed>>,
+    /// The writer has stopped (it panicked): the rest is dropped and the panic re-raised.
+    gone: bool,
+}
+
+impl Hand {
+    fn put(&mut self, item: Handed) {
+        self.batch.push(item);
+        if self.batch.len() >= HAND_BATCH {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        // A batch comes back holding the outcomes written from it, freed here.
+        let next = match self.emptied.try_recv() {
+            Ok(mut spent) => {
+                spent.clear();
+                // Kept at a batch's size: a burst's outcomes would otherwise leave every batch
+                // in circulation as large as the largest burst.
+                spent.shrink_to(HAND_BATCH);
+                spent
+            }
+            Err(_) => Vec::with_capacity(HAND_BATCH),
+        };
+        let full = std::mem::replace(&mut self.batch, next);
+        if self.gone || self.to_writer.send(full).is_err() {
+            self.gone = true;
+            self.batch.clear();
+        }
+    }
+}
+
+/// Runs `engine` on this thread while another writes what it hands over into `jobs` and
+/// `timeline` (in the order handed over, so the files' bytes are those written on one
+/// thread): a run writing every file spends about as long formatting rows as simulating.
+/// `engine` gets the outcome sink and, with a timeline file, the timeline sink
+/// ([`crate::engine::Simulation::run_streaming`]). Gives back what `engine` returned, and
+/// `jobs` and `timeline` with everything handed over written (or their first error kept).
+/// With no file to write (the summary's figures only), all runs on this thread.
+pub fn write_beside<'j, R>(
+    mut jobs: JobStream<'j>,
+    mut timeline: Option<TimelineFile>,
+    engine: impl FnOnce(
+        &mut dyn FnMut(u32, Option<Job>, JobOutcome),
+        Option<&mut dyn FnMut(&TimelineRow)>,
+    ) -> R,
+) -> (R, JobStream<'j>, Option<TimelineFile>) {
+    if timeline.is_none() && !jobs.writes_files() {
+        // Only the summary's figures to gather: a second thread would cost about what it
+        // saves (each outcome's allocations freed on another thread than made them).
+        let result = engine(&mut |job, drawn, o| jobs.push(job, drawn, o), None);
+        return (result, jobs, timeline);
+    }
+    let (to_writer, from_engine) = std::sync::mpsc::sync_channel::<Vec<Handed>>(HAND_DEPTH);
+    let (give_back, emptied) = std::sync::mpsc::channel::<Vec<Handed>>();
+    let with_timeline = timeline.is_some();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || {
+            jobs.spent = Some(Vec::new());
+            for mut batch in from_engine {
+                for item in batch.drain(..) {
+                    match item {
+                        Handed::Outcome(job, drawn, o) => jobs.push(job, drawn, o),
+                        Handed::Timeline(row) => {
+                            if let Some(file) = timeline.as_mut() {
+                                file.push(&row);
+                            }
+                        }
+                    }
+                }
+                // Written outcomes go back with the batch, to be freed on the engine's thread:
+                // freed here, every allocation the engine made would cross between the two
+                // threads' heaps.
+                if let Some(spent) = &mut jobs.spent {
+                    batch.extend(spent.drain(..).map(|(d, o)| Handed::Outcome(0, d, o)));
+                }
+                // The engine may have finished and stopped taking batches back.
+                let _ = give_back.send(batch);
+            }
+            jobs.spent = None;
+            (jobs, timeline)
+        });
+        let hand = std::cell::RefCell::new(Hand {
+            batch: Vec::with_capacity(HAND_BATCH),
+            to_writer,
+            emptied,
+            gone: false,
+        });
+        let mut outcome = |job, drawn, o| hand.borrow_mut().put(Handed::Outcome(job, drawn, o));
+        let mut row = |row: &TimelineRow| hand.borrow_mut().put(Handed::Timeline(*row));
+        let result = engine(
+            &mut outcome,
+            with_timeline.then_some(&mut row as &mut dyn FnMut(&TimelineRow)),
+        );
+        let mut hand = hand.into_inner();
+        hand.send();
+        // Hanging up ends the writer's loop.
+        drop(hand);
+        match writer.join() {
+            Ok((jobs, timeline)) => (result, jobs, timeline),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }

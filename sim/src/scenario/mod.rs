@@ -377,7 +377,7 @@ fn simulate_into(
     // every job before it are final, the timeline's (only with `Outputs::All`; the summary does
     // not read it) as they come.
     let total_gpus = config.cluster.gpu_count();
-    let mut jobs = metrics::JobStream::create(
+    let jobs = metrics::JobStream::create(
         &config.jobs,
         config.job_count(),
         dir,
@@ -389,7 +389,7 @@ fn simulate_into(
         outputs == Outputs::All,
     )
     .map_err(SimulateError::Write)?;
-    let mut timeline = if outputs == Outputs::All {
+    let timeline = if outputs == Outputs::All {
         Some(
             metrics::TimelineFile::create(dir, total_gpus, config.cluster.memory_total_gib())
                 .map_err(SimulateError::Write)?,
@@ -397,23 +397,11 @@ fn simulate_into(
     } else {
         None
     };
-    let mut push_row = |row: &crate::metrics::TimelineRow| {
-        if let Some(file) = timeline.as_mut() {
-            file.push(row);
-        }
-    };
-    let timeline_sink: Option<crate::engine::TimelineSink<'_>> = if outputs == Outputs::All {
-        Some(&mut push_row)
-    } else {
-        None
-    };
-    let run = Simulation::run_streaming(
-        config,
-        Some(progress),
-        timeline_sink,
-        &mut |job, drawn, o| jobs.push(job, drawn, o),
-    )
-    .map_err(SimulateError::Engine)?;
+    // The rows are formatted and written on a second thread while the engine runs.
+    let (run, jobs, timeline) = metrics::write_beside(jobs, timeline, |outcomes, timeline| {
+        Simulation::run_streaming(config, Some(progress), timeline, outcomes)
+    });
+    let run = run.map_err(SimulateError::Engine)?;
     if let Some(file) = timeline {
         write(file.finish())?;
     }

@@ -616,22 +616,24 @@ fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
         let start = starts[k] + 0.37 * g as f64;
         (start, start + 0.1 * (k % 7) as f64)
     };
-    let mut pool = SpanPool::default();
+    let mut pool = SpanPool::new(3);
     let mut gpus = vec![BusySpans::default(); 3];
     for k in 0..runs {
         for (g, b) in gpus.iter_mut().enumerate() {
             let (start, end) = span(k, g);
-            b.run_starts(start, &mut pool);
+            b.run_starts(start, g as u32, &mut pool);
             b.run_ends(end);
         }
     }
     assert!(
-        gpus.iter().all(|b| b.blocks.len() >= 3 && b.fill > 0),
+        pool.closed
+            .iter()
+            .all(|c| c.blocks.len() >= 3 && c.fill > 0),
         "several full blocks per GPU and a part-filled one"
     );
     let mut got = 0.0;
-    for b in &gpus {
-        b.add_to(&mut got, &pool);
+    for (g, b) in gpus.iter().enumerate() {
+        b.add_to(g, &mut got, &pool);
     }
     let mut want = 0.0;
     for g in 0..3 {
