@@ -45,8 +45,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub anchors: Vec<String>,
     /// Largest job count of the scale case: 10k, 100k, 1M, ... up to this (10000000 adds the
-    /// 10M step: about 35 s and 0.55 GiB with every file, 19 s and 0.5 GiB with `--outputs
-    /// summary`, on 2 cores).
+    /// 10M step: some 20 s and 0.5 GiB with `--outputs summary` on 2 cores).
     #[arg(long, default_value_t = 1_000_000)]
     pub scale_to: u64,
     /// Result files the anchor and scale cases write, as `colo simulate --outputs`: `summary`
