@@ -56,3 +56,17 @@ pub fn scenario(cluster: &str, jobs: &str) -> String {
         profile.display()
     )
 }
+
+/// Names in `dir`, sorted, subfolders with a trailing `/`.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() { name + "/" } else { name }
+        })
+        .collect();
+    names.sort();
+    names
+}

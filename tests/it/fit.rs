@@ -1,6 +1,6 @@
 //! `colo calibrate fit | validate | gavel | miso` through the real binary, on data the fake GPU
 //! writes, on the committed H200 data, and on empty folders.
-use crate::common::{colo, write};
+use crate::common::{colo, listing, write};
 
 const PLAN: &str = r#"(name: "fitdata", groups: [
     (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"], ["resnet50:64:224"], ["vit_b_16:32:224"]]),
@@ -255,14 +255,6 @@ fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
 fn calibration_figures_render_from_the_committed_data_outside_it() {
     // Issue 12.5: by default the figures go under results/, never into the data folder.
     let root = crate::common::root();
-    let listing = |dir: &std::path::Path| {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
     // Four of the committed store files (alone, SM budgets, time-sliced and emulated-MIG, MPS):
     // every figure, in a second instead of the two minutes a fit of all 18 takes.
     let tmp = tempfile::tempdir().unwrap();

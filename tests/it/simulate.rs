@@ -2,7 +2,7 @@
 //! counts, and errors that name the file, line, field or job.
 use std::path::Path;
 
-use crate::common::{colo, colo_env, scenario, write};
+use crate::common::{colo, colo_env, listing, scenario, write};
 
 fn read_all(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -369,10 +369,7 @@ fn shards_of_a_sweep_merge_into_the_unsharded_result() {
 #[test]
 fn a_shard_of_a_scenario_without_a_sweep_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = scenario(
-        r#"(gpu: "h200", count: 1, mode: Exclusive)"#,
-        r#"(model: "resnet18:128:32", samples: 10.0)"#,
-    );
+    let text = one_job_scenario("Exclusive");
     let path = write(tmp.path(), "one.ron", &text);
     let out = tmp.path().join("r");
     let run = colo(&[
@@ -393,10 +390,7 @@ fn a_shard_of_a_scenario_without_a_sweep_is_refused() {
 #[test]
 fn outputs_chooses_the_result_files_and_keeps_the_summary() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = scenario(
-        r#"(gpu: "h200", count: 1, mode: Mps)"#,
-        r#"(model: "resnet18:128:32", samples: 10.0)"#,
-    );
+    let text = one_job_scenario("Mps");
     let path = write(tmp.path(), "one.ron", &text);
     let mut summaries = Vec::new();
     for (outputs, files) in [
@@ -417,11 +411,7 @@ fn outputs_chooses_the_result_files_and_keeps_the_summary() {
             out.to_str().unwrap(),
         ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let mut names: Vec<String> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names = listing(&out);
         assert_eq!(names, files, "--outputs {outputs}");
         summaries.push(std::fs::read(out.join("summary.json")).unwrap());
     }
@@ -434,10 +424,7 @@ fn outputs_chooses_the_result_files_and_keeps_the_summary() {
 #[test]
 fn columnar_writes_jobs_parquet_or_says_which_build_does() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = scenario(
-        r#"(gpu: "h200", count: 1, mode: Mps)"#,
-        r#"(model: "resnet18:128:32", samples: 10.0)"#,
-    );
+    let text = one_job_scenario("Mps");
     let path = write(tmp.path(), "one.ron", &text);
     let out = tmp.path().join("out");
     let run = colo(&[
@@ -451,11 +438,7 @@ fn columnar_writes_jobs_parquet_or_says_which_build_does() {
     ]);
     if cfg!(feature = "parquet") {
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let mut names: Vec<String> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
+        let names = listing(&out);
         assert_eq!(names, ["jobs.parquet", "summary.json"]);
         let bytes = std::fs::read(out.join("jobs.parquet")).unwrap();
         assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
@@ -468,4 +451,12 @@ fn columnar_writes_jobs_parquet_or_says_which_build_does() {
         );
         assert!(!out.exists(), "nothing written");
     }
+}
+
+/// A scenario of one short resnet18:128:32 job on one H200 shared in `mode`.
+fn one_job_scenario(mode: &str) -> String {
+    scenario(
+        &format!(r#"(gpu: "h200", count: 1, mode: {mode})"#),
+        r#"(model: "resnet18:128:32", samples: 10.0)"#,
+    )
 }

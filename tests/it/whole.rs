@@ -5,24 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{colo, root, scenario, write};
+use crate::common::{colo, listing, root, scenario, write};
 
 /// A PID no process has (Linux's largest is 4194304).
 const DEAD_PID: u32 = 4_194_303;
-
-/// Names in `dir`, sorted, subfolders with a trailing `/`.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.path().is_dir() { name + "/" } else { name }
-        })
-        .collect();
-    names.sort();
-    names
-}
 
 fn small_scenario(dir: &Path) -> String {
     let text = scenario(
