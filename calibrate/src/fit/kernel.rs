@@ -92,13 +92,22 @@ pub fn predict(
     let per_set: Vec<Vec<PredictedJob>> = traced
         .par_iter()
         .map(|set| {
-            let shipped_rates = (shipped || set.host_alone_rate.iter().all(Option::is_none))
-                .then(|| set.observation.rates(model, ds.gpu, &classes));
-            let rates = match host_anchored(ds, model, set) {
-                Some(anchored) => set.observation.rates(&anchored, ds.gpu, &classes),
-                None => shipped_rates.clone().unwrap_or_default(),
+            let rates_of = |m: &KernelModel| set.observation.rates(m, ds.gpu, &classes);
+            let (rates, shipped_rates) = match host_anchored(ds, model, set) {
+                Some(anchored) => {
+                    let rates = rates_of(&anchored);
+                    let as_shipped = if shipped {
+                        rates_of(model)
+                    } else {
+                        rates.clone()
+                    };
+                    (rates, as_shipped)
+                }
+                None => {
+                    let rates = rates_of(model);
+                    (rates.clone(), rates)
+                }
             };
-            let shipped_rates = shipped_rates.unwrap_or_else(|| rates.clone());
             super::validate::predicted_jobs(ds, set, &rates, &shipped_rates, split)
         })
         .collect();
