@@ -3,6 +3,9 @@
 // rustdoc markup.
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 mod cmd;
+// mimalloc rather than the system allocator: see the workspace Cargo.toml.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::process::ExitCode;
 
