@@ -1,5 +1,6 @@
 //! Fast CSV writing for the result files: integers (as `itoa` writes them) and fixed-decimal
-//! floats (from the value's exact binary fraction) written in place two digits at a time,
+//! floats (from one floating-point product where that cannot round differently, else from the
+//! value's exact binary fraction) written four digits at a time,
 //! shortest floats through `core::fmt`, into one 4 MiB buffer flushed to the file as it fills. Every field is byte for byte what the `csv` crate writes for
 //! the serde row types of [`super::rows`] (which stay the readers' types and the tests'
 //! reference): `format!("{v:.N}")` for the fixed decimals, `format!("{v}")` for the shortest
@@ -96,6 +97,12 @@ impl<W: Write> CsvOut<W> {
         self.sep();
     }
 
+    /// A field rendered before (by [`render_field`]), as its bytes.
+    pub fn rendered(&mut self, field: &[u8]) {
+        self.sep();
+        self.buf.extend_from_slice(field);
+    }
+
     /// An unsigned integer.
     pub fn uint(&mut self, value: u64) {
         self.sep();
@@ -146,6 +153,14 @@ impl<W: Write> CsvOut<W> {
     }
 }
 
+/// The bytes `field` writes as one field, for a value repeated on every row
+/// ([`CsvOut::rendered`]).
+pub fn render_field(field: impl FnOnce(&mut CsvOut<std::io::Sink>)) -> Vec<u8> {
+    let mut out = CsvOut::new_small(std::io::sink());
+    field(&mut out);
+    out.take_buffered()
+}
+
 fn push_text(buf: &mut Vec<u8>, bytes: &[u8]) {
     if !bytes
         .iter()
@@ -167,7 +182,8 @@ fn push_text(buf: &mut Vec<u8>, bytes: &[u8]) {
 /// Appends `format!("{value:.decimals$}")`.
 pub fn push_fixed(buf: &mut Vec<u8>, value: f64, decimals: u32) {
     if value.is_finite()
-        && let Some(q) = scaled_round(value.abs(), decimals)
+        && let Some(q) =
+            quick_round(value.abs(), decimals).or_else(|| scaled_round(value.abs(), decimals))
     {
         if value.is_sign_negative() {
             buf.push(b'-');
@@ -177,6 +193,23 @@ pub fn push_fixed(buf: &mut Vec<u8>, value: f64, decimals: u32) {
     }
     let _ = write!(buf, "{value:.prec$}", prec = decimals as usize);
 }
+
+/// [`scaled_round`] from one floating-point product, for `0 <= value` whose scaled value is
+/// below `2^52`: the product is the exact one correctly rounded, and rounding is monotonic with
+/// every half (`n + 0.5`) representable, so the product can reach a half but never cross one.
+/// Where it lands on a half the exact value may be either side (or a tie): `None`, for
+/// [`scaled_round`] to decide.
+fn quick_round(value: f64, decimals: u32) -> Option<u64> {
+    let scale = *POW10_F64.get(decimals as usize)?;
+    let x = value * scale;
+    // Not `x < LIMIT` alone: NaN fails every comparison.
+    if !(x < 4.0e15) || x - x.trunc() == 0.5 {
+        return None;
+    }
+    Some(x.round() as u64)
+}
+
+const POW10_F64: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
 
 /// `value * 10^decimals` rounded to the nearest integer, computed exactly from the value's
 /// binary fraction, for `0 <= value < 2^53` when that is no exact tie (whose rounding is left to
@@ -218,49 +251,65 @@ fn scaled_round(value: f64, decimals: u32) -> Option<u64> {
     u64::try_from(q).ok()
 }
 
+/// Room for the longest number written: 20 digits, a point and 9 decimals.
+const NUMBER_ROOM: usize = 32;
+
 /// Appends `scaled / 10^decimals` with `decimals` (at most 9) decimals (at least one digit
-/// before the point).
+/// before the point). The number is written backwards into a stack buffer and copied in once.
 fn push_scaled(buf: &mut Vec<u8>, scaled: u64, decimals: u32) {
-    if decimals == 0 {
-        push_uint(buf, scaled);
-        return;
+    let mut room = [0u8; NUMBER_ROOM];
+    let mut end = NUMBER_ROOM;
+    let mut int = scaled;
+    if decimals > 0 {
+        let d = decimals as usize;
+        // Constant divisors (the files use 3 and 4 decimals) become multiplications; a division
+        // by a loaded power of ten was a sixth of writing a number.
+        let frac;
+        (int, frac) = match decimals {
+            3 => (scaled / 1_000, scaled % 1_000),
+            4 => (scaled / 10_000, scaled % 10_000),
+            _ => (scaled / POW10[d], scaled % POW10[d]),
+        };
+        write_digits(&mut room[end - d..end], frac);
+        end -= d + 1;
+        room[end] = b'.';
     }
-    let d = decimals as usize;
-    // Constant divisors (the files use 3 and 4 decimals) become multiplications; a division
-    // by a loaded power of ten was a sixth of writing a number.
-    let (int, frac) = match decimals {
-        3 => (scaled / 1_000, scaled % 1_000),
-        4 => (scaled / 10_000, scaled % 10_000),
-        _ => (scaled / POW10[d], scaled % POW10[d]),
-    };
-    let n = digit_count(int);
-    let at = grow(buf);
-    let out = &mut buf[at..at + n + 1 + d];
-    write_digits(&mut out[..n], int);
-    out[n] = b'.';
-    write_digits(&mut out[n + 1..], frac);
-    buf.truncate(at + n + 1 + d);
+    let start = digits_before(&mut room, end, int);
+    buf.extend_from_slice(&room[start..]);
 }
 
 /// Appends `value` in decimal, as `itoa` and `format!("{value}")` write it.
 pub fn push_uint(buf: &mut Vec<u8>, value: u64) {
-    let n = digit_count(value);
-    let at = grow(buf);
-    write_digits(&mut buf[at..at + n], value);
-    buf.truncate(at + n);
+    let mut room = [0u8; NUMBER_ROOM];
+    let start = digits_before(&mut room, NUMBER_ROOM, value);
+    buf.extend_from_slice(&room[start..]);
 }
 
-/// The longest number [`push_scaled`] writes: 20 digits, a point and 9 decimals, or `0.` and
-/// 9 decimals.
-const NUMBER_ROOM: usize = 32;
-
-/// Adds [`NUMBER_ROOM`] bytes to `buf` for a number to be written into (then cut to its
-/// length); where it starts. A fixed-size extension is a few stores where copying a number
-/// of variable length in is a call to `memcpy`, about a tenth of writing a row.
-fn grow(buf: &mut Vec<u8>) -> usize {
-    let at = buf.len();
-    buf.extend_from_slice(&[0; NUMBER_ROOM]);
-    at
+/// Writes `value`'s digits into `room`, ending just before `end`, four at a time; where they
+/// start.
+fn digits_before(room: &mut [u8; NUMBER_ROOM], mut end: usize, mut value: u64) -> usize {
+    while value >= 10_000 {
+        let four = (value % 10_000) as usize;
+        value /= 10_000;
+        let (high, low) = (four / 100 * 2, four % 100 * 2);
+        room[end - 4..end - 2].copy_from_slice(&PAIRS[high..high + 2]);
+        room[end - 2..end].copy_from_slice(&PAIRS[low..low + 2]);
+        end -= 4;
+    }
+    let mut value = value as usize;
+    if value >= 100 {
+        let low = value % 100 * 2;
+        value /= 100;
+        room[end - 2..end].copy_from_slice(&PAIRS[low..low + 2]);
+        end -= 2;
+    }
+    if value >= 10 {
+        room[end - 2..end].copy_from_slice(&PAIRS[value * 2..value * 2 + 2]);
+        end - 2
+    } else {
+        room[end - 1] = b'0' + value as u8;
+        end - 1
+    }
 }
 
 const POW10: [u64; 10] = [
@@ -275,11 +324,6 @@ const POW10: [u64; 10] = [
     100_000_000,
     1_000_000_000,
 ];
-
-/// Decimal digits of `value` (one for 0).
-fn digit_count(value: u64) -> usize {
-    value.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
 
 /// "00" to "99".
 const PAIRS: &[u8; 200] = b"\
@@ -442,6 +486,32 @@ mod tests {
             assert_eq!(fixed(v, 3), format!("{v:.3}"), "{v:e}");
             assert_eq!(fixed(v, 4), format!("{v:.4}"), "{v:e}");
             assert_eq!(display(v), format!("{v}"), "{v:e}");
+        }
+    }
+
+    /// Values a few units in the last place either side of a half of the last decimal, where
+    /// the one-product rounding ([`quick_round`]) must step aside for the exact one.
+    #[test]
+    fn near_halves_match_core_fmt() {
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        for i in 0..100_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = 1 + i % 6;
+            let k = (x >> 20) % 10u64.pow(14 - d);
+            let mut v = (k as f64 + 0.5) / 10f64.powi(d as i32);
+            for _ in 0..4 {
+                v = v.next_down();
+            }
+            for _ in 0..9 {
+                assert_eq!(
+                    fixed(v, d),
+                    format!("{v:.prec$}", prec = d as usize),
+                    "{v:e} {d}"
+                );
+                v = v.next_up();
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use super::fast::CsvOut;
+use super::fast::{CsvOut, render_field};
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
 use super::{JobOutcome, RunLabels, RunRecord, Summary, SummaryParts, TimelineRow, slowdown_of};
 use crate::hardware::MigSlice;
@@ -184,8 +184,9 @@ pub fn write_csv_file<R: CsvRow>(
 /// rest of the rows are dropped) and returned by [`TimelineFile::finish`].
 pub struct TimelineFile {
     out: CsvOut<std::fs::File>,
-    total_gpus: u32,
-    memory_total_gib: f64,
+    /// The `total_gpus` and `memory_total_gib` fields, the same on every row, rendered once.
+    total_gpus: Vec<u8>,
+    memory_total_gib: Vec<u8>,
     error: Option<std::io::Error>,
 }
 
@@ -201,27 +202,26 @@ impl TimelineFile {
         out.end_row()?;
         Ok(Self {
             out,
-            total_gpus,
-            memory_total_gib,
+            total_gpus: render_field(|out| out.uint(u64::from(total_gpus))),
+            memory_total_gib: render_field(|out| out.fixed(memory_total_gib, 3)),
             error: None,
         })
     }
 
-    /// Appends one row.
+    /// Appends one row: the fields of [`TimelineCsvRow::write_fields`], with the two constant
+    /// ones as rendered.
     pub fn push(&mut self, row: &TimelineRow) {
         if self.error.is_some() {
             return;
         }
-        TimelineCsvRow {
-            time_s: row.time_s,
-            queued: row.queued,
-            running: row.running,
-            busy_gpus: row.busy_gpus,
-            total_gpus: self.total_gpus,
-            memory_used_gib: row.memory_used_gib,
-            memory_total_gib: self.memory_total_gib,
-        }
-        .write_fields(&mut self.out);
+        let out = &mut self.out;
+        out.fixed(row.time_s, 3);
+        out.uint(u64::from(row.queued));
+        out.uint(u64::from(row.running));
+        out.uint(u64::from(row.busy_gpus));
+        out.rendered(&self.total_gpus);
+        out.fixed(row.memory_used_gib, 3);
+        out.rendered(&self.memory_total_gib);
         if let Err(e) = self.out.end_row() {
             self.error = Some(e);
         }
