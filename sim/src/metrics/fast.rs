@@ -202,8 +202,8 @@ pub fn push_fixed(buf: &mut Vec<u8>, value: f64, decimals: u32) {
 fn quick_round(value: f64, decimals: u32) -> Option<u64> {
     let scale = *POW10_F64.get(decimals as usize)?;
     let x = value * scale;
-    // Not `x < LIMIT` alone: NaN fails every comparison.
-    if !(x < 4.0e15) || x - x.trunc() == 0.5 {
+    // `value` is finite (the caller's check), so `x` is a number (past the limit if infinite).
+    if x >= 4.0e15 || x - x.trunc() == 0.5 {
         return None;
     }
     Some(x.round() as u64)
