@@ -68,17 +68,24 @@ struct JobState {
     epoch: u32,
     /// Its index in `computing` while it is `Running` (`u32::MAX` otherwise).
     computing_at: u32,
-    /// Its energy meter (`power.rs`; unused without profiles).
-    meter: power::JobMeter,
     /// Its kind (`Simulation::kinds`): class row, GPUs, minimum speed.
     kind: u32,
     /// Its work, samples.
     samples: f64,
+}
+
+/// What the engine reads of a job only now and then (as it arrives and finishes, and under
+/// preemption or an energy model), kept apart from [`JobState`] so that the states read at
+/// every event stay dense in cache: 144 bytes a job instead of 296.
+#[derive(Clone, Debug, Default)]
+struct ColdState {
     /// The job itself when the engine drew it (a generated workload), handed over with its
     /// outcome; `None` for a listed job.
     drawn: Option<Job>,
     /// What only preemptive orders use.
     pre: PreemptState,
+    /// Its energy meter (`power.rs`; unused without profiles).
+    meter: power::JobMeter,
 }
 
 impl JobState {
@@ -87,8 +94,6 @@ impl JobState {
         JobState {
             kind: 0,
             samples,
-            drawn: None,
-            pre: PreemptState::default(),
             phase: Phase::Pending,
             remaining: samples,
             rate: 0.0,
@@ -105,7 +110,6 @@ impl JobState {
             run_start: f64::NAN,
             epoch: 0,
             computing_at: u32::MAX,
-            meter: power::JobMeter::default(),
         }
     }
 }
@@ -123,6 +127,8 @@ struct States {
     /// Per job from `base`, its place in `slab` (`u32::MAX`: none).
     at: std::collections::VecDeque<u32>,
     slab: Vec<JobState>,
+    /// Each state's cold part, at its place in `slab`.
+    cold: Vec<ColdState>,
     /// Places of `slab` free for the next state.
     free: Vec<u32>,
 }
@@ -143,15 +149,37 @@ impl States {
         self.slab.get_mut(at as usize)
     }
 
-    fn insert(&mut self, job: u32, state: JobState) {
+    fn get_cold(&self, job: u32) -> Option<&ColdState> {
+        let at = self.place(job)?;
+        self.cold.get(at as usize)
+    }
+
+    /// The job's cold part (it has a state).
+    fn cold(&self, job: u32) -> &ColdState {
+        &self.cold[self.at[(job - self.base) as usize] as usize]
+    }
+
+    fn cold_mut(&mut self, job: u32) -> &mut ColdState {
+        &mut self.cold[self.at[(job - self.base) as usize] as usize]
+    }
+
+    /// The job's state and its cold part (it has a state).
+    fn both_mut(&mut self, job: u32) -> (&mut JobState, &mut ColdState) {
+        let at = self.at[(job - self.base) as usize] as usize;
+        (&mut self.slab[at], &mut self.cold[at])
+    }
+
+    fn insert(&mut self, job: u32, state: JobState, cold: ColdState) {
         debug_assert!(self.place(job).is_none(), "job {job} has a state");
         let at = match self.free.pop() {
             Some(at) => {
                 self.slab[at as usize] = state;
+                self.cold[at as usize] = cold;
                 at
             }
             None => {
                 self.slab.push(state);
+                self.cold.push(cold);
                 (self.slab.len() - 1) as u32
             }
         };
@@ -172,7 +200,7 @@ impl States {
         self.at[offset] = at;
     }
 
-    fn remove(&mut self, job: u32) -> JobState {
+    fn remove(&mut self, job: u32) -> (JobState, ColdState) {
         let offset = (job - self.base) as usize;
         let at = std::mem::replace(&mut self.at[offset], u32::MAX);
         self.free.push(at);
@@ -180,7 +208,10 @@ impl States {
             self.at.pop_front();
             self.base += 1;
         }
-        std::mem::replace(&mut self.slab[at as usize], JobState::arrived(0.0))
+        (
+            std::mem::replace(&mut self.slab[at as usize], JobState::arrived(0.0)),
+            std::mem::take(&mut self.cold[at as usize]),
+        )
     }
 
     /// Jobs with a state, in id order.
@@ -786,12 +817,15 @@ impl<'a> Simulation<'a> {
     fn admit(&mut self, next: Next, rank: u32) {
         let mut state = JobState::arrived(next.samples);
         state.kind = next.kind;
-        state.drawn = next.drawn;
+        let cold = ColdState {
+            drawn: next.drawn,
+            ..ColdState::default()
+        };
         let fits = self.kinds[next.kind as usize].fits;
         if !fits {
             state.phase = Phase::Skipped;
         }
-        self.state.insert(next.job, state);
+        self.state.insert(next.job, state, cold);
         if fits {
             self.enqueue(next.job, rank);
         } else {
@@ -823,7 +857,7 @@ impl<'a> Simulation<'a> {
 
     /// The job's name (for errors).
     fn job_name(&self, job: u32) -> String {
-        match self.state.get(job).and_then(|s| s.drawn.as_ref()) {
+        match self.state.get_cold(job).and_then(|c| c.drawn.as_ref()) {
             // Drawn jobs come without their names (`Generator::draws_unnamed`).
             Some(_) => crate::workload::synthetic::Generator::name(job),
             None => self
@@ -842,7 +876,7 @@ impl<'a> Simulation<'a> {
             QueueOrder::ShortestFirst => self
                 .exclusive_seconds(job, self.state[job as usize].samples)
                 .to_bits(),
-            QueueOrder::Las { .. } => u64::from(self.state[job as usize].pre.level),
+            QueueOrder::Las { .. } => u64::from(self.state.cold(job).pre.level),
             QueueOrder::Srtf => self.waiting_priority(job).to_bits(),
         };
         self.queue.insert((key, rank));
@@ -860,19 +894,18 @@ impl<'a> Simulation<'a> {
     /// A waiting job's priority under a preemptive order (lower is served first): its Las level,
     /// or its Srtf remaining seconds alone.
     fn waiting_priority(&self, job: u32) -> f64 {
-        let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.pre.level),
-            _ => self.exclusive_seconds(job, s.remaining),
+            QueueOrder::Las { .. } => f64::from(self.state.cold(job).pre.level),
+            _ => self.exclusive_seconds(job, self.state[job as usize].remaining),
         }
     }
 
     /// A running job's priority now: its Las level, or its Srtf remaining seconds alone.
     fn running_priority(&self, job: u32) -> f64 {
-        let s = &self.state[job as usize];
         match self.policy.order {
-            QueueOrder::Las { .. } => f64::from(s.pre.level),
+            QueueOrder::Las { .. } => f64::from(self.state.cold(job).pre.level),
             _ => {
+                let s = &self.state[job as usize];
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
                 self.exclusive_seconds(job, remaining)
             }
@@ -902,7 +935,7 @@ impl<'a> Simulation<'a> {
 
     /// Whether the job was preempted before (its next start is a resume).
     fn was_preempted(&self, job: u32) -> bool {
-        !self.state[job as usize].pre.preempted.is_empty()
+        !self.state.cold(job).pre.preempted.is_empty()
     }
 
     fn is_lead(&self, job: u32, gpu: u32) -> bool {
@@ -1177,7 +1210,7 @@ impl<'a> Simulation<'a> {
         let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order else {
             return;
         };
-        let p = &self.state[job as usize].pre;
+        let p = &self.state.cold(job).pre;
         let Some(&threshold) = thresholds_gpu_s.get(p.level as usize) else {
             return;
         };
@@ -1188,7 +1221,7 @@ impl<'a> Simulation<'a> {
 
     /// A Las threshold is reached: the job drops one level.
     fn demote(&mut self, job: u32) {
-        let p = &mut self.state[job as usize].pre;
+        let p = &mut self.state.cold_mut(job).pre;
         p.level += 1;
         self.priority_bound = self.priority_bound.max(f64::from(p.level));
         self.push_demote(job);
@@ -1473,7 +1506,7 @@ impl<'a> Simulation<'a> {
         s.rate = 0.0;
         s.phase = Phase::Checkpointing;
         s.epoch += 1;
-        s.pre.room_for = room_for;
+        self.state.cold_mut(job).pre.room_for = room_for;
         let at = now + self.policy.preemption.checkpoint_s;
         self.push_job_event(job, at, JobEvent::CheckpointDone);
     }
@@ -1501,7 +1534,7 @@ impl<'a> Simulation<'a> {
             s.rank
         };
         {
-            let p = &mut self.state[job as usize].pre;
+            let p = &mut self.state.cold_mut(job).pre;
             p.preempted.push(RunSpan {
                 start_s: run_start,
                 end_s: now,
@@ -1511,14 +1544,14 @@ impl<'a> Simulation<'a> {
             p.attained_gpu_s += gpus_held * (now - run_start);
         }
         if let QueueOrder::Las { thresholds_gpu_s } = &self.policy.order {
-            let p = &mut self.state[job as usize].pre;
+            let p = &mut self.state.cold_mut(job).pre;
             let reached = thresholds_gpu_s
                 .iter()
                 .filter(|&&t| t <= p.attained_gpu_s)
                 .count() as u32;
             p.level = p.level.max(reached);
         }
-        let room_for = self.state[job as usize].pre.room_for;
+        let room_for = self.state.cold(job).pre.room_for;
         // The job it makes room for may have started elsewhere, and even finished, meanwhile.
         let at = self.making_room.iter().position(|&(j, _)| j == room_for);
         let left = at.map_or(0, |at| {
@@ -1779,7 +1812,7 @@ impl<'a> Simulation<'a> {
         let kind = self.kind_of(job);
         let row = &self.rows_class[kind.row as usize * n_groups..][..n_groups];
         let gpus = kind.gpus;
-        let mut s = self.state.remove(job);
+        let (s, mut cold) = self.state.remove(job);
         let class = (0..n_groups)
             .map(|g| (g, row[g]))
             .find(|&(g, c)| c != u32::MAX && (s.phase != Phase::Done || g == s.group as usize));
@@ -1801,11 +1834,11 @@ impl<'a> Simulation<'a> {
             slice: s.slice.filter(|_| completed),
             mode: slot.map(|sl| self.groups[sl.group as usize].mode),
             exclusive_rate,
-            energy_j: self.meter_job_energy(&s.meter).filter(|_| completed),
-            preempted: std::mem::take(&mut s.pre.preempted),
+            energy_j: self.meter_job_energy(&cold.meter).filter(|_| completed),
+            preempted: std::mem::take(&mut cold.pre.preempted),
             resumed_s: s.run_start,
         };
-        (s.drawn.take(), outcome)
+        (cold.drawn.take(), outcome)
     }
 }
 

@@ -252,7 +252,7 @@ impl Simulation<'_> {
         self.meter_flush(gpu);
         let now = self.now;
         if self.meter.is_some() {
-            let j = &mut self.state[job as usize].meter;
+            let j = &mut self.state.cold_mut(job).meter;
             j.advance(now);
             j.share_w = 0.0;
             j.share_known = true;
@@ -278,7 +278,7 @@ impl Simulation<'_> {
             // What the general path below does when the group has no model: every tenant's
             // energy up to now, then an unknown share.
             for &job in tenants() {
-                let j = &mut self.state[job as usize].meter;
+                let j = &mut self.state.cold_mut(job).meter;
                 j.advance(now);
                 j.share_w = 0.0;
                 j.share_known = false;
@@ -298,7 +298,7 @@ impl Simulation<'_> {
         let mut known = model.is_some();
         let mut alone_w = 0.0;
         for &job in tenants() {
-            self.state[job as usize].meter.advance(now);
+            self.state.cold_mut(job).meter.advance(now);
             let kind = kind_of(&self.state, job);
             let c = rows[kind.row as usize * n_groups + group_idx] as usize;
             let coef = meter.coef[c * n_groups + group_idx];
@@ -316,7 +316,7 @@ impl Simulation<'_> {
         let n = scratch.len();
         let (Some(model), true, false) = (model, known, n == 0) else {
             for &job in tenants() {
-                let j = &mut self.state[job as usize].meter;
+                let j = &mut self.state.cold_mut(job).meter;
                 j.share_w = 0.0;
                 j.share_known = false;
             }
@@ -330,9 +330,9 @@ impl Simulation<'_> {
         if lone {
             // Alone on a whole GPU: its measured power alone, on each GPU of a multi-GPU job.
             let job = parts[0].tenants[0];
-            let s = &mut self.state[job as usize];
-            s.meter.share_w = alone_w * s.gpus.len().max(1) as f64;
-            s.meter.share_known = true;
+            let (s, cold) = self.state.both_mut(job);
+            cold.meter.share_w = alone_w * s.gpus.len().max(1) as f64;
+            cold.meter.share_known = true;
             for &g in s.gpus.iter().chain(std::iter::once(&gpu)) {
                 let m = &mut meter.gpus[g as usize];
                 m.power_w = alone_w;
@@ -353,7 +353,7 @@ impl Simulation<'_> {
             } else {
                 above / n as f64
             };
-            let j = &mut self.state[job as usize].meter;
+            let j = &mut self.state.cold_mut(job).meter;
             j.share_w = idle_share + part_above;
             j.share_known = true;
         }

@@ -331,8 +331,9 @@ struct RowBuffers {
 enum Held {
     /// Not final yet.
     Pending,
-    /// Its outcome, and the job if the engine drew it (for `jobs.parquet`).
-    Outcome(Option<Job>, JobOutcome),
+    /// Its outcome, and the job if the engine drew it (for `jobs.parquet`): boxed, so that
+    /// the other kinds, held a job each in a long window, are not as large as an outcome.
+    Outcome(Box<(Option<Job>, JobOutcome)>),
     /// Its CSV rows rendered (its `jobs.csv` row, then its `placements.csv` rows from
     /// `split`), and its work and energy as [`SummaryParts::add_unordered`] gave them:
     /// rendered as the outcome comes, beside the engine, rather than in the burst when every
@@ -435,7 +436,7 @@ impl<'j> JobStream<'j> {
                 return;
             }
             if self.jobs_parquet.is_some() {
-                Held::Outcome(drawn, outcome)
+                Held::Outcome(Box::new((drawn, outcome)))
             } else {
                 let held = self.render(job, drawn.as_ref(), &outcome);
                 self.spend(drawn, outcome);
@@ -465,7 +466,8 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Outcome(drawn, o)) => {
+                Some(Held::Outcome(held)) => {
+                    let (drawn, o) = *held;
                     self.write(self.next, drawn.as_ref(), &o);
                     self.spend(drawn, o);
                 }

@@ -580,21 +580,33 @@ fn listed_jobs_and_a_generator_are_refused_together() {
 /// the front as the oldest go.
 #[test]
 fn states_window_follows_the_live_jobs() {
+    // Each job's cold part carries its id (as its Las level), to see it follow its state.
+    let cold = |job: u32| {
+        let mut cold = ColdState::default();
+        cold.pre.level = job;
+        cold
+    };
     let mut states = States::default();
     for job in [5u32, 7, 3, 9] {
-        states.insert(job, JobState::arrived(f64::from(job)));
+        states.insert(job, JobState::arrived(f64::from(job)), cold(job));
     }
     assert_eq!(states.jobs(), vec![3, 5, 7, 9]);
     assert!(states.get(4).is_none() && states.get(2).is_none() && states.get(10).is_none());
-    assert_eq!(states.remove(5).remaining, 5.0);
+    let (state, gone) = states.remove(5);
+    assert_eq!((state.remaining, gone.pre.level), (5.0, 5));
     assert_eq!(states.base, 3, "job 3 still holds the front");
-    assert_eq!(states.remove(3).remaining, 3.0);
+    assert_eq!(states.remove(3).0.remaining, 3.0);
     assert_eq!(states.base, 7, "the front moved past the gone jobs");
     assert_eq!(states.at.len(), 3);
     assert_eq!(states[7].remaining, 7.0);
-    states.insert(8, JobState::arrived(8.0));
+    states.insert(8, JobState::arrived(8.0), cold(8));
     assert_eq!(states.jobs(), vec![7, 8, 9]);
     assert_eq!(states.slab.len(), 4, "freed places are reused");
+    assert_eq!(states.cold.len(), 4, "cold parts share the places");
+    for job in [7, 8, 9] {
+        assert_eq!(states.cold(job).pre.level, job);
+        assert_eq!(states.both_mut(job).0.remaining, f64::from(job));
+    }
     for job in [9, 7, 8] {
         states.remove(job);
     }
