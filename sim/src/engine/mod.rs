@@ -280,71 +280,31 @@ struct Next {
 
 /// One GPU's busy time as the union of its jobs' runs, kept as they start and end: the spans
 /// the summary's sort-and-merge of every run's interval makes (a run starting while another
-/// is on the GPU, or at the moment the last one ended, joins its span), closed ones as their
-/// lengths, so the busy seconds are the same sum in the same order without the intervals kept.
-/// This is the open span, read at every start and end: 24 bytes a GPU, so that the cluster's
-/// fit in cache. The closed lengths are in the pool ([`SpanPool`]), touched only as a span
-/// closes (as a run starts on a GPU left idle a while).
+/// is on the GPU, or at the moment the last one ended, joins its span), the closed ones summed
+/// as they close, so the busy seconds are the same sums in the same order
+/// ([`crate::metrics::busy_gpu_seconds`]) with nothing kept per span: 32 bytes a GPU, read at
+/// every start and end, so that the cluster's fit in cache.
 #[derive(Clone, Debug, Default)]
 struct BusySpans {
     /// The open span: its start and the latest end of a run in it that has ended.
     start: f64,
     end: f64,
+    /// The closed spans' lengths summed in time order.
+    closed_s: f64,
     /// Runs on the GPU now.
     active: u32,
     open: bool,
 }
 
-/// Closed busy spans' lengths of every GPU: per GPU the latest [`SPAN_BLOCK`] ones
-/// ([`ClosedSpans`]); full blocks go to a list shared by every GPU, which each GPU lists its
-/// blocks of: nothing is copied as they grow.
-#[derive(Debug, Default)]
-struct SpanPool {
-    closed: Vec<ClosedSpans>,
-    blocks: Vec<[f64; SPAN_BLOCK]>,
-}
-
-/// One GPU's closed spans: lengths closed since its last full block, and its full blocks in
-/// the pool, in time order.
-#[derive(Clone, Debug, Default)]
-struct ClosedSpans {
-    fill: u32,
-    latest: [f64; SPAN_BLOCK],
-    blocks: Vec<u32>,
-}
-
-const SPAN_BLOCK: usize = 8;
-
-impl SpanPool {
-    /// A pool for `gpus` GPUs.
-    fn new(gpus: usize) -> Self {
-        SpanPool {
-            closed: vec![ClosedSpans::default(); gpus],
-            blocks: Vec::new(),
-        }
-    }
-
-    fn close(&mut self, gpu: u32, length: f64) {
-        let c = &mut self.closed[gpu as usize];
-        c.latest[c.fill as usize] = length;
-        c.fill += 1;
-        if c.fill as usize == SPAN_BLOCK {
-            c.blocks.push(self.blocks.len() as u32);
-            self.blocks.push(c.latest);
-            c.fill = 0;
-        }
-    }
-}
-
 impl BusySpans {
-    /// A run starts on `gpu`, whose spans these are.
-    fn run_starts(&mut self, now: f64, gpu: u32, pool: &mut SpanPool) {
+    /// A run starts on the GPU.
+    fn run_starts(&mut self, now: f64) {
         if self.active == 0 {
             if !self.open {
                 self.open = true;
                 (self.start, self.end) = (now, now);
             } else if now > self.end {
-                pool.close(gpu, self.end - self.start);
+                self.closed_s += self.end - self.start;
                 (self.start, self.end) = (now, now);
             }
         }
@@ -356,17 +316,12 @@ impl BusySpans {
         self.active -= 1;
     }
 
-    /// Adds `gpu`'s closed spans' lengths to `total`, in time order, then the open span's.
-    fn add_to(&self, gpu: usize, total: &mut f64, pool: &SpanPool) {
-        let c = &pool.closed[gpu];
-        let full = c.blocks.iter().map(|&b| &pool.blocks[b as usize][..]);
-        for block in full.chain([&c.latest[..c.fill as usize]]) {
-            for len in block {
-                *total += len;
-            }
-        }
+    /// The GPU's busy seconds: its spans' lengths summed in time order.
+    fn busy_s(&self) -> f64 {
         if self.open {
-            *total += self.end - self.start;
+            self.closed_s + (self.end - self.start)
+        } else {
+            self.closed_s
         }
     }
 }
@@ -437,9 +392,8 @@ pub struct Simulation<'a> {
     gpus: Vec<GpuState>,
     parts: Vec<PartState>,
     state: States,
-    /// Per GPU, its busy spans; the closed ones' lengths.
+    /// Per GPU, its busy spans.
     busy: Vec<BusySpans>,
-    spans: SpanPool,
     /// Outcomes of jobs finished since they were last handed over, as (job, drawn job,
     /// outcome).
     finished: Vec<(u32, Option<Job>, JobOutcome)>,
@@ -1140,7 +1094,7 @@ impl<'a> Simulation<'a> {
                 self.busy_gpus += 1;
             }
             self.view.occupy(*slot, memory);
-            self.busy[slot.gpu as usize].run_starts(self.now, slot.gpu, &mut self.spans);
+            self.busy[slot.gpu as usize].run_starts(self.now);
             self.memory_used_mib += memory;
         }
         let slice = self.parts[self.part_index(slots[0])].slice;
@@ -1791,8 +1745,8 @@ impl<'a> Simulation<'a> {
         }
         let energy = self.meter_record();
         let mut busy_gpu_s = 0.0;
-        for (gpu, b) in self.busy.iter().enumerate() {
-            b.add_to(gpu, &mut busy_gpu_s, &self.spans);
+        for b in &self.busy {
+            busy_gpu_s += b.busy_s();
         }
         RunRecord {
             outcomes: Vec::new(),

@@ -272,7 +272,6 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     let index = indexes_backfill(config, &groups)
         .then(|| super::backfill::BackfillIndex::new(table.requests));
     let busy = vec![super::BusySpans::default(); gpus.len()];
-    let spans = super::SpanPool::new(gpus.len());
     let mut sim = Simulation {
         perf: config.perf.as_ref(),
         policy: config.policy.clone(),
@@ -286,7 +285,6 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         parts,
         state: super::States::default(),
         busy,
-        spans,
         finished: Vec::new(),
         classes: table.classes,
         kinds: table.kinds,

@@ -401,7 +401,7 @@ impl<'j> JobStream<'j> {
             placements_csv: placements_csv
                 .then(|| open::<PlacementRow>(dir))
                 .transpose()?,
-            parts: SummaryParts::new(total),
+            parts: SummaryParts::new(total, super::values::SPILL_AT),
             rows: RowBuffers {
                 job: job_row(0, &no_job, &empty),
                 placement: PlacementRow {
@@ -561,7 +561,7 @@ impl<'j> JobStream<'j> {
         if let Some(out) = self.jobs_parquet {
             finish_parquet(out)?;
         }
-        Ok(self.parts.finish(run, labels))
+        self.parts.finish(run, labels)
     }
 }
 

@@ -10,6 +10,7 @@ mod files;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod rows;
+mod values;
 
 use serde::{Deserialize, Serialize};
 
@@ -172,7 +173,17 @@ pub struct Stats {
 impl Stats {
     /// Statistics of `values` (all zero when empty).
     pub fn of(values: &mut [f64]) -> Self {
-        if values.is_empty() {
+        // Values equal under `total_cmp` are the same bits, so any sort in that order gives the
+        // same sequence (and the same mean, summed in that order).
+        sort_total(values);
+        Self::of_sorted(values.len(), values.iter().copied())
+    }
+
+    /// Statistics of the `n` values `sorted` gives, in `f64::total_cmp` order (all zero when
+    /// none): the mean is their sum in that order over `n`, each percentile interpolates
+    /// linearly between the two order statistics around it.
+    pub fn of_sorted(n: usize, sorted: impl Iterator<Item = f64>) -> Self {
+        if n == 0 {
             return Stats {
                 mean: 0.0,
                 p50: 0.0,
@@ -181,18 +192,51 @@ impl Stats {
                 max: 0.0,
             };
         }
-        // Values equal under `total_cmp` are the same bits, so any sort in that order gives the
-        // same sequence (and the same mean, summed in that order).
-        sort_total(values);
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let quantiles = [0.50, 0.95, 0.99].map(|q| {
+            let pos = q * (n - 1) as f64;
+            (pos, pos.floor() as usize, pos.ceil() as usize)
+        });
+        // Each quantile's two order statistics, caught as the values pass.
+        let mut around = [(0.0, 0.0); 3];
+        // `Iterator::sum` of `f64` starts from -0.0.
+        let mut sum = -0.0;
+        let mut max = 0.0;
+        for (i, v) in sorted.enumerate() {
+            sum += v;
+            max = v;
+            for (&(_, lo, hi), at) in quantiles.iter().zip(&mut around) {
+                if i == lo {
+                    at.0 = v;
+                }
+                if i == hi {
+                    at.1 = v;
+                }
+            }
+        }
+        let [p50, p95, p99] = std::array::from_fn(|q| {
+            let ((pos, lo, _), (low, high)) = (quantiles[q], around[q]);
+            low + (high - low) * (pos - lo as f64)
+        });
         Stats {
-            mean,
-            p50: percentile(values, 0.50),
-            p95: percentile(values, 0.95),
-            p99: percentile(values, 0.99),
-            max: values[values.len() - 1],
+            mean: sum / n as f64,
+            p50,
+            p95,
+            p99,
+            max,
         }
     }
+}
+
+/// `f64::total_cmp`'s order as unsigned keys: negative values' bits all flipped, positive
+/// ones' sign bit set.
+fn total_key(v: f64) -> u64 {
+    let bits = v.to_bits();
+    bits ^ ((((bits as i64) >> 63) as u64) | (1 << 63))
+}
+
+/// The value of a [`total_key`].
+fn total_unkey(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
 }
 
 /// Below this many values a comparison sort is as fast as the radix sort's passes.
@@ -208,13 +252,10 @@ fn sort_total(values: &mut [f64]) {
         values.sort_unstable_by(f64::total_cmp);
         return;
     }
-    // `total_cmp`'s order: negative values' bits all flipped, positive ones' sign bit set.
-    let key = |bits: u64| bits ^ ((((bits as i64) >> 63) as u64) | (1 << 63));
-    let unkey = |k: u64| if k >> 63 == 1 { k ^ (1 << 63) } else { !k };
     // Keys are kept as floats' bits in place (moves keep a float's bits, NaN payloads too).
     let mut counts = vec![[0usize; 256]; 8];
     for v in values.iter_mut() {
-        let k = key(v.to_bits());
+        let k = total_key(*v);
         for (byte, count) in counts.iter_mut().enumerate() {
             count[(k >> (8 * byte)) as u8 as usize] += 1;
         }
@@ -249,16 +290,8 @@ fn sort_total(values: &mut [f64]) {
         values.copy_from_slice(&scratch);
     }
     for v in values.iter_mut() {
-        *v = f64::from_bits(unkey(v.to_bits()));
+        *v = total_unkey(v.to_bits());
     }
-}
-
-/// The `q` quantile of sorted `values`, interpolating linearly.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    let pos = q * (sorted.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = pos.ceil() as usize;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
 /// One GPU group as the summary describes it.
@@ -413,25 +446,29 @@ pub struct Summary {
 
 /// Computes the summary of `run` over `jobs`.
 pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
-    let mut parts = SummaryParts::new(jobs.len());
+    let mut parts = SummaryParts::new(jobs.len(), usize::MAX);
     for (j, o) in jobs.iter().zip(&run.outcomes) {
         parts.add(j, o);
     }
-    parts.finish(run, labels)
+    match parts.finish(run, labels) {
+        Ok(summary) => summary,
+        Err(e) => unreachable!("values kept in memory are not read back: {e}"),
+    }
 }
 
 /// The summary's figures gathered job by job, in input order, without the outcomes kept:
 /// [`summarize`] over a record's outcomes, or a run whose outcomes were streamed
 /// ([`JobStream`]). Quantiles stay exact: each completed job's JCT, wait and slowdown are
-/// kept (24 bytes a job). The busy GPU-hours are the record's (`busy_gpu_s`).
+/// kept (24 bytes a job, in sorted runs in temporary files past a bound: [`values::Values`]).
+/// The busy GPU-hours are the record's (`busy_gpu_s`).
 #[derive(Debug)]
 pub struct SummaryParts {
     jobs: usize,
     completed: u64,
     makespan_s: f64,
-    jct: Vec<f64>,
-    wait: Vec<f64>,
-    slowdown: Vec<f64>,
+    jct: values::Values,
+    wait: values::Values,
+    slowdown: values::Values,
     /// Completed jobs whose energy is unknown, and the sum of the others' in input order
     /// (`None` once one is unknown, as `Iterator::sum` of `Option`s gives it).
     without_energy: u64,
@@ -441,15 +478,17 @@ pub struct SummaryParts {
 }
 
 impl SummaryParts {
-    /// Nothing gathered yet, for a workload of `jobs` jobs.
-    pub fn new(jobs: usize) -> Self {
+    /// Nothing gathered yet, for a workload of `jobs` jobs; each figure's values past
+    /// `spill_at` go to temporary files in sorted runs (`usize::MAX`: never;
+    /// [`values::SPILL_AT`]: a streamed run's bound).
+    pub fn new(jobs: usize, spill_at: usize) -> Self {
         SummaryParts {
             jobs: 0,
             completed: 0,
             makespan_s: 0.0,
-            jct: Vec::with_capacity(jobs),
-            wait: Vec::with_capacity(jobs),
-            slowdown: Vec::with_capacity(jobs),
+            jct: values::Values::spilling_at(jobs, spill_at),
+            wait: values::Values::spilling_at(jobs, spill_at),
+            slowdown: values::Values::spilling_at(jobs, spill_at),
             without_energy: 0,
             // `Iterator::sum` of `f64` starts from -0.0.
             jobs_energy_j: Some(-0.0),
@@ -497,8 +536,9 @@ impl SummaryParts {
         }
     }
 
-    /// The summary of the jobs added, with `run`'s other figures (its outcomes are not read).
-    pub fn finish(mut self, run: &RunRecord, labels: RunLabels) -> Summary {
+    /// The summary of the jobs added, with `run`'s other figures (its outcomes are not read);
+    /// the first error writing or reading the values' temporary files.
+    pub fn finish(self, run: &RunRecord, labels: RunLabels) -> std::io::Result<Summary> {
         let trace_rows = labels.trace.as_ref().map(|t| t.skips.clone());
         let makespan_s = self.makespan_s;
         let samples = self.samples;
@@ -512,7 +552,7 @@ impl SummaryParts {
             samples,
             makespan_s,
         );
-        Summary {
+        Ok(Summary {
             labels,
             figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
             jobs: self.jobs as u64,
@@ -522,9 +562,9 @@ impl SummaryParts {
                 trace_rows: trace_rows.unwrap_or_default(),
             },
             makespan_s,
-            jct_s: Stats::of(&mut self.jct),
-            wait_s: Stats::of(&mut self.wait),
-            slowdown: Stats::of(&mut self.slowdown),
+            jct_s: self.jct.stats()?,
+            wait_s: self.wait.stats()?,
+            slowdown: self.slowdown.stats()?,
             throughput_samples_per_s: if makespan_s > 0.0 {
                 samples / makespan_s
             } else {
@@ -541,7 +581,7 @@ impl SummaryParts {
             events: run.events,
             mig_reconfigurations: run.mig_reconfigurations,
             preemptions: self.preemptions,
-        }
+        })
     }
 }
 
@@ -560,7 +600,8 @@ pub fn slowdown_of(job: &Job, outcome: &JobOutcome) -> f64 {
 
 /// Seconds each GPU had at least one job, summed over GPUs: the union of the intervals of
 /// the outcomes' runs on each GPU, each GPU's sorted by start and merged (a run starting no
-/// later than the span's latest end joins it), the spans' lengths summed GPU by GPU. The
+/// later than the span's latest end joins it), each GPU's spans' lengths summed in time order
+/// and those sums added GPU by GPU (so that the engine needs one sum a GPU, not every span). The
 /// engine keeps the same spans as the runs start and end ([`RunRecord::busy_gpu_s`], the same
 /// bits; a test compares them). Intervals equal in start merge to the same span in any order,
 /// so an unstable sort is exact.
@@ -582,15 +623,16 @@ pub fn busy_gpu_seconds(outcomes: &[JobOutcome]) -> f64 {
             continue;
         };
         let (mut s, mut e) = first;
+        let mut gpu_s = 0.0;
         for &(start, end) in rest {
             if start <= e {
                 e = e.max(end);
             } else {
-                total += e - s;
+                gpu_s += e - s;
                 (s, e) = (start, end);
             }
         }
-        total += e - s;
+        total += gpu_s + (e - s);
     }
     total
 }

@@ -613,11 +613,11 @@ fn states_window_follows_the_live_jobs() {
     assert!(states.at.is_empty() && states.jobs().is_empty());
 }
 
-/// Busy spans kept in pooled blocks (GPUs interleaved, several full blocks each and the latest
-/// lengths beside the GPU) sum to the bits of a GPU-by-GPU, span-by-span sum of their lengths.
+/// Busy spans summed as they close give the bits of a GPU-by-GPU sum of each GPU's spans'
+/// lengths summed in time order; a run starting as the last one ends joins its span.
 #[test]
-fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
-    let runs = 3 * SPAN_BLOCK + 5;
+fn busy_spans_sum_per_gpu_in_time_order() {
+    let runs = 29;
     let mut starts = Vec::new();
     let mut t = 0.1f64;
     for k in 0..runs {
@@ -626,33 +626,30 @@ fn busy_spans_in_blocks_sum_in_gpu_then_time_order() {
     }
     let span = |k: usize, g: usize| {
         let start = starts[k] + 0.37 * g as f64;
-        (start, start + 0.1 * (k % 7) as f64)
+        (start, start + 0.1 * (k % 7) as f64 + 0.01)
     };
-    let mut pool = SpanPool::new(3);
     let mut gpus = vec![BusySpans::default(); 3];
     for k in 0..runs {
         for (g, b) in gpus.iter_mut().enumerate() {
             let (start, end) = span(k, g);
-            b.run_starts(start, g as u32, &mut pool);
+            b.run_starts(start);
             b.run_ends(end);
+            if k % 5 == 0 {
+                // Another run from the moment this one ended: the same span.
+                b.run_starts(end);
+                b.run_ends(end + 0.5);
+            }
         }
     }
-    assert!(
-        pool.closed
-            .iter()
-            .all(|c| c.blocks.len() >= 3 && c.fill > 0),
-        "several full blocks per GPU and a part-filled one"
-    );
-    let mut got = 0.0;
-    for (g, b) in gpus.iter().enumerate() {
-        b.add_to(g, &mut got, &pool);
-    }
+    let got = gpus.iter().fold(0.0, |total, b| total + b.busy_s());
     let mut want = 0.0;
     for g in 0..3 {
+        let mut gpu_s = 0.0;
         for k in 0..runs {
             let (start, end) = span(k, g);
-            want += end - start;
+            gpu_s += if k % 5 == 0 { end + 0.5 } else { end } - start;
         }
+        want += gpu_s;
     }
     assert_eq!(got.to_bits(), want.to_bits());
 }
