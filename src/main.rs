@@ -40,7 +40,7 @@ struct Cli {
 enum Command {
     /// Run a scenario (all its sweep variants in parallel) and write results.
     #[command(
-        after_help = "Examples:\n  colo simulate scenarios/default.ron\n  colo simulate scenarios/planning/mps-vs-exclusive.ron --out /tmp/r\n  colo simulate SWEEP.ron --shard 0/4 --out /tmp/s0   (then `colo merge`)"
+        after_help = "Examples:\n  colo simulate scenarios/default.ron\n  colo simulate scenarios/planning/mps-vs-exclusive.ron --out /tmp/r\n  colo simulate scenarios/bench/synthgen_10m.ron --jobs 100000 --outputs summary\n  colo simulate SWEEP.ron --shard 0/4 --out /tmp/s0   (then `colo merge`)"
     )]
     Simulate(cmd::simulate::SimulateArgs),
     /// Join the result folders of a sweep's shards (`simulate --shard K/N`) into one.

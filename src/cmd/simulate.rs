@@ -24,6 +24,13 @@ pub struct SimulateArgs {
     /// line, instead of being skipped and counted (default: the scenario's `strict`, false).
     #[arg(long)]
     pub strict: bool,
+    /// Draw this many jobs in every synthetic workload instead of the scenario's `jobs` (a
+    /// quick try of a large scenario, or a scaling step).
+    #[arg(long)]
+    pub jobs: Option<u32>,
+    /// Read at most this many jobs of every trace workload (its own `limit` stays when lower).
+    #[arg(long, value_name = "JOBS")]
+    pub trace_limit: Option<usize>,
     /// Run only shard K of N of the sweep: every N-th variant starting at K (0-based), into
     /// its own folder with a shard.json; join the shards with `colo merge` (e.g. one Slurm
     /// array task each: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
@@ -63,7 +70,13 @@ impl From<OutputsArg> for Outputs {
 
 /// Runs `colo simulate`.
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    let scenario = Scenario::load(&args.scenario)?;
+    let mut scenario = Scenario::load(&args.scenario)?;
+    if let Some(jobs) = args.jobs {
+        scenario.set_synthetic_jobs(jobs);
+    }
+    if let Some(limit) = args.trace_limit {
+        scenario.limit_traces(limit);
+    }
     super::interrupt_removes_outputs()?;
     let options = RunOptions {
         out: args.out,

@@ -421,6 +421,33 @@ fn outputs_chooses_the_result_files_and_keeps_the_summary() {
     );
 }
 
+/// `--jobs` resizes a synthetic workload and `--trace-limit` caps a trace, as the summary counts.
+#[test]
+fn jobs_and_trace_limit_resize_the_workloads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = crate::common::root();
+    for (scenario, flag, jobs) in [
+        ("scenarios/bench/synthgen_1m.ron", "--jobs", 123u64),
+        ("scenarios/bench/philly800_fifo.ron", "--trace-limit", 77),
+    ] {
+        let out = tmp.path().join(flag.trim_start_matches('-'));
+        let run = colo(&[
+            "simulate",
+            root.join(scenario).to_str().unwrap(),
+            flag,
+            &jobs.to_string(),
+            "--outputs",
+            "summary",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["jobs"], jobs, "{flag}");
+    }
+}
+
 #[test]
 fn columnar_writes_jobs_parquet_or_says_which_build_does() {
     let tmp = tempfile::tempdir().unwrap();

@@ -17,7 +17,7 @@ use crate::perf::ProfileError;
 use crate::ronfile::{RonFileError, read_ron};
 use crate::workload::trace::TraceError;
 pub use build::{build_variant, build_variant_on, build_variant_with, checked_group};
-use schema::{ScenarioFile, VariantSpec};
+use schema::{ScenarioFile, VariantSpec, WorkloadSpec};
 
 /// A scenario could not be loaded, built or run. Fatal; the message names the file and field.
 #[derive(Debug, Error)]
@@ -149,6 +149,35 @@ impl Scenario {
     /// names it in errors and anchors its relative paths).
     pub fn parse(text: &str, path: &Path) -> Result<Self, ScenarioError> {
         Self::checked(path, crate::ronfile::parse_ron(text, path)?)
+    }
+
+    /// Caps every trace workload (top level and variants) at `limit` jobs (`colo simulate
+    /// --trace-limit`): a scenario's own `limit` stays when it is lower.
+    pub fn limit_traces(&mut self, limit: usize) {
+        self.for_each_workload(|w| {
+            if let WorkloadSpec::Trace(spec) = w {
+                spec.limit = Some(spec.limit.map_or(limit, |l| l.min(limit)));
+            }
+        });
+    }
+
+    /// Sets the job count of every synthetic workload (top level and variants) to `jobs`
+    /// (`colo simulate --jobs`).
+    pub fn set_synthetic_jobs(&mut self, jobs: u32) {
+        self.for_each_workload(|w| {
+            if let WorkloadSpec::Synthetic(spec) = w {
+                spec.jobs = jobs;
+            }
+        });
+    }
+
+    fn for_each_workload(&mut self, mut change: impl FnMut(&mut WorkloadSpec)) {
+        change(&mut self.file.workload);
+        for variant in &mut self.file.sweep {
+            if let Some(w) = variant.workload.as_mut() {
+                change(w);
+            }
+        }
     }
 
     fn checked(path: &Path, file: ScenarioFile) -> Result<Self, ScenarioError> {
