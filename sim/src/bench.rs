@@ -4,7 +4,12 @@
 //! Nothing here prints: each finished case is handed to a callback as a [`BenchRow`], and the
 //! binary renders them. Every figure is *measured* on the machine that runs it.
 //!
-//! Peak memory is the process's `VmHWM` from `/proc/self/status`, reset before each case by
+//! The anchor and scale cases run each scenario as a whole `colo simulate` process when the
+//! binary can start one ([`BenchPlan::process`]), as their targets are stated: `reps` times,
+//! the median wall shown with the range, and the child's own peak RSS (`wait4`'s
+//! `ru_maxrss` on Linux).
+//!
+//! In this process, peak memory is the process's `VmHWM` from `/proc/self/status`, reset before each case by
 //! writing `5` to `/proc/self/clear_refs` (Linux >= 4.0). Where either is not possible, the
 //! row says so: the peak is then unknown, or the process's peak so far. The reset brings the
 //! mark down to the memory resident at that moment, which includes heap the allocator kept
@@ -143,6 +148,25 @@ pub struct BenchPlan {
     pub scale_to: u64,
     /// Result files the anchor and scale cases write (`colo simulate --outputs`).
     pub outputs: Outputs,
+    /// Starts `colo simulate` in a process of its own, for the anchor and scale cases to
+    /// time whole processes as their targets are stated (`None`: they run in this process).
+    pub process: Option<ProcessRunner>,
+    /// Runs of each anchor and scale step in a process of its own (the median is shown).
+    pub reps: usize,
+}
+
+/// Runs `colo simulate` with these arguments (after `simulate`) in a new process and waits for
+/// it; an error names what failed (including the child's own error message).
+pub type ProcessRunner = fn(&[std::ffi::OsString]) -> std::io::Result<ProcessRun>;
+
+/// One finished `colo simulate` process: its wall time, and its peak resident memory where
+/// the OS reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProcessRun {
+    /// Seconds from its start to its exit.
+    pub wall_s: f64,
+    /// Its peak resident memory (MiB).
+    pub peak_mib: Option<f64>,
 }
 
 /// One measured line of the benchmark table.
@@ -249,6 +273,14 @@ pub enum BenchError {
         /// The file.
         path: PathBuf,
         /// What was wrong, and how to fix it.
+        why: String,
+    },
+    /// A `colo simulate` process of an anchor or scale case failed.
+    #[error("colo simulate {scenario}: {why}", scenario = scenario.display())]
+    Process {
+        /// The scenario it ran.
+        scenario: PathBuf,
+        /// What failed.
         why: String,
     },
     /// The thread pool could not be built.
@@ -590,7 +622,7 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
 fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
     let mut scenario = Scenario::load(&plan.philly_scenario)?;
     if let Some(limit) = plan.trace_limit {
-        limit_traces(&mut scenario, limit);
+        scenario.limit_traces(limit);
     }
     let options = RunOptions::default();
     // Each variant as the scenario has it, then its sharing variants again with the kernel model
@@ -649,22 +681,6 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         on_row(&r);
     }
     Ok(())
-}
-
-/// Caps every trace workload of the scenario (top level and variants) at `limit` jobs.
-fn limit_traces(scenario: &mut Scenario, limit: usize) {
-    use crate::scenario::schema::WorkloadSpec;
-    let cap = |w: &mut WorkloadSpec| {
-        if let WorkloadSpec::Trace(spec) = w {
-            spec.limit = Some(spec.limit.map_or(limit, |l| l.min(limit)));
-        }
-    };
-    cap(&mut scenario.file.workload);
-    for variant in &mut scenario.file.sweep {
-        if let Some(w) = variant.workload.as_mut() {
-            cap(w);
-        }
-    }
 }
 
 /// The sweep's variants: the four modes in turn, each with its own seed.
@@ -842,42 +858,59 @@ fn chosen_anchors(plan: &BenchPlan) -> Result<Vec<Anchor>, BenchError> {
 /// What a whole scenario run measured.
 struct WholeRun {
     measured: Measured,
+    /// The median over the processes (or the one in-process run).
     wall_s: f64,
     peak: (Option<f64>, &'static str),
+    /// Processes run, and the lowest and highest wall among them (none: in this process).
+    spread: Option<(usize, f64, f64)>,
 }
 
 /// Loads, runs and writes `path` (into a scratch folder, removed after), as `colo simulate`
 /// does with `outputs`; with at most `trace_limit` trace jobs and, when given, `jobs` synthetic
-/// ones.
+/// ones: `plan.reps` times in processes of their own when the plan can start them, else once
+/// here.
 fn run_whole(
+    plan: &BenchPlan,
     path: &Path,
     trace_limit: Option<usize>,
     jobs: Option<u32>,
-    outputs: Outputs,
 ) -> Result<WholeRun, BenchError> {
     let out = std::env::temp_dir().join(format!(
         "colo-bench-{}-{}",
         std::process::id(),
         path.file_stem().unwrap_or_default().to_string_lossy()
     ));
+    if let Some(process) = plan.process {
+        let run = run_processes(
+            process,
+            plan.reps,
+            path,
+            &out,
+            trace_limit,
+            jobs,
+            plan.outputs,
+        );
+        // Best effort: a scratch folder left behind is harmless.
+        let _ = std::fs::remove_dir_all(&out);
+        return run;
+    }
     let peak = PeakMemory::reset();
     let start = Instant::now();
     let mut scenario = Scenario::load(path)?;
     if let Some(limit) = trace_limit {
-        limit_traces(&mut scenario, limit);
+        scenario.limit_traces(limit);
     }
     if let Some(jobs) = jobs {
-        set_synthetic_jobs(&mut scenario, jobs);
+        scenario.set_synthetic_jobs(jobs);
     }
     let options = RunOptions {
         out: Some(out.clone()),
-        outputs,
+        outputs: plan.outputs,
         ..RunOptions::default()
     };
     let runs = scenario.run(&options, &|_, _, _| {});
     let wall_s = start.elapsed().as_secs_f64();
     let peak = peak.read();
-    // Best effort: a scratch folder left behind is harmless.
     let _ = std::fs::remove_dir_all(&out);
     let mut measured = Measured::default();
     for run in runs? {
@@ -889,29 +922,102 @@ fn run_whole(
         measured,
         wall_s,
         peak,
+        spread: None,
     })
 }
 
-/// Sets the job count of every synthetic workload of the scenario.
-fn set_synthetic_jobs(scenario: &mut Scenario, jobs: u32) {
-    use crate::scenario::schema::WorkloadSpec;
-    let set = |w: &mut WorkloadSpec| {
-        if let WorkloadSpec::Synthetic(spec) = w {
-            spec.jobs = jobs;
-        }
+/// `reps` (at least one) `colo simulate` processes of `path` into `out`: the median wall, the
+/// highest peak, and the jobs and events of the last one's summaries.
+fn run_processes(
+    process: ProcessRunner,
+    reps: usize,
+    path: &Path,
+    out: &Path,
+    trace_limit: Option<usize>,
+    jobs: Option<u32>,
+    outputs: Outputs,
+) -> Result<WholeRun, BenchError> {
+    let failed = |why: String| BenchError::Process {
+        scenario: path.to_owned(),
+        why,
     };
-    set(&mut scenario.file.workload);
-    for variant in &mut scenario.file.sweep {
-        if let Some(w) = variant.workload.as_mut() {
-            set(w);
+    let mut args: Vec<std::ffi::OsString> = vec![
+        path.into(),
+        "--out".into(),
+        out.into(),
+        "--outputs".into(),
+        match outputs {
+            Outputs::All => "all",
+            Outputs::Jobs => "jobs",
+            Outputs::Summary => "summary",
+        }
+        .into(),
+    ];
+    if let Some(limit) = trace_limit {
+        args.extend(["--trace-limit".into(), limit.to_string().into()]);
+    }
+    if let Some(jobs) = jobs {
+        args.extend(["--jobs".into(), jobs.to_string().into()]);
+    }
+    let mut walls = Vec::new();
+    let mut peak: Option<f64> = None;
+    let mut peak_known = true;
+    for _ in 0..reps.max(1) {
+        let run = process(&args).map_err(|e| failed(e.to_string()))?;
+        walls.push(run.wall_s);
+        match run.peak_mib {
+            Some(mib) => peak = Some(peak.map_or(mib, |p| p.max(mib))),
+            None => peak_known = false,
         }
     }
+    let mut measured = Measured::default();
+    for summary in result_summaries(out).map_err(failed)? {
+        measured.jobs += summary.jobs;
+        measured.events += summary.events;
+    }
+    walls.sort_by(f64::total_cmp);
+    let median = match walls.len() {
+        n if n % 2 == 1 => walls[n / 2],
+        n => (walls[n / 2 - 1] + walls[n / 2]) / 2.0,
+    };
+    measured.engine_s = median;
+    Ok(WholeRun {
+        measured,
+        wall_s: median,
+        peak: match (peak, peak_known) {
+            (Some(mib), true) => (Some(mib), ""),
+            _ => (
+                None,
+                "peak: unavailable (the OS does not report a child's peak)",
+            ),
+        },
+        spread: Some((walls.len(), walls[0], walls[walls.len() - 1])),
+    })
+}
+
+/// The summaries of a result folder: its `summary.json`, else each variant folder's.
+fn result_summaries(out: &Path) -> Result<Vec<metrics::Summary>, String> {
+    let read = |file: &Path| -> Result<metrics::Summary, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))
+    };
+    let top = out.join("summary.json");
+    if top.exists() {
+        return Ok(vec![read(&top)?]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path().join("summary.json")))
+        .filter(|file| file.exists())
+        .collect();
+    dirs.sort();
+    dirs.iter().map(|file| read(file)).collect()
 }
 
 fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
     for anchor in chosen_anchors(plan)? {
         let path = plan.anchor_dir.join(format!("{}.ron", anchor.scenario));
-        let run = run_whole(&path, plan.trace_limit, plan.jobs, plan.outputs)?;
+        let run = run_whole(plan, &path, plan.trace_limit, plan.jobs)?;
         let mut r = row(
             format!("anchor {}", anchor.scenario),
             run.measured,
@@ -933,13 +1039,18 @@ fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(
 }
 
 /// What a whole run's wall time covers.
-fn wall_note(outputs: Outputs) -> String {
+fn wall_note(outputs: Outputs, run: &WholeRun) -> String {
     let files = match outputs {
         Outputs::All => "",
         Outputs::Jobs => " (jobs.csv and summary.json only)",
         Outputs::Summary => " (summary.json only)",
     };
-    format!("wall: load, simulate, write{files}")
+    match run.spread {
+        Some((n, low, high)) => format!(
+            "wall: whole `colo simulate` process{files} (median of {n}; range {low:.3}-{high:.3} s)"
+        ),
+        None => format!("wall: load + simulate + write{files} in this process"),
+    }
 }
 
 /// The measured figures beside the recorded ones.
@@ -974,7 +1085,7 @@ fn anchor_note(anchor: &Anchor, run: &WholeRun, resized: bool, outputs: Outputs)
             peak * 1048576.0 / run.measured.jobs.max(1) as f64
         ));
     }
-    parts.push(wall_note(outputs));
+    parts.push(wall_note(outputs, run));
     if !run.peak.1.is_empty() {
         parts.push(run.peak.1.to_owned());
     }
@@ -1001,7 +1112,7 @@ fn scale_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
         None => scale_steps(plan.scale_to),
     };
     for jobs in steps {
-        let run = run_whole(&path, None, Some(jobs), plan.outputs)?;
+        let run = run_whole(plan, &path, None, Some(jobs))?;
         let mut r = row(
             format!("scale: synthgen {jobs} jobs"),
             run.measured,
@@ -1026,7 +1137,7 @@ fn scale_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
             let k = (run.wall_s / wall0).ln() / (f64::from(jobs) / f64::from(jobs0)).ln();
             note.push(format!("wall grows as jobs^{k:.2} from the step before"));
         }
-        note.push(wall_note(plan.outputs));
+        note.push(wall_note(plan.outputs, &run));
         if !run.peak.1.is_empty() {
             note.push(run.peak.1.to_owned());
         }
@@ -1174,6 +1285,8 @@ mod tests {
             anchors: Vec::new(),
             scale_to: 1_000_000,
             outputs: Outputs::All,
+            process: None,
+            reps: 1,
         };
         let runs = sweep_runs(&plan);
         assert_eq!(runs.len(), 6);

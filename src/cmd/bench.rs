@@ -45,13 +45,23 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub anchors: Vec<String>,
     /// Largest job count of the scale case: 10k, 100k, 1M, ... up to this (10000000 adds the
-    /// 10M step: some 20 s and 0.5 GiB with `--outputs summary` on 2 cores).
+    /// 10M step: some 10 s and 0.4 GiB a run with `--outputs summary` on 2 cores, 12-17 s and
+    /// 0.5 GiB with every file).
     #[arg(long, default_value_t = 1_000_000)]
     pub scale_to: u64,
     /// Result files the anchor and scale cases write, as `colo simulate --outputs`: `summary`
     /// measures a large replay without its per-job files.
     #[arg(long, value_enum, default_value_t = OutputsArg::All)]
     pub outputs: OutputsArg,
+    /// Runs of each anchor and scale step, each a whole `colo simulate` process (its wall
+    /// from start to exit and its peak RSS, as the targets are stated); the median is shown,
+    /// with the lowest and highest; at least 1.
+    #[arg(long, default_value_t = 3, value_parser = at_least_one::<usize>)]
+    pub reps: usize,
+    /// Run the anchor and scale cases once each inside this process instead (no child
+    /// processes; the peak is then this process's, which holds what earlier cases left).
+    #[arg(long)]
+    pub in_process: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -103,6 +113,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         anchors: args.anchors,
         scale_to: args.scale_to,
         outputs: args.outputs.into(),
+        process: (!args.in_process).then_some(simulate_process as bench::ProcessRunner),
+        reps: args.reps,
     };
     let header = match args.format {
         FormatArg::Table => bench::table_header(),
@@ -156,4 +168,69 @@ fn find_scenario(given: &Path) -> PathBuf {
     } else {
         given.to_owned()
     }
+}
+
+/// Runs `colo simulate ARGS` as a child of this binary and waits for it: its wall from spawn
+/// to exit and (on Linux, from `wait4`) its peak resident memory; its stderr goes to a
+/// temporary file, quoted in the error when it fails.
+fn simulate_process(args: &[std::ffi::OsString]) -> std::io::Result<bench::ProcessRun> {
+    use std::io::{Read, Seek};
+    let exe = std::env::current_exe()?;
+    let mut stderr = tempfile::tempfile()?;
+    let start = std::time::Instant::now();
+    let child = std::process::Command::new(exe)
+        .arg("simulate")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr.try_clone()?)
+        .spawn()?;
+    let (status, peak_mib) = wait_with_peak(child)?;
+    let wall_s = start.elapsed().as_secs_f64();
+    if !status.success() {
+        let mut text = String::new();
+        stderr.rewind()?;
+        stderr.read_to_string(&mut text)?;
+        return Err(std::io::Error::other(format!(
+            "exited with {status}: {}",
+            text.trim()
+        )));
+    }
+    Ok(bench::ProcessRun { wall_s, peak_mib })
+}
+
+/// Waits for `child`; its peak resident memory (MiB) from the kernel's accounting.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // `wait4`: std's wait does not return the child's resource usage.
+fn wait_with_peak(
+    child: std::process::Child,
+) -> std::io::Result<(std::process::ExitStatus, Option<f64>)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data that wait4 fills; the pointers outlive the call.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child, whose pid std has not reaped (we never call
+        // `Child::wait`); status and usage point at live locals.
+        let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if got == pid {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+    // ru_maxrss is in KiB on Linux.
+    let peak_mib = usage.ru_maxrss as f64 / 1024.0;
+    Ok((std::process::ExitStatus::from_raw(status), Some(peak_mib)))
+}
+
+/// Waits for `child` (its peak is not known here).
+#[cfg(not(target_os = "linux"))]
+fn wait_with_peak(
+    mut child: std::process::Child,
+) -> std::io::Result<(std::process::ExitStatus, Option<f64>)> {
+    Ok((child.wait()?, None))
 }

@@ -138,11 +138,23 @@ fn anchors_and_scale_cases_run_the_shipped_bench_scenarios() {
         "300",
         "--jobs",
         "300",
+        "--reps",
+        "2",
         "--format",
         "csv",
     ]);
     let rows = csv_rows(&text);
     assert_eq!(rows.len(), 3, "{text}");
+    for row in &rows {
+        assert!(
+            row[9].contains("whole `colo simulate` process (median of 2; range "),
+            "each a child process, twice: {row:?}"
+        );
+        if cfg!(target_os = "linux") {
+            let peak: f64 = row[8].parse().unwrap();
+            assert!(peak > 1.0, "the child's own peak: {row:?}");
+        }
+    }
     assert_eq!(rows[0][0], "anchor s20k_fifo");
     assert_eq!(rows[1][0], "anchor philly800_sjf");
     assert_eq!(
@@ -155,6 +167,26 @@ fn anchors_and_scale_cases_run_the_shipped_bench_scenarios() {
     assert_eq!(rows[2][1], "300");
     let events: u64 = rows[2][6].parse().unwrap();
     assert!(events >= 600, "every job arrives and ends: {:?}", rows[2]);
+}
+
+/// `--in-process` runs the same scenarios here, once, and says so.
+#[test]
+fn in_process_anchors_say_so() {
+    let text = bench(&[
+        "--case",
+        "anchors",
+        "--anchors",
+        "s20k_sjf",
+        "--trace-limit",
+        "200",
+        "--in-process",
+        "--format",
+        "csv",
+    ]);
+    let rows = csv_rows(&text);
+    assert_eq!(rows.len(), 1, "{text}");
+    assert_eq!(rows[0][1], "200");
+    assert!(rows[0][9].contains("in this process"), "{:?}", rows[0]);
 }
 
 #[test]
