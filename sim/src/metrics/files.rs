@@ -167,7 +167,7 @@ pub fn create_result_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`]), streamed
-/// through one 4 MiB buffer ([`super::fast`]) rather than rendered whole first: a million jobs'
+/// through one 256 KiB buffer ([`super::fast`]) rather than rendered whole first: a million jobs'
 /// files are hundreds of MiB.
 pub fn write_csv_file<R: CsvRow>(
     dir: &Path,

@@ -245,7 +245,7 @@ pub fn csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> std::io::Resul
 }
 
 /// Writes `rows` as CSV into `out` (as [`csv_bytes`] renders them) and hands `out` back,
-/// flushed. It writes through [`super::fast`] into one 4 MiB buffer, so `out` needs no buffer
+/// flushed. It writes through [`super::fast`] into one 256 KiB buffer, so `out` needs no buffer
 /// of its own.
 pub fn write_csv<R: CsvRow, W: std::io::Write>(
     out: W,
