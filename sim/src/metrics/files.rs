@@ -317,7 +317,9 @@ pub struct JobStream<'j> {
     error: Option<std::io::Error>,
     /// Outcomes written, kept instead of dropped when set (by [`write_beside`], which hands
     /// them back to the engine's thread to be freed where they were made).
-    spent: Option<Vec<(Option<Job>, JobOutcome)>>,
+    // Boxes, as they came: each goes back whole, to be freed where it was made.
+    #[allow(clippy::vec_box)]
+    spent: Option<Vec<Box<Finished>>>,
 }
 
 /// The buffers a job's rows are filled into, reused from job to job.
@@ -333,7 +335,7 @@ enum Held {
     Pending,
     /// Its outcome, and the job if the engine drew it (for `jobs.parquet`): boxed, so that
     /// the other kinds, held a job each in a long window, are not as large as an outcome.
-    Outcome(Box<(Option<Job>, JobOutcome)>),
+    Outcome(Box<Finished>),
     /// Its CSV rows rendered (its `jobs.csv` row, then its `placements.csv` rows from
     /// `split`), and its work and energy as [`SummaryParts::add_unordered`] gave them:
     /// rendered as the outcome comes, beside the engine, rather than in the burst when every
@@ -427,34 +429,52 @@ impl<'j> JobStream<'j> {
     /// Takes job `job`'s final outcome, and the job itself when the engine drew it (`None`:
     /// a listed job).
     pub fn push(&mut self, job: u32, drawn: Option<Job>, outcome: JobOutcome) {
+        if self.writes_files() {
+            self.push_finished(Box::new(Finished {
+                job,
+                drawn,
+                outcome,
+            }));
+            return;
+        }
         debug_assert!(job >= self.next, "job {job} handed over twice");
-        let held = if self.writes_files() {
-            if job == self.next && self.held.is_empty() {
-                self.write(job, drawn.as_ref(), &outcome);
-                self.next += 1;
-                self.spend(drawn, outcome);
-                return;
-            }
-            if self.jobs_parquet.is_some() {
-                Held::Outcome(Box::new((drawn, outcome)))
-            } else {
-                let held = self.render(job, drawn.as_ref(), &outcome);
-                self.spend(drawn, outcome);
-                held
-            }
-        } else {
-            let j = match &drawn {
-                Some(j) => j,
-                None => &self.jobs[job as usize],
-            };
-            let sums = self.parts.add_unordered(j, &outcome);
-            if job == self.next && self.held.is_empty() {
-                self.parts.add_ordered(sums);
-                self.next += 1;
-                return;
-            }
-            Held::Sums(sums)
+        let j = match &drawn {
+            Some(j) => j,
+            None => &self.jobs[job as usize],
         };
+        let sums = self.parts.add_unordered(j, &outcome);
+        if job == self.next && self.held.is_empty() {
+            self.parts.add_ordered(sums);
+            self.next += 1;
+            return;
+        }
+        self.hold(job, Held::Sums(sums));
+    }
+
+    /// [`Self::push`] of a boxed outcome, as the writer thread takes them ([`write_beside`]),
+    /// when a file is written.
+    fn push_finished(&mut self, finished: Box<Finished>) {
+        let job = finished.job;
+        debug_assert!(job >= self.next, "job {job} handed over twice");
+        if job == self.next && self.held.is_empty() {
+            self.write(job, finished.drawn.as_ref(), &finished.outcome);
+            self.next += 1;
+            self.spend(finished);
+            return;
+        }
+        let held = if self.jobs_parquet.is_some() {
+            Held::Outcome(finished)
+        } else {
+            let held = self.render(job, finished.drawn.as_ref(), &finished.outcome);
+            self.spend(finished);
+            held
+        };
+        self.hold(job, held);
+    }
+
+    /// Keeps what `job` left until every job before it is written, then writes every job
+    /// that is no longer waiting for one before it.
+    fn hold(&mut self, job: u32, held: Held) {
         let at = (job - self.next) as usize;
         if at >= self.held.len() {
             self.held.resize_with(at + 1, || Held::Pending);
@@ -466,10 +486,9 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Outcome(held)) => {
-                    let (drawn, o) = *held;
-                    self.write(self.next, drawn.as_ref(), &o);
-                    self.spend(drawn, o);
+                Some(Held::Outcome(finished)) => {
+                    self.write(self.next, finished.drawn.as_ref(), &finished.outcome);
+                    self.spend(finished);
                 }
                 Some(Held::Rendered { bytes, split, sums }) => {
                     self.parts.add_ordered(sums);
@@ -483,9 +502,9 @@ impl<'j> JobStream<'j> {
     }
 
     /// Drops a written outcome, or keeps it when asked to ([`Self::spent`]).
-    fn spend(&mut self, drawn: Option<Job>, o: JobOutcome) {
+    fn spend(&mut self, finished: Box<Finished>) {
         if let Some(spent) = &mut self.spent {
-            spent.push((drawn, o));
+            spent.push(finished);
         }
     }
 
@@ -623,9 +642,18 @@ pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Resul
     Ok(())
 }
 
+/// A job's final outcome, and the job itself when the engine drew it, as one allocation: the
+/// engine's thread makes it and frees it once the writer is done with it, and between the two
+/// it moves as a pointer (moved whole, its 250 bytes were copied five times on the way).
+struct Finished {
+    job: u32,
+    drawn: Option<Job>,
+    outcome: JobOutcome,
+}
+
 /// What the engine hands the writer thread ([`write_beside`]).
 enum Handed {
-    Outcome(u32, Option<Job>, JobOutcome),
+    Outcome(Box<Finished>),
     Timeline(TimelineRow),
 }
 
@@ -708,7 +736,7 @@ pub fn write_beside<'j, R>(
             for mut batch in from_engine {
                 for item in batch.drain(..) {
                     match item {
-                        Handed::Outcome(job, drawn, o) => jobs.push(job, drawn, o),
+                        Handed::Outcome(finished) => jobs.push_finished(finished),
                         Handed::Timeline(row) => {
                             if let Some(file) = timeline.as_mut() {
                                 file.push(&row);
@@ -720,7 +748,7 @@ pub fn write_beside<'j, R>(
                 // freed here, every allocation the engine made would cross between the two
                 // threads' heaps.
                 if let Some(spent) = &mut jobs.spent {
-                    batch.extend(spent.drain(..).map(|(d, o)| Handed::Outcome(0, d, o)));
+                    batch.extend(spent.drain(..).map(Handed::Outcome));
                 }
                 // The engine may have finished and stopped taking batches back.
                 let _ = give_back.send(batch);
@@ -734,7 +762,14 @@ pub fn write_beside<'j, R>(
             emptied,
             gone: false,
         });
-        let mut outcome = |job, drawn, o| hand.borrow_mut().put(Handed::Outcome(job, drawn, o));
+        let mut outcome = |job, drawn, outcome| {
+            let finished = Box::new(Finished {
+                job,
+                drawn,
+                outcome,
+            });
+            hand.borrow_mut().put(Handed::Outcome(finished))
+        };
         let mut row = |row: &TimelineRow| hand.borrow_mut().put(Handed::Timeline(*row));
         let result = engine(
             &mut outcome,
