@@ -459,7 +459,7 @@ pub fn summarize(jobs: &[Job], run: &RunRecord, labels: RunLabels) -> Summary {
 /// The summary's figures gathered job by job, in input order, without the outcomes kept:
 /// [`summarize`] over a record's outcomes, or a run whose outcomes were streamed
 /// ([`JobStream`]). Quantiles stay exact: each completed job's JCT, wait and slowdown are
-/// kept (24 bytes a job, in sorted runs in temporary files past a bound: [`values::Values`]).
+/// kept (24 bytes a job, in sorted runs in temporary files past a bound: `values::Values`).
 /// The busy GPU-hours are the record's (`busy_gpu_s`).
 #[derive(Debug)]
 pub struct SummaryParts {
@@ -480,7 +480,7 @@ pub struct SummaryParts {
 impl SummaryParts {
     /// Nothing gathered yet, for a workload of `jobs` jobs; each figure's values past
     /// `spill_at` go to temporary files in sorted runs (`usize::MAX`: never;
-    /// [`values::SPILL_AT`]: a streamed run's bound).
+    /// `values::SPILL_AT`: a streamed run's bound).
     pub fn new(jobs: usize, spill_at: usize) -> Self {
         SummaryParts {
             jobs: 0,
@@ -552,6 +552,7 @@ impl SummaryParts {
             samples,
             makespan_s,
         );
+        let [jct_s, wait_s, slowdown] = values::stats_of([self.jct, self.wait, self.slowdown])?;
         Ok(Summary {
             labels,
             figures_are: "emulated: simulated from the profile (see profile_origin)".to_owned(),
@@ -562,9 +563,9 @@ impl SummaryParts {
                 trace_rows: trace_rows.unwrap_or_default(),
             },
             makespan_s,
-            jct_s: self.jct.stats()?,
-            wait_s: self.wait.stats()?,
-            slowdown: self.slowdown.stats()?,
+            jct_s,
+            wait_s,
+            slowdown,
             throughput_samples_per_s: if makespan_s > 0.0 {
                 samples / makespan_s
             } else {
