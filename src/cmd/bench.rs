@@ -45,8 +45,8 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub anchors: Vec<String>,
     /// Largest job count of the scale case: 10k, 100k, 1M, ... up to this (10000000 adds the
-    /// 10M step: some 10 s and 0.4 GiB a run with `--outputs summary` on 2 cores, 12-17 s and
-    /// 0.5 GiB with every file).
+    /// 10M step: some 8 s and 0.5 GiB a run with `--outputs summary` on 2 cores, 10-18 s and
+    /// 0.55 GiB with every file; 100000000 adds 100M: some 85 s and 0.7 GiB summary-only).
     #[arg(long, default_value_t = 1_000_000)]
     pub scale_to: u64,
     /// Result files the anchor and scale cases write, as `colo simulate --outputs`: `summary`
