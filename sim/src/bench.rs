@@ -6,8 +6,8 @@
 //!
 //! The anchor and scale cases run each scenario as a whole `colo simulate` process when the
 //! binary can start one ([`BenchPlan::process`]), as their targets are stated: `reps` times,
-//! the median wall shown with the range, and the child's own peak RSS (`wait4`'s
-//! `ru_maxrss` on Linux).
+//! the median wall shown with the range, and the child's own peak RSS (its `VmHWM`, which it
+//! writes where [`PEAK_FILE_ENV`] says: a child's `ru_maxrss` would include the parent's).
 //!
 //! In this process, peak memory is the process's `VmHWM` from `/proc/self/status`, reset before each case by
 //! writing `5` to `/proc/self/clear_refs` (Linux >= 4.0). Where either is not possible, the
@@ -986,10 +986,7 @@ fn run_processes(
         wall_s: median,
         peak: match (peak, peak_known) {
             (Some(mib), true) => (Some(mib), ""),
-            _ => (
-                None,
-                "peak: unavailable (the OS does not report a child's peak)",
-            ),
+            _ => (None, "peak: unavailable (no VmHWM in the child process)"),
         },
         spread: Some((walls.len(), walls[0], walls[walls.len() - 1])),
     })
@@ -1169,8 +1166,12 @@ impl PeakMemory {
     }
 }
 
+/// The environment variable that makes `colo simulate` write its own peak resident memory
+/// (MiB, from `VmHWM`) into the file it names, for [`ProcessRunner`]s.
+pub const PEAK_FILE_ENV: &str = "COLO_BENCH_PEAK_FILE";
+
 /// `VmHWM` of /proc/self/status in MiB, if the system has it.
-fn vm_hwm_mib() -> Option<f64> {
+pub fn vm_hwm_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     parse_vm_hwm(&status)
 }

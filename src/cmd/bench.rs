@@ -171,21 +171,23 @@ fn find_scenario(given: &Path) -> PathBuf {
 }
 
 /// Runs `colo simulate ARGS` as a child of this binary and waits for it: its wall from spawn
-/// to exit and (on Linux, from `wait4`) its peak resident memory; its stderr goes to a
-/// temporary file, quoted in the error when it fails.
+/// to exit and the peak resident memory it reports of itself (Linux; see
+/// [`bench::PEAK_FILE_ENV`]); its stderr goes to a temporary file, quoted in the error when it
+/// fails.
 fn simulate_process(args: &[std::ffi::OsString]) -> std::io::Result<bench::ProcessRun> {
     use std::io::{Read, Seek};
     let exe = std::env::current_exe()?;
     let mut stderr = tempfile::tempfile()?;
+    let peak_file = tempfile::NamedTempFile::new()?;
     let start = std::time::Instant::now();
-    let child = std::process::Command::new(exe)
+    let status = std::process::Command::new(exe)
         .arg("simulate")
         .args(args)
+        .env(bench::PEAK_FILE_ENV, peak_file.path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(stderr.try_clone()?)
-        .spawn()?;
-    let (status, peak_mib) = wait_with_peak(child)?;
+        .status()?;
     let wall_s = start.elapsed().as_secs_f64();
     if !status.success() {
         let mut text = String::new();
@@ -196,41 +198,9 @@ fn simulate_process(args: &[std::ffi::OsString]) -> std::io::Result<bench::Proce
             text.trim()
         )));
     }
+    let peak_mib = std::fs::read_to_string(peak_file.path())?
+        .trim()
+        .parse()
+        .ok();
     Ok(bench::ProcessRun { wall_s, peak_mib })
-}
-
-/// Waits for `child`; its peak resident memory (MiB) from the kernel's accounting.
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)] // `wait4`: std's wait does not return the child's resource usage.
-fn wait_with_peak(
-    child: std::process::Child,
-) -> std::io::Result<(std::process::ExitStatus, Option<f64>)> {
-    use std::os::unix::process::ExitStatusExt;
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data that wait4 fills; the pointers outlive the call.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waits for our own child, whose pid std has not reaped (we never call
-        // `Child::wait`); status and usage point at live locals.
-        let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if got == pid {
-            break;
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    // ru_maxrss is in KiB on Linux.
-    let peak_mib = usage.ru_maxrss as f64 / 1024.0;
-    Ok((std::process::ExitStatus::from_raw(status), Some(peak_mib)))
-}
-
-/// Waits for `child` (its peak is not known here).
-#[cfg(not(target_os = "linux"))]
-fn wait_with_peak(
-    mut child: std::process::Child,
-) -> std::io::Result<(std::process::ExitStatus, Option<f64>)> {
-    Ok((child.wait()?, None))
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 
 use anyhow::Context;
+use colo_sim::bench;
 use colo_sim::metrics::energy;
 use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -107,7 +108,22 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let runs = runs?;
     super::print(&table(&scenario, &runs))?;
+    report_peak_for_bench()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// For `colo bench`, which runs this command as a child and cannot read its peak otherwise
+/// (a child's `ru_maxrss` includes the parent's at the fork): writes this process's own
+/// `VmHWM` (MiB) to the file named by [`bench::PEAK_FILE_ENV`], when that is set.
+fn report_peak_for_bench() -> anyhow::Result<()> {
+    let Some(file) = std::env::var_os(bench::PEAK_FILE_ENV) else {
+        return Ok(());
+    };
+    if let Some(mib) = bench::vm_hwm_mib() {
+        std::fs::write(&file, format!("{mib}\n"))
+            .with_context(|| format!("cannot write {}", PathBuf::from(&file).display()))?;
+    }
+    Ok(())
 }
 
 fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
