@@ -169,6 +169,39 @@ fn anchors_and_scale_cases_run_the_shipped_bench_scenarios() {
     assert!(events >= 600, "every job arrives and ends: {:?}", rows[2]);
 }
 
+/// A child's peak is its own, not the bench's: after a large case has grown this process, a
+/// tiny anchor still reports a small peak (a child's `ru_maxrss` would count the parent's).
+#[test]
+fn a_child_reports_its_own_peak() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let text = bench(&[
+        "--case",
+        "large,anchors",
+        "--jobs",
+        "300000",
+        "--gpus",
+        "3000",
+        "--anchors",
+        "s20k_sjf",
+        "--trace-limit",
+        "100",
+        "--reps",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    let rows = csv_rows(&text);
+    assert_eq!(rows.len(), 2, "{text}");
+    let parent: f64 = rows[0][8].parse().unwrap();
+    let child: f64 = rows[1][8].parse().unwrap();
+    assert!(
+        child < parent,
+        "the 100-job child ({child} MiB) below the 300k-job case in the bench ({parent} MiB)"
+    );
+}
+
 /// `--in-process` runs the same scenarios here, once, and says so.
 #[test]
 fn in_process_anchors_say_so() {
