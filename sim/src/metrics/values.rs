@@ -77,13 +77,10 @@ impl Values {
         if let Some(e) = self.error {
             return Err(e);
         }
-        sort_total(&mut self.memory);
         if self.runs.is_empty() {
-            return Ok(Stats::of_sorted(
-                self.memory.len(),
-                self.memory.iter().copied(),
-            ));
+            return Ok(Stats::of(&mut self.memory));
         }
+        sort_total(&mut self.memory);
         let n = self.len();
         let mut merge = Merge::new(self.runs, self.memory)?;
         let stats = Stats::of_sorted(n, std::iter::from_fn(|| merge.next()));
