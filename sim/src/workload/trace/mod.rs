@@ -187,54 +187,79 @@ pub fn read_openb(
 ) -> Result<Trace, TraceError> {
     let input = source::open(pods)?;
     let mut trace = read_jobs(TraceFormat::AlibabaOpenb, input, pods, opts)?;
-    if let Some(node_path) = openb::node_list_path(pods, nodes) {
-        trace.nodes = Some(read_openb_nodes(&node_path)?);
-    }
+    trace.nodes = openb_node_list(pods, nodes)?;
     Ok(trace)
+}
+
+/// The node list of the openb pod list `pods`: read from `nodes`, or else from
+/// [`NODE_LIST_FILE`] (or its `.gz`) beside the pod list; `None` without either.
+pub fn openb_node_list(
+    pods: &Path,
+    nodes: Option<&Path>,
+) -> Result<Option<Vec<TraceNode>>, TraceError> {
+    openb::node_list_path(pods, nodes)
+        .map(|path| read_openb_nodes(&path))
+        .transpose()
 }
 
 /// Read the jobs of `format` from decoded `input` (see `source::decode`); `path` is used in
 /// messages only.
 pub(crate) fn read_jobs(
     format: TraceFormat,
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     path: &Path,
     opts: &ReadOptions,
 ) -> Result<Trace, TraceError> {
-    let mut reader = source::csv_reader(input);
-    let header = source::Header::read(&mut reader, path, format)?;
-    match format {
-        TraceFormat::Philly => {
-            let cols = philly::PhillyCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, "timestamp", |row, line| {
-                cols.parse(row, line)
-            })
+    TraceRows::new(format, input, path, opts)?.collect()
+}
+
+/// The columns of one format, found in a file's header.
+enum Cols {
+    Philly(philly::PhillyCols),
+    Openb(openb::PodCols),
+    Four(four::FourCols),
+    Helios(helios::HeliosCols),
+}
+
+impl Cols {
+    fn find(header: &source::Header<'_>, format: TraceFormat) -> Result<Self, TraceError> {
+        Ok(match format {
+            TraceFormat::Philly => Cols::Philly(philly::PhillyCols::find(header)?),
+            TraceFormat::AlibabaOpenb => Cols::Openb(openb::PodCols::find(header)?),
+            TraceFormat::Itp => Cols::Four(four::FourCols::find(header, &four::ITP)?),
+            TraceFormat::Colo => Cols::Four(four::FourCols::find(header, &four::COLO)?),
+            TraceFormat::Helios => Cols::Helios(helios::HeliosCols::find(header)?),
+        })
+    }
+
+    fn parse(&self, row: &row::Row<'_>, line: u64) -> Result<row::RawJob, row::Skip> {
+        match self {
+            Cols::Philly(cols) => cols.parse(row, line),
+            Cols::Openb(cols) => cols.parse(row, line),
+            Cols::Four(cols) => cols.parse(row, line),
+            Cols::Helios(cols) => cols.parse(row, line),
         }
-        TraceFormat::AlibabaOpenb => {
-            let cols = openb::PodCols::find(&header)?;
-            let mut trace =
-                source::collect_jobs(reader, path, opts, "creation_time", |row, line| {
-                    cols.parse(row, line)
-                })?;
-            trace.gpu_sharing_rows = Some(cols.sharing_rows.get());
-            Ok(trace)
+    }
+
+    /// The submission column's name, for a job whose arrival after the first submission is
+    /// beyond the accepted range.
+    fn submit_field(format: TraceFormat) -> &'static str {
+        match format {
+            TraceFormat::Philly => "timestamp",
+            TraceFormat::AlibabaOpenb => "creation_time",
+            TraceFormat::Itp => four::ITP.submit,
+            TraceFormat::Colo => four::COLO.submit,
+            TraceFormat::Helios => "submit_time",
         }
-        TraceFormat::Itp | TraceFormat::Colo => {
-            let format = if format == TraceFormat::Itp {
-                &four::ITP
-            } else {
-                &four::COLO
-            };
-            let cols = four::FourCols::find(&header, format)?;
-            source::collect_jobs(reader, path, opts, format.submit, |row, line| {
-                cols.parse(row, line)
-            })
-        }
-        TraceFormat::Helios => {
-            let cols = helios::HeliosCols::find(&header)?;
-            source::collect_jobs(reader, path, opts, "submit_time", |row, line| {
-                cols.parse(row, line)
-            })
+    }
+
+    /// Alibaba only: rows seen so far that are GPU-sharing pods.
+    fn sharing_rows(&self) -> Option<u64> {
+        match self {
+            Cols::Openb(cols) => Some(cols.sharing_rows.get()),
+            _ => None,
         }
     }
 }
+
+pub use source::TraceRows;

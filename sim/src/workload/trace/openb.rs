@@ -122,7 +122,10 @@ pub fn read_openb_nodes(path: &Path) -> Result<Vec<TraceNode>, TraceError> {
 }
 
 /// Read a node list from decoded `input`; `path` is used in messages only.
-pub(crate) fn nodes_from(input: Box<dyn Read>, path: &Path) -> Result<Vec<TraceNode>, TraceError> {
+pub(crate) fn nodes_from(
+    input: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<Vec<TraceNode>, TraceError> {
     let mut reader = csv_reader(input);
     let header = Header::read(&mut reader, path, TraceFormat::AlibabaOpenb)?;
     let cols = NodeCols {

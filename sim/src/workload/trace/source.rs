@@ -3,17 +3,17 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use csv::ByteRecord;
 use flate2::bufread::MultiGzDecoder;
 
-use super::row::{Col, RawJob, Row, Skip, out_of_range};
-use super::{ReadOptions, SkipCounts, Trace, TraceError, TraceFormat, TraceJob};
+use super::row::{Col, Row, Skip, out_of_range};
+use super::{Cols, ReadOptions, SkipCounts, Trace, TraceError, TraceFormat, TraceJob};
 use crate::workload::limits;
 
 /// Open `path` for reading; gzip is recognized by its magic bytes, not by the file name.
-pub(crate) fn open(path: &Path) -> Result<Box<dyn Read>, TraceError> {
+pub(crate) fn open(path: &Path) -> Result<Box<dyn Read + Send>, TraceError> {
     let file = File::open(path).map_err(|source| TraceError::Open {
         path: path.to_owned(),
         source,
@@ -22,7 +22,10 @@ pub(crate) fn open(path: &Path) -> Result<Box<dyn Read>, TraceError> {
 }
 
 /// Wrap `input` in a gzip decoder when it starts with the gzip magic bytes.
-pub(crate) fn decode(input: impl Read + 'static, path: &Path) -> Result<Box<dyn Read>, TraceError> {
+pub(crate) fn decode(
+    input: impl Read + Send + 'static,
+    path: &Path,
+) -> Result<Box<dyn Read + Send>, TraceError> {
     let mut buffered = BufReader::with_capacity(1 << 16, input);
     let is_gzip = buffered
         .fill_buf()
@@ -42,7 +45,7 @@ pub(crate) fn decode(input: impl Read + 'static, path: &Path) -> Result<Box<dyn 
 }
 
 /// A CSV reader over `input` that tolerates short and long rows (they are judged per field).
-pub(crate) fn csv_reader(input: Box<dyn Read>) -> csv::Reader<Box<dyn Read>> {
+pub(crate) fn csv_reader(input: Box<dyn Read + Send>) -> csv::Reader<Box<dyn Read + Send>> {
     csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(true)
@@ -59,7 +62,7 @@ pub(crate) struct Header<'p> {
 impl<'p> Header<'p> {
     /// Read the header of `reader`; a leading byte-order mark and spaces around names are dropped.
     pub fn read(
-        reader: &mut csv::Reader<Box<dyn Read>>,
+        reader: &mut csv::Reader<Box<dyn Read + Send>>,
         path: &'p Path,
         format: TraceFormat,
     ) -> Result<Self, TraceError> {
@@ -102,67 +105,180 @@ impl<'p> Header<'p> {
     }
 }
 
-/// Read every row of `reader`, turning each into a job with `parse` or counting its skip.
-/// `submit_field` names the submission column, for a job whose arrival after the first
-/// submission is beyond the accepted range (`workload::limits`).
-pub(crate) fn collect_jobs(
-    mut reader: csv::Reader<Box<dyn Read>>,
-    path: &Path,
-    opts: &ReadOptions,
+/// A trace's jobs one at a time in file order, each row parsed as it is read (one record
+/// reused), its skip counted, strict mode and the limit applied: what [`super::read_trace`]
+/// collects and sorts, and what a replay of a trace in submission order reads as its clock
+/// goes. A job's `arrival_s` is its submission time as the file gives it until
+/// [`TraceRows::arrival_from`] makes it relative.
+pub struct TraceRows {
+    reader: csv::Reader<Box<dyn Read + Send>>,
+    record: ByteRecord,
+    cols: Cols,
+    path: PathBuf,
+    opts: ReadOptions,
     submit_field: &'static str,
-    mut parse: impl FnMut(&Row<'_>, u64) -> Result<RawJob, Skip>,
-) -> Result<Trace, TraceError> {
-    let mut record = ByteRecord::new();
-    let mut raw_jobs: Vec<(RawJob, u64)> = Vec::new();
-    let mut skips = SkipCounts::default();
-    let mut rows_read = 0_u64;
-    let mut line = 1_u64;
-    while opts.limit.is_none_or(|limit| raw_jobs.len() < limit) {
-        let more = reader
-            .read_byte_record(&mut record)
-            .map_err(|source| TraceError::Read {
-                path: path.to_owned(),
-                line,
-                source,
-            })?;
-        if !more {
-            break;
-        }
-        rows_read += 1;
-        line = record.position().map_or(line + 1, |pos| pos.line());
-        match parse(&Row { record: &record }, line) {
-            Ok(job) => raw_jobs.push((job, line)),
-            Err(skip) if opts.strict && skip.reason.is_defect() => {
-                return Err(bad_row(path, line, skip));
-            }
-            Err(skip) => skips.add(skip.reason),
-        }
+    skips: SkipCounts,
+    rows_read: u64,
+    kept: usize,
+    line: u64,
+}
+
+impl TraceRows {
+    /// Opens the trace file `path` of `format`, plain or gzip-compressed, and reads its header.
+    pub fn open(format: TraceFormat, path: &Path, opts: &ReadOptions) -> Result<Self, TraceError> {
+        Self::new(format, open(path)?, path, opts)
     }
-    let submit = Col {
-        idx: 0,
-        name: submit_field,
-    };
-    let mut jobs = Vec::with_capacity(raw_jobs.len());
-    for job in relative_sorted(raw_jobs) {
+
+    /// Reads the header of decoded `input` (see [`decode`]); `path` names it in messages.
+    pub(crate) fn new(
+        format: TraceFormat,
+        input: Box<dyn Read + Send>,
+        path: &Path,
+        opts: &ReadOptions,
+    ) -> Result<Self, TraceError> {
+        let mut reader = csv_reader(input);
+        let header = Header::read(&mut reader, path, format)?;
+        let cols = Cols::find(&header, format)?;
+        Ok(TraceRows {
+            reader,
+            record: ByteRecord::new(),
+            cols,
+            path: path.to_owned(),
+            opts: opts.clone(),
+            submit_field: Cols::submit_field(format),
+            skips: SkipCounts::default(),
+            rows_read: 0,
+            kept: 0,
+            line: 1,
+        })
+    }
+
+    /// The next job in file order (its `arrival_s` the submission time as written), or `None`
+    /// at the end of the file or of the limit.
+    pub fn next_job(&mut self) -> Result<Option<TraceJob>, TraceError> {
+        while self.opts.limit.is_none_or(|limit| self.kept < limit) {
+            let more = self
+                .reader
+                .read_byte_record(&mut self.record)
+                .map_err(|source| TraceError::Read {
+                    path: self.path.clone(),
+                    line: self.line,
+                    source,
+                })?;
+            if !more {
+                break;
+            }
+            self.rows_read += 1;
+            let line = self
+                .record
+                .position()
+                .map_or(self.line + 1, |pos| pos.line());
+            self.line = line;
+            match self.cols.parse(
+                &Row {
+                    record: &self.record,
+                },
+                line,
+            ) {
+                Ok(raw) => {
+                    self.kept += 1;
+                    return Ok(Some(TraceJob {
+                        name: raw.name,
+                        arrival_s: raw.submit_s,
+                        duration_s: raw.duration_s,
+                        gpus: raw.gpus,
+                        gpu_milli: raw.gpu_milli,
+                        line,
+                    }));
+                }
+                Err(skip) if self.opts.strict && skip.reason.is_defect() => {
+                    return Err(bad_row(&self.path, line, skip));
+                }
+                Err(skip) => self.skips.add(skip.reason),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Makes `job`'s arrival (as [`Self::next_job`] gave it) relative to `first_submit_s`, the
+    /// earliest submission among the jobs kept; an arrival then beyond the accepted range
+    /// (`workload::limits`) is a skip counted (`Ok(false)`), or in strict mode an error.
+    pub fn arrival_from(
+        &mut self,
+        job: &mut TraceJob,
+        first_submit_s: f64,
+    ) -> Result<bool, TraceError> {
+        job.arrival_s -= first_submit_s;
         match limits::arrival(job.arrival_s) {
-            Ok(_) => jobs.push(job),
+            Ok(_) => Ok(true),
             Err(err) => {
+                let submit = Col {
+                    idx: 0,
+                    name: self.submit_field,
+                };
                 let mut skip = out_of_range(submit, &err);
                 skip.detail = format!("{} (counted from the first submission)", skip.detail);
-                if opts.strict {
-                    return Err(bad_row(path, job.line, skip));
+                if self.opts.strict {
+                    return Err(bad_row(&self.path, job.line, skip));
                 }
-                skips.add(skip.reason);
+                self.skips.add(skip.reason);
+                Ok(false)
             }
         }
     }
-    Ok(Trace {
-        jobs,
-        skips,
-        nodes: None,
-        rows_read,
-        gpu_sharing_rows: None,
-    })
+
+    /// Rows skipped so far, per reason.
+    pub fn skips(&self) -> &SkipCounts {
+        &self.skips
+    }
+
+    /// Data rows read so far (header excluded).
+    pub fn rows_read(&self) -> u64 {
+        self.rows_read
+    }
+
+    /// Alibaba only: rows read so far that are GPU-sharing pods (see
+    /// [`Trace::gpu_sharing_rows`]); `None` for other formats.
+    pub fn gpu_sharing_rows(&self) -> Option<u64> {
+        self.cols.sharing_rows()
+    }
+
+    /// Every job left, with arrivals relative to the earliest submission, sorted by (arrival,
+    /// line): the whole trace.
+    pub fn collect(mut self) -> Result<Trace, TraceError> {
+        let mut read = Vec::new();
+        while let Some(job) = self.next_job()? {
+            read.push(job);
+        }
+        let first_submit_s = read
+            .iter()
+            .map(|job| job.arrival_s)
+            .min_by(f64::total_cmp)
+            .unwrap_or(0.0);
+        // Relative first, then sorted: subtracting one number keeps the order.
+        for job in &mut read {
+            job.arrival_s -= first_submit_s;
+        }
+        read.sort_by(|a, b| {
+            a.arrival_s
+                .total_cmp(&b.arrival_s)
+                .then(a.line.cmp(&b.line))
+        });
+        let mut jobs = Vec::with_capacity(read.len());
+        for mut job in read {
+            // Already relative: checked against the range only.
+            if self.arrival_from(&mut job, 0.0)? {
+                jobs.push(job);
+            }
+        }
+        Ok(Trace {
+            jobs,
+            skips: self.skips,
+            nodes: None,
+            rows_read: self.rows_read,
+            gpu_sharing_rows: self.cols.sharing_rows(),
+        })
+    }
 }
 
 fn bad_row(path: &Path, line: u64, skip: Skip) -> TraceError {
@@ -173,30 +289,4 @@ fn bad_row(path: &Path, line: u64, skip: Skip) -> TraceError {
         reason: skip.reason,
         detail: skip.detail,
     }
-}
-
-/// Jobs with arrivals relative to the earliest submission, sorted by (arrival, line).
-fn relative_sorted(raw_jobs: Vec<(RawJob, u64)>) -> Vec<TraceJob> {
-    let first_submit = raw_jobs
-        .iter()
-        .map(|(job, _)| job.submit_s)
-        .min_by(f64::total_cmp)
-        .unwrap_or(0.0);
-    let mut jobs: Vec<TraceJob> = raw_jobs
-        .into_iter()
-        .map(|(raw, line)| TraceJob {
-            name: raw.name,
-            arrival_s: raw.submit_s - first_submit,
-            duration_s: raw.duration_s,
-            gpus: raw.gpus,
-            gpu_milli: raw.gpu_milli,
-            line,
-        })
-        .collect();
-    jobs.sort_by(|a, b| {
-        a.arrival_s
-            .total_cmp(&b.arrival_s)
-            .then(a.line.cmp(&b.line))
-    });
-    jobs
 }
