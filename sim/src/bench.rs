@@ -453,7 +453,7 @@ impl SyntheticRun {
                 preemption: Default::default(),
             },
             jobs,
-            generator: None,
+            source: None,
             perf,
             on_unplaceable: Unplaceable::Error,
             timeline_every_s: 0.0,
@@ -489,7 +489,11 @@ fn simulate(config: &SimConfig, labels: RunLabels, case: &str) -> Result<Measure
         source: Box::new(source),
     })?;
     let engine_s = start.elapsed().as_secs_f64();
-    let summary = metrics::summarize(&config.all_jobs(), &record, labels);
+    let jobs = config.all_jobs().map_err(|source| BenchError::Engine {
+        case: case.to_owned(),
+        source: Box::new(source),
+    })?;
+    let summary = metrics::summarize(&jobs, &record, labels);
     Ok(Measured {
         jobs: summary.jobs,
         events: record.events,

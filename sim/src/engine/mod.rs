@@ -14,7 +14,7 @@ use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{CoRun, JobClass, Partition, PerfModel, ShareMode, Tenant};
 use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
-use crate::workload::synthetic::Drawn;
+use crate::workload::stream::{Draws, index_name};
 use crate::workload::{Job, MinSpeed};
 use heap::{Event, EventKind, JobEvent};
 pub use power::power_mode;
@@ -260,13 +260,9 @@ enum Arrivals<'a> {
         order: Option<Vec<u32>>,
         kind_of: Vec<u32>,
     },
-    /// Drawn by a generator as the clock reaches them (in id order); a job's kind is that of
-    /// its (mix entry, GPU choice), `entry * choices + choice`.
-    Drawn {
-        draws: Box<dyn Iterator<Item = Drawn> + Send + 'a>,
-        kind_of: Vec<u32>,
-        choices: usize,
-    },
+    /// Given by a source as the clock reaches them (in id order); `kind_of` maps the source's
+    /// kinds to the engine's.
+    Drawn { draws: Draws<'a>, kind_of: Vec<u32> },
 }
 
 /// The next job to arrive, read ahead.
@@ -530,9 +526,9 @@ pub type TimelineSink<'s> = &'s mut dyn FnMut(&TimelineRow);
 
 /// Takes each job's outcome as (job, drawn job, outcome) once it is final
 /// ([`Simulation::run_streaming`]): when the job finishes, in the order jobs finish;
-/// unplaceable jobs' when they arrive. The drawn job is the job itself when the engine drew it
-/// ([`SimConfig::generator`]; without its name, which is
-/// [`crate::workload::synthetic::Generator::name`]`(job)`), `None` for a listed job
+/// unplaceable jobs' when they arrive. The drawn job is the job itself when the engine took it
+/// from its source ([`SimConfig::source`]; an empty name is
+/// [`crate::workload::stream::index_name`]`(job)`), `None` for a listed job
 /// (`SimConfig::jobs[job]`).
 pub type OutcomeSink<'s> = &'s mut dyn FnMut(u32, Option<Job>, JobOutcome);
 
@@ -716,14 +712,14 @@ impl<'a> Simulation<'a> {
             let rank = self.cursor as u32;
             self.cursor += 1;
             self.events += 1;
-            self.draw_next();
+            self.draw_next()?;
             self.admit(next, rank);
         }
         Ok(())
     }
 
     /// Reads the next job to arrive (rank `cursor`) ahead, if any is left.
-    fn draw_next(&mut self) {
+    fn draw_next(&mut self) -> Result<(), EngineError> {
         let rank = self.cursor;
         self.next = match &mut self.arrivals {
             Arrivals::Listed { order, kind_of } => {
@@ -742,18 +738,18 @@ impl<'a> Simulation<'a> {
                     }
                 })
             }
-            Arrivals::Drawn {
-                draws,
-                kind_of,
-                choices,
-            } => draws.next().map(|d| Next {
-                job: rank as u32,
-                arrival_s: d.job.arrival_s,
-                kind: kind_of[d.entry * *choices + d.choice],
-                samples: d.job.samples,
-                drawn: Some(d.job),
-            }),
+            Arrivals::Drawn { draws, kind_of } => match draws.next().transpose()? {
+                Some(d) => Some(Next {
+                    job: rank as u32,
+                    arrival_s: d.job.arrival_s,
+                    kind: kind_of[d.kind as usize],
+                    samples: d.job.samples,
+                    drawn: Some(d.job),
+                }),
+                None => None,
+            },
         };
+        Ok(())
     }
 
     /// The job of arrival rank `rank`.
@@ -812,8 +808,9 @@ impl<'a> Simulation<'a> {
     /// The job's name (for errors).
     fn job_name(&self, job: u32) -> String {
         match self.state.get_cold(job).and_then(|c| c.drawn.as_ref()) {
-            // Drawn jobs come without their names (`Generator::draws_unnamed`).
-            Some(_) => crate::workload::synthetic::Generator::name(job),
+            // A drawn job may come without its name (`JobSource::draws`).
+            Some(drawn) if drawn.name.is_empty() => index_name(job),
+            Some(drawn) => drawn.name.clone(),
             None => self
                 .jobs
                 .get(job as usize)

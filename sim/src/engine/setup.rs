@@ -11,7 +11,7 @@ use crate::perf::{
     CoRun, JobClass, Partition, PerfError, PerfModel, ProfileSet, ShareMode, Tenant,
 };
 use crate::policy::{ClusterView, GroupKind, PlacementRule, Policy, QueueOrder, SlotRef};
-use crate::workload::synthetic::Generator;
+use crate::workload::stream::{JobSource, SourceError};
 use crate::workload::{Job, MinSpeed, ModelKey};
 
 /// A set of identical GPUs shared in one mode.
@@ -83,11 +83,12 @@ pub struct SimConfig {
     pub cluster: Cluster,
     /// Queue order and placement.
     pub policy: Policy,
-    /// The jobs, in any order (empty when `generator` draws them).
+    /// The jobs, in any order (empty when `source` gives them).
     pub jobs: Vec<Job>,
-    /// A synthetic workload whose jobs the engine draws as the clock reaches them, instead of
-    /// `jobs` (which must then be empty): no job is held before it arrives.
-    pub generator: Option<Arc<Generator>>,
+    /// Where the engine takes jobs from as the clock reaches them (a synthetic generator, a
+    /// trace read as it goes), instead of `jobs` (which must then be empty): no job is held
+    /// before it arrives.
+    pub source: Option<Arc<dyn JobSource>>,
     /// How co-located jobs run.
     pub perf: Arc<dyn PerfModel>,
     /// Jobs that fit nowhere: error or skip.
@@ -105,7 +106,7 @@ impl std::fmt::Debug for SimConfig {
             .field("cluster", &self.cluster)
             .field("policy", &self.policy)
             .field("jobs", &self.jobs)
-            .field("generator", &self.generator.as_ref().map(|g| g.len()))
+            .field("source", &self.source)
             .field("perf", &self.perf.name())
             .field("on_unplaceable", &self.on_unplaceable)
             .field("timeline_every_s", &self.timeline_every_s)
@@ -115,20 +116,24 @@ impl std::fmt::Debug for SimConfig {
 }
 
 impl SimConfig {
-    /// Number of jobs, listed or drawn.
+    /// Number of jobs, listed or given by the source.
     pub fn job_count(&self) -> usize {
-        match &self.generator {
-            Some(g) => g.len() as usize,
+        match &self.source {
+            Some(source) => source.len() as usize,
             None => self.jobs.len(),
         }
     }
 
-    /// Every job in input order: the listed ones, or the generator's drawn (all at once, for
+    /// Every job in input order: the listed ones, or the source's, named (all at once, for
     /// callers that need them together, such as [`crate::metrics::summarize`]).
-    pub fn all_jobs(&self) -> std::borrow::Cow<'_, [Job]> {
-        match &self.generator {
-            Some(g) => std::borrow::Cow::Owned(g.draws().map(|d| d.job).collect()),
-            None => std::borrow::Cow::Borrowed(&self.jobs),
+    pub fn all_jobs(&self) -> Result<std::borrow::Cow<'_, [Job]>, EngineError> {
+        match &self.source {
+            Some(source) => {
+                let jobs = source.draws(true).map(|d| d.map(|d| d.job));
+                let jobs = jobs.collect::<Result<_, _>>()?;
+                Ok(std::borrow::Cow::Owned(jobs))
+            }
+            None => Ok(std::borrow::Cow::Borrowed(&self.jobs)),
         }
     }
 }
@@ -168,8 +173,11 @@ pub enum EngineError {
         /// What would place it, for the limits it hit (`Lower its batch size, ...`).
         remedy: String,
     },
-    /// A configuration lists jobs and has a generator too.
-    #[error("the configuration lists {listed} job(s) and has a generator; give one or the other")]
+    /// The job source could not give a job it counted before the run.
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    /// A configuration lists jobs and has a job source too.
+    #[error("the configuration lists {listed} job(s) and has a job source; give one or the other")]
     TwoWorkloads {
         /// Jobs listed.
         listed: usize,
@@ -222,7 +230,7 @@ fn demand_mib(gib: f64) -> u64 {
 
 pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
     check_policy(&config.policy)?;
-    if config.generator.is_some() && !config.jobs.is_empty() {
+    if config.source.is_some() && !config.jobs.is_empty() {
         return Err(EngineError::TwoWorkloads {
             listed: config.jobs.len(),
         });
@@ -243,11 +251,10 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         &table.classes,
         &table.rows_class,
     );
-    let arrivals = match &config.generator {
-        Some(generator) => Arrivals::Drawn {
-            draws: Box::new(generator.draws_unnamed()),
-            kind_of: table.combo_kind,
-            choices: generator.gpu_choices().len(),
+    let arrivals = match &config.source {
+        Some(source) => Arrivals::Drawn {
+            draws: source.draws(false),
+            kind_of: table.source_kind,
         },
         None => {
             let jobs = &config.jobs;
@@ -317,7 +324,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
         making_room: Vec::new(),
         priority_bound: f64::NEG_INFINITY,
     };
-    sim.draw_next();
+    sim.draw_next()?;
     Ok(sim)
 }
 
@@ -325,7 +332,7 @@ pub(super) fn build(config: &SimConfig) -> Result<Simulation<'_>, EngineError> {
 /// (its class and memory on every group), and the kinds of job (row, GPUs, minimum speed: all
 /// a placement, a fit check and the backfill index read of a job), each checked once to fit
 /// somewhere. A listed job's kind is kept per job (4 bytes); a drawn job's comes from its
-/// (model, GPUs) pair.
+/// source's kind.
 struct JobTable {
     classes: Vec<JobClass>,
     rows_class: Vec<u32>,
@@ -333,8 +340,8 @@ struct JobTable {
     kinds: Vec<Kind>,
     /// Listed jobs: per job, its kind.
     job_kind: Vec<u32>,
-    /// Drawn jobs: per (mix entry, GPU choice), its kind (`u32::MAX`: never drawn).
-    combo_kind: Vec<u32>,
+    /// Drawn jobs: per kind of their source, its kind.
+    source_kind: Vec<u32>,
     /// Distinct backfill request classes among the kinds.
     requests: usize,
 }
@@ -360,12 +367,12 @@ impl JobTable {
             rows_memory: Vec::new(),
             kinds: Vec::new(),
             job_kind: Vec::new(),
-            combo_kind: Vec::new(),
+            source_kind: Vec::new(),
             requests: 0,
         };
         let mut resolver = Resolver::default();
         let mut kinder = Kinder::new(config, kinds);
-        match &config.generator {
+        match &config.source {
             None => {
                 let mut rows = Vec::with_capacity(config.jobs.len());
                 let mut previous: Option<(&ModelKey, u32)> = None;
@@ -390,33 +397,22 @@ impl JobTable {
                 }
                 table.job_kind = job_kind;
             }
-            Some(generator) => {
-                let plan = generator.plan();
-                let choices = generator.gpu_choices().len();
-                // (first job, entry, choice) of every pair drawn, in job order.
-                let mut drawn: Vec<(u32, usize, usize)> = (0..plan.mix.len())
-                    .flat_map(|e| (0..choices).map(move |c| (e, c)))
-                    .filter_map(|(e, c)| generator.first_with(e, c).map(|first| (first, e, c)))
-                    .collect();
-                drawn.sort_unstable();
-                let mut entry_row = vec![u32::MAX; plan.mix.len()];
-                for &(first, entry, _) in &drawn {
-                    if entry_row[entry] == u32::MAX {
-                        let name = || Generator::name(first);
-                        entry_row[entry] =
-                            resolver.row(config, &mut table, &plan.mix[entry].model, &name)?;
-                    }
+            Some(source) => {
+                let kinds = source.kinds();
+                let mut rows = Vec::with_capacity(kinds.len());
+                for kind in kinds {
+                    let name = || kind.first_name.clone();
+                    rows.push(resolver.row(config, &mut table, &kind.model, &name)?);
                 }
-                table.combo_kind = vec![u32::MAX; plan.mix.len() * choices];
-                for &(first, entry, choice) in &drawn {
+                for (kind, &row) in kinds.iter().zip(&rows) {
                     let key = JobKey {
-                        model: &plan.mix[entry].model,
-                        gpus: generator.gpus(choice),
-                        min_speed: plan.mix[entry].min_speed,
-                        name: &|| Generator::name(first),
+                        model: &kind.model,
+                        gpus: kind.gpus,
+                        min_speed: kind.min_speed,
+                        name: &|| kind.first_name.clone(),
                     };
-                    let kind = kinder.kind(&mut table, entry_row[entry], &key)?;
-                    table.combo_kind[entry * choices + choice] = kind;
+                    let id = kinder.kind(&mut table, row, &key)?;
+                    table.source_kind.push(id);
                 }
             }
         }
@@ -642,8 +638,8 @@ fn check_min_speeds(config: &SimConfig) -> Result<(), EngineError> {
     if config.policy.placement != PlacementRule::LeastSlowdown {
         return Ok(());
     }
-    let first = match &config.generator {
-        Some(g) => g.first_min_speed(),
+    let first = match &config.source {
+        Some(source) => source.first_min_speed(),
         None => config
             .jobs
             .iter()

@@ -296,8 +296,8 @@ fn finish_parquet(out: ParquetOut) -> std::io::Result<()> {
 /// are gathered ([`SummaryParts`]). An outcome (with the job, when the engine drew it) is held
 /// only until every job before it in input order has been written, then dropped; with neither
 /// file asked for, only the two figures the summary sums in input order (work and energy) are
-/// held, 24 bytes a job. A drawn job comes without its name: it is `j` and its index
-/// ([`crate::workload::synthetic::Generator::name`]). The first write error is kept and
+/// held, 24 bytes a job. A drawn job may come without its name: it is then `j` and its index
+/// ([`crate::workload::stream::index_name`]). The first write error is kept and
 /// returned by [`JobStream::finish`].
 pub struct JobStream<'j> {
     /// The listed jobs (empty when the engine draws them and hands each over).
@@ -584,7 +584,8 @@ impl<'j> JobStream<'j> {
     }
 }
 
-/// Writes job `idx`'s rows (`drawn`: a job the engine drew, named from its index): its
+/// Writes job `idx`'s rows (`drawn`: a job the engine drew, named from its index when it
+/// comes without a name): its
 /// `jobs.csv` row into `jobs` and its `jobs.parquet` row into `parquet`, its `placements.csv`
 /// rows into `placements`, each when given.
 #[allow(clippy::too_many_arguments)]
@@ -600,7 +601,8 @@ fn write_rows<W: std::io::Write>(
 ) -> std::io::Result<()> {
     let mut result = Ok(());
     if jobs.is_some() || parquet.is_some() {
-        let name = drawn.then(|| {
+        // A drawn job without a name is named by its index (`JobSource::draws`).
+        let name = (drawn && job.name.is_empty()).then(|| {
             rows.name.clear();
             rows.name.push('j');
             rows.name.push_str(itoa::Buffer::new().format(idx));

@@ -410,7 +410,9 @@ impl Search<'_> {
             candidate: label(self.candidate),
             source: Box::new(source),
         })?;
-        let point = match Simulation::run(&config, None) {
+        let run = Simulation::run(&config, None)
+            .and_then(|run| config.all_jobs().map(|jobs| (jobs, run)));
+        let point = match run {
             Err(err) => SizeResult {
                 gpus,
                 value: f64::NAN,
@@ -418,8 +420,8 @@ impl Search<'_> {
                 summary: None,
                 note: Some(err.to_string()),
             },
-            Ok(run) => {
-                let summary = metrics::summarize(&config.all_jobs(), &run, labels);
+            Ok((jobs, run)) => {
+                let summary = metrics::summarize(&jobs, &run, labels);
                 let value = self.target.metric.of(&summary);
                 let skipped = summary.jobs - summary.completed;
                 let unknown = self.target.metric.unknown_because(&summary);

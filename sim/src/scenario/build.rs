@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::schema::*;
-use super::trace_workload::{self, ReplayPlan};
+use super::trace_workload::{self, ReplayPlan, TraceSource};
 use super::{RunOptions, Scenario, ScenarioError};
 use crate::engine::{Cluster, DynamicMig, GpuGroup, SimConfig, Unplaceable};
 use crate::hardware::{self, GpuSpec, MigLayout};
@@ -13,6 +13,7 @@ use crate::perf::{
     EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ProfileSet, ShareMode,
 };
 use crate::policy::{PlacementRule, Policy, Preemption, QueueOrder};
+use crate::workload::stream::JobSource;
 use crate::workload::synthetic::{Generator, MixEntry, SyntheticPlan};
 use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
@@ -79,12 +80,11 @@ fn build(
             source,
         })?;
     let workload = variant.workload.as_ref().unwrap_or(&file.workload);
-    let trace = match workload {
-        WorkloadSpec::Trace(spec) => Some(trace_workload::read(scenario, spec, options.strict)?),
-        _ => None,
-    };
-    let node_gpus = match (workload, &trace) {
-        (WorkloadSpec::Trace(spec), Some(trace)) => trace_workload::node_gpus(path, spec, trace)?,
+    let node_gpus = match workload {
+        WorkloadSpec::Trace(spec) => {
+            let nodes = trace_workload::nodes(scenario, spec)?;
+            trace_workload::node_gpus(path, spec, nodes.as_deref())?
+        }
         _ => None,
     };
     // A built cluster is the variant's own, as if written in it (min_speed errors say so).
@@ -97,20 +97,22 @@ fn build(
         }
     };
     let workload_plan = WorkloadPlan {
+        scenario,
+        strict: options.strict,
         path,
         seed,
         cluster: &cluster,
         perf: perf.as_ref(),
     };
-    let (jobs, generator, trace_summary) = jobs(&workload_plan, workload, trace.as_ref())?;
+    let (jobs, source, trace_summary) = jobs(&workload_plan, workload)?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
     let in_variant = if variant.policy.is_some() || cluster_in_variant {
         format!(" (sweep variant `{}`)", variant.name)
     } else {
         String::new()
     };
-    let first_min_speed = match &generator {
-        Some(g) => g.first_min_speed(),
+    let first_min_speed = match &source {
+        Some(source) => source.first_min_speed(),
         None => jobs
             .iter()
             .find(|j| j.min_speed.is_some())
@@ -137,7 +139,7 @@ fn build(
             cluster,
             policy,
             jobs,
-            generator: generator.map(Arc::new),
+            source,
             perf,
             on_unplaceable,
             timeline_every_s,
@@ -578,24 +580,23 @@ fn las_thresholds(path: &Path, thresholds: &[f64]) -> Result<Vec<f64>, ScenarioE
 
 /// What turning a workload into jobs needs besides the workload.
 struct WorkloadPlan<'a> {
+    scenario: &'a Scenario,
+    /// Strict trace reading (`colo simulate --strict`).
+    strict: bool,
     path: &'a Path,
     seed: u64,
     cluster: &'a Cluster,
     perf: &'a dyn PerfModel,
 }
 
-type Workload = (Vec<Job>, Option<Generator>, Option<TraceSummary>);
+type Workload = (Vec<Job>, Option<Arc<dyn JobSource>>, Option<TraceSummary>);
 
-/// The jobs (listed, or for a synthetic workload its generator, which the engine draws from as
-/// the clock reaches each job), and for a trace (read beforehand: `trace`) its summary.
-fn jobs(
-    plan: &WorkloadPlan<'_>,
-    spec: &WorkloadSpec,
-    trace: Option<&crate::workload::trace::Trace>,
-) -> Result<Workload, ScenarioError> {
+/// The jobs: listed, or a source the engine takes them from as the clock reaches each (a
+/// synthetic workload's generator, a trace read as it goes), with a trace's summary.
+fn jobs(plan: &WorkloadPlan<'_>, spec: &WorkloadSpec) -> Result<Workload, ScenarioError> {
     let path = plan.path;
-    match (spec, trace) {
-        (WorkloadSpec::Jobs(list), _) => {
+    match spec {
+        WorkloadSpec::Jobs(list) => {
             let jobs: Vec<Job> = list
                 .iter()
                 .enumerate()
@@ -607,11 +608,11 @@ fn jobs(
             }
             Ok((jobs, None, None))
         }
-        (WorkloadSpec::Synthetic(syn), _) => {
-            synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf)
-                .map(|g| (Vec::new(), Some(g), None))
+        WorkloadSpec::Synthetic(syn) => {
+            let generator = synthetic_jobs(path, syn, plan.seed, plan.cluster, plan.perf)?;
+            Ok((Vec::new(), Some(Arc::new(generator)), None))
         }
-        (WorkloadSpec::Trace(spec), Some(trace)) => {
+        WorkloadSpec::Trace(spec) => {
             let reference = reference_gpu(path, spec.reference_gpu.as_deref(), plan.cluster)?;
             let replay = ReplayPlan {
                 path,
@@ -620,14 +621,12 @@ fn jobs(
                 reference,
                 perf: plan.perf,
             };
-            let (jobs, summary) = trace_workload::replay(&replay, trace)?;
-            Ok((jobs, None, Some(summary)))
+            let (source, summary) = TraceSource::open(
+                &replay,
+                trace_workload::file(plan.scenario, spec, plan.strict),
+            )?;
+            Ok((Vec::new(), Some(Arc::new(source)), Some(summary)))
         }
-        (WorkloadSpec::Trace(_), None) => Err(ScenarioError::field(
-            path,
-            "workload.Trace",
-            "internal error: the trace was not read before its jobs were built",
-        )),
     }
 }
 
@@ -1057,5 +1056,107 @@ mod tests {
             "{err}"
         );
         assert!(build_with(MPS, LEAST, job).is_ok());
+    }
+
+    /// A colo trace of `rows` (name, arrival, duration minutes, GPUs) replayed with a seeded
+    /// mix on two H200s under MPS: the config and labels.
+    fn trace_run(dir: &Path, rows: &[(String, f64, f64, u32)]) -> (SimConfig, RunLabels) {
+        let mut csv = String::from("name,arrival_s,duration_s,gpus\n");
+        for (name, arrival, minutes, gpus) in rows {
+            csv.push_str(&format!("{name},{arrival},{},{gpus}\n", minutes * 60.0));
+        }
+        // Rows the reader skips, counted in the summary either way.
+        csv.push_str("bad,-5,60,1\nzero,10,0,1\n");
+        std::fs::write(dir.join("t.csv"), csv).unwrap();
+        build_fields(
+            "cluster: [(gpu: \"h200\", count: 2, mode: Mps)], workload: Trace((format: Colo, \
+             path: \"t.csv\", models: Mix([(model: \"resnet18:128:32\", weight: 1), (model: \
+             \"resnet50:64:224\", weight: 1)])))",
+            dir,
+        )
+        .unwrap()
+    }
+
+    fn trace_rows(jobs: usize) -> Vec<(String, f64, f64, u32)> {
+        (0..jobs)
+            .map(|i| {
+                let arrival = (i * 37 % 11) as f64 * 60.0 + (i / 11) as f64 * 700.0;
+                (
+                    format!("t{i}"),
+                    arrival,
+                    5.0 + (i % 7) as f64,
+                    1 + (i % 3 == 0) as u32,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn traces_stream_in_order_and_out_of_order_traces_give_the_same_run() {
+        let rows = trace_rows(200);
+        let mut sorted = rows.clone();
+        sorted.sort_by(|a, b| a.1.total_cmp(&b.1));
+        assert_ne!(rows, sorted, "the rows must be out of order for this test");
+        let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (streamed, streamed_labels) = trace_run(dir_a.path(), &sorted);
+        let (held, held_labels) = trace_run(dir_b.path(), &rows);
+        assert_eq!(streamed_labels.trace, held_labels.trace);
+        let summary = streamed_labels.trace.unwrap();
+        assert_eq!((summary.jobs_replayed, summary.rows_skipped), (200, 2));
+        let jobs = |cfg: &SimConfig| cfg.all_jobs().unwrap().into_owned();
+        assert_eq!(jobs(&streamed), jobs(&held));
+        assert!(
+            jobs(&streamed)
+                .windows(2)
+                .all(|w| w[0].arrival_s <= w[1].arrival_s)
+        );
+        let (a, b) = (
+            crate::engine::Simulation::run(&streamed, None).unwrap(),
+            crate::engine::Simulation::run(&held, None).unwrap(),
+        );
+        assert_eq!(a.outcomes, b.outcomes);
+        assert_eq!(a.outcomes.len(), 200);
+        // The trace in order is read again as the run goes; the other one's jobs are held.
+        std::fs::remove_file(dir_a.path().join("t.csv")).unwrap();
+        std::fs::remove_file(dir_b.path().join("t.csv")).unwrap();
+        assert!(crate::engine::Simulation::run(&streamed, None).is_err());
+        assert_eq!(
+            crate::engine::Simulation::run(&held, None)
+                .unwrap()
+                .outcomes,
+            b.outcomes
+        );
+    }
+
+    #[test]
+    fn a_trace_changed_before_its_run_is_an_error_not_a_wrong_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = trace_rows(50);
+        rows.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let (cfg, _) = trace_run(dir.path(), &rows);
+        let mut moved = rows.clone();
+        moved.swap(10, 30);
+        let mut more = rows.clone();
+        more.push(("late".into(), 1e6, 5.0, 1));
+        let mut other_gpus = rows.clone();
+        other_gpus[20].3 = 8;
+        let mut longer = rows.clone();
+        longer[20].2 += 1.0;
+        for changed in [&rows[..40], &rows[..0], &moved, &more, &other_gpus, &longer] {
+            let mut csv = String::from("name,arrival_s,duration_s,gpus\n");
+            for (name, arrival, minutes, gpus) in changed {
+                csv.push_str(&format!("{name},{arrival},{},{gpus}\n", minutes * 60.0));
+            }
+            std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+            let err = crate::engine::Simulation::run(&cfg, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("changed or became unreadable"), "{err}");
+        }
+        std::fs::remove_file(dir.path().join("t.csv")).unwrap();
+        let err = crate::engine::Simulation::run(&cfg, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("changed or became unreadable"), "{err}");
     }
 }

@@ -1,8 +1,8 @@
 //! Trace workloads: read the trace a scenario names, size the GPU groups its node list defines,
 //! and turn trace jobs (arrival, duration, GPU count; no model) into engine jobs with a model
 //! and an amount of work such that a job alone on the reference GPU takes its traced duration.
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -14,7 +14,10 @@ use super::{Scenario, ScenarioError};
 use crate::hardware::{self, GpuSpec};
 use crate::metrics::{GpuSharingSummary, TraceSummary};
 use crate::perf::PerfModel;
-use crate::workload::trace::{self, ReadOptions, Trace, TraceFormat, TraceJob};
+use crate::workload::stream::{Drawn, Draws, JobSource, SourceError, SourceKind};
+use crate::workload::trace::{
+    self, ReadOptions, SkipCounts, Trace, TraceFormat, TraceJob, TraceNode, TraceRows,
+};
 use crate::workload::{Job, MinSpeed, ModelKey, limits};
 
 const FIELD: &str = "workload.Trace";
@@ -30,36 +33,41 @@ pub(super) fn format(spec: TraceFormatSpec) -> TraceFormat {
     }
 }
 
-/// Reads the trace (and, for openb, its node list). `strict` (from `colo simulate --strict`)
+/// Where a scenario's trace is and how it is read. `strict` (from `colo simulate --strict`)
 /// turns strict mode on even where the scenario leaves it off.
-pub(super) fn read(
+pub(super) fn file(scenario: &Scenario, spec: &TraceSpec, strict: bool) -> TraceFile {
+    TraceFile {
+        path: scenario.resolve(&spec.path),
+        format: format(spec.format),
+        opts: ReadOptions {
+            strict: strict || spec.strict,
+            limit: spec.limit,
+        },
+    }
+}
+
+/// The node list of an AlibabaOpenb trace (`None` for other formats, or without one).
+pub(super) fn nodes(
     scenario: &Scenario,
     spec: &TraceSpec,
-    strict: bool,
-) -> Result<Trace, ScenarioError> {
-    let opts = ReadOptions {
-        strict: strict || spec.strict,
-        limit: spec.limit,
-    };
-    let path = scenario.resolve(&spec.path);
-    let result = match format(spec.format) {
-        TraceFormat::AlibabaOpenb => {
-            let nodes = spec.nodes.as_ref().map(|n| scenario.resolve(n));
-            trace::read_openb(&path, nodes.as_deref(), &opts)
-        }
-        other if spec.nodes.is_some() => {
-            return Err(ScenarioError::field(
-                &scenario.path,
-                format!("{FIELD}.nodes"),
-                format!("a node list is read only for AlibabaOpenb traces, not {other}"),
-            ));
-        }
-        other => trace::read_trace(other, &path, &opts),
-    };
-    result.map_err(|source| ScenarioError::Trace {
+) -> Result<Option<Vec<TraceNode>>, ScenarioError> {
+    let trace_error = |source| ScenarioError::Trace {
         path: scenario.path.clone(),
         source,
-    })
+    };
+    match format(spec.format) {
+        TraceFormat::AlibabaOpenb => {
+            let nodes = spec.nodes.as_ref().map(|n| scenario.resolve(n));
+            trace::openb_node_list(&scenario.resolve(&spec.path), nodes.as_deref())
+                .map_err(trace_error)
+        }
+        other if spec.nodes.is_some() => Err(ScenarioError::field(
+            &scenario.path,
+            format!("{FIELD}.nodes"),
+            format!("a node list is read only for AlibabaOpenb traces, not {other}"),
+        )),
+        _ => Ok(None),
+    }
 }
 
 /// GPUs per catalog GPU type defined by the trace's node list (`None` without one), each node
@@ -67,9 +75,9 @@ pub(super) fn read(
 pub(super) fn node_gpus(
     path: &Path,
     spec: &TraceSpec,
-    trace: &Trace,
+    nodes: Option<&[TraceNode]>,
 ) -> Result<Option<Vec<(&'static GpuSpec, u32)>>, ScenarioError> {
-    let Some(nodes) = &trace.nodes else {
+    let Some(nodes) = nodes else {
         return Ok(None);
     };
     let mut counts: Vec<(&'static GpuSpec, u32)> = Vec::new();
@@ -115,52 +123,405 @@ pub(super) struct ReplayPlan<'a> {
     pub perf: &'a dyn PerfModel,
 }
 
-/// Engine jobs and the trace's summary.
-pub(super) fn replay(
-    plan: &ReplayPlan<'_>,
-    trace: &Trace,
-) -> Result<(Vec<Job>, TraceSummary), ScenarioError> {
-    check_scales(plan.path, plan.spec)?;
-    let models = ModelPicker::new(plan)?;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
-    let (from_s, to_s) = window_s(plan.path, plan.spec)?;
-    let mut jobs = Vec::with_capacity(trace.jobs.len());
-    let mut per_model: BTreeMap<&ModelKey, u64> = BTreeMap::new();
-    let mut sharing_replayed = 0;
-    for tj in trace
-        .jobs
-        .iter()
-        .filter(|j| j.arrival_s >= from_s && j.arrival_s < to_s)
-    {
-        let (model, solo_rate, min_speed) = models.pick(plan.path, tj, &mut rng)?;
-        let arrival_s = (tj.arrival_s - from_s) * plan.spec.arrival_scale;
-        let duration_s = tj.duration_s * plan.spec.duration_scale;
-        scaled_in_range(plan.path, tj, "arrival_scale", limits::arrival(arrival_s))?;
-        scaled_in_range(
-            plan.path,
-            tj,
-            "duration_scale",
-            limits::duration(duration_s),
-        )?;
-        // Counted by key and written as text once at the end: a `to_string` per job was a
-        // tenth of reading a 100k-job trace.
-        *per_model.entry(model).or_insert(0) += 1;
-        sharing_replayed += u64::from(tj.shares_gpu());
-        jobs.push(Job {
-            name: tj.name.clone(),
-            model: model.clone(),
-            arrival_s,
-            samples: duration_s * solo_rate * f64::from(tj.gpus),
-            gpus: tj.gpus,
-            min_speed,
-        });
+/// A trace file and how to read it.
+#[derive(Clone, Debug)]
+pub(super) struct TraceFile {
+    pub path: PathBuf,
+    pub format: TraceFormat,
+    pub opts: ReadOptions,
+}
+
+/// A trace replayed as engine jobs: the trace is read once when the scenario is built, to
+/// check every job, count them and their kinds and make the trace's summary, and then again
+/// as the engine's clock reaches each job, so that a replay holds only the jobs waiting and
+/// running. A trace whose rows are not in submission order cannot be read so: its jobs are
+/// read whole, sorted and held (as trace jobs, 80-odd bytes each).
+#[derive(Debug)]
+pub(super) struct TraceSource {
+    file: TraceFile,
+    replay: Replay,
+    /// The earliest submission among the jobs kept (arrivals count from it).
+    first_submit_s: f64,
+    /// The jobs kept, sorted, when the file is not in submission order (`None`: it is read
+    /// again as the clock goes).
+    held: Option<Vec<TraceJob>>,
+    /// Of the jobs kept, as the first reading took them.
+    fingerprint: Fingerprint,
+    jobs: u32,
+    kinds: Vec<SourceKind>,
+    /// Per (model, GPUs), its kind.
+    kind_of: HashMap<(u32, u32), u32>,
+}
+
+/// What turns a trace job into an engine job, owned by the source.
+#[derive(Debug)]
+struct Replay {
+    /// The scenario file (for messages).
+    path: PathBuf,
+    models: ModelPicker,
+    seed: u64,
+    /// The window, seconds since the first arrival.
+    from_s: f64,
+    to_s: f64,
+    arrival_scale: f64,
+    duration_scale: f64,
+}
+
+impl Replay {
+    fn new(plan: &ReplayPlan<'_>) -> Result<Self, ScenarioError> {
+        check_scales(plan.path, plan.spec)?;
+        let (from_s, to_s) = window_s(plan.path, plan.spec)?;
+        Ok(Replay {
+            path: plan.path.to_owned(),
+            models: ModelPicker::new(plan)?,
+            seed: plan.seed,
+            from_s,
+            to_s,
+            arrival_scale: plan.spec.arrival_scale,
+            duration_scale: plan.spec.duration_scale,
+        })
     }
-    let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
-    for (model, count) in per_model {
-        *by_name.entry(model.to_string()).or_insert(0) += count;
+}
+
+/// One pass of a replay over the trace jobs in arrival order: the model mix's draws go in
+/// that order, so every pass makes the same jobs.
+struct Replayer<'r> {
+    replay: &'r Replay,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl<'r> Replayer<'r> {
+    fn new(replay: &'r Replay) -> Self {
+        Replayer {
+            replay,
+            rng: Xoshiro256PlusPlus::seed_from_u64(replay.seed),
+        }
     }
-    let summary = summarize(plan.spec, trace, &jobs, by_name, sharing_replayed);
-    Ok((jobs, summary))
+
+    /// The engine job of trace job `tj` with its model's index, or `None` outside the window.
+    fn job(&mut self, tj: TraceJob) -> Result<Option<(u32, Job)>, ScenarioError> {
+        let replay = self.replay;
+        if !(tj.arrival_s >= replay.from_s && tj.arrival_s < replay.to_s) {
+            return Ok(None);
+        }
+        let path = replay.path.as_path();
+        let idx = replay.models.pick(path, &tj, &mut self.rng)?;
+        let (model, solo_rate, min_speed) = &replay.models.models[idx];
+        let arrival_s = (tj.arrival_s - replay.from_s) * replay.arrival_scale;
+        let duration_s = tj.duration_s * replay.duration_scale;
+        scaled_in_range(path, &tj, "arrival_scale", limits::arrival(arrival_s))?;
+        scaled_in_range(path, &tj, "duration_scale", limits::duration(duration_s))?;
+        let samples = duration_s * solo_rate * f64::from(tj.gpus);
+        if !(samples.is_finite() && samples > 0.0) {
+            return Err(ScenarioError::field(
+                path,
+                format!("{FIELD}.models"),
+                format!(
+                    "trace job `{}` (line {}) would do {samples} samples of work ({model} at \
+                     {solo_rate} samples/s for {duration_s} s); it must be a finite number > 0",
+                    tj.name, tj.line
+                ),
+            ));
+        }
+        Ok(Some((
+            idx as u32,
+            Job {
+                name: tj.name,
+                model: model.clone(),
+                arrival_s,
+                samples,
+                gpus: tj.gpus,
+                min_speed: *min_speed,
+            },
+        )))
+    }
+}
+
+/// A digest of the trace jobs kept, in order (line, times, GPUs, share), so that a second
+/// reading that gives other jobs is caught, not replayed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Fingerprint(u64);
+
+impl Fingerprint {
+    fn add(&mut self, tj: &TraceJob) {
+        let words = [
+            tj.line,
+            tj.arrival_s.to_bits(),
+            tj.duration_s.to_bits(),
+            u64::from(tj.gpus),
+            tj.gpu_milli.map_or(u64::MAX, u64::from),
+        ];
+        for word in words {
+            // FNV-1a over words: a few ns a job.
+            self.0 = (self.0 ^ word).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// What the first pass counts.
+#[derive(Default)]
+struct Tally {
+    fingerprint: Fingerprint,
+    jobs_read: u64,
+    sharing_read: u64,
+    sharing_replayed: u64,
+    /// Jobs replayed per model, by index.
+    per_model: Vec<u64>,
+    jobs: u32,
+    kinds: Vec<SourceKind>,
+    kind_of: HashMap<(u32, u32), u32>,
+}
+
+impl Tally {
+    /// Counts trace job `tj` (kept by the reader) and, if it is replayed, its job and kind.
+    fn take(&mut self, replayer: &mut Replayer<'_>, tj: TraceJob) -> Result<(), ScenarioError> {
+        self.jobs_read += 1;
+        self.fingerprint.add(&tj);
+        let shares = u64::from(tj.shares_gpu());
+        self.sharing_read += shares;
+        let Some((model, job)) = replayer.job(tj)? else {
+            return Ok(());
+        };
+        self.sharing_replayed += shares;
+        let models = &replayer.replay.models.models;
+        self.per_model.resize(models.len(), 0);
+        self.per_model[model as usize] += 1;
+        let next_kind = self.kinds.len() as u32;
+        let kind = *self.kind_of.entry((model, job.gpus)).or_insert(next_kind);
+        if kind == next_kind {
+            self.kinds.push(SourceKind {
+                model: job.model,
+                gpus: job.gpus,
+                min_speed: job.min_speed,
+                first: self.jobs,
+                first_name: job.name,
+            });
+        }
+        self.jobs = self.jobs.checked_add(1).ok_or_else(|| {
+            ScenarioError::field(
+                &replayer.replay.path,
+                FIELD,
+                format!(
+                    "replays more than {} jobs; set `limit` or `window_hours`",
+                    u32::MAX
+                ),
+            )
+        })?;
+        Ok(())
+    }
+}
+
+impl TraceSource {
+    /// Reads the trace once (see [`TraceSource`]) and gives the source with the trace's summary.
+    pub(super) fn open(
+        plan: &ReplayPlan<'_>,
+        file: TraceFile,
+    ) -> Result<(Self, TraceSummary), ScenarioError> {
+        let replay = Replay::new(plan)?;
+        let trace_error = |source| ScenarioError::Trace {
+            path: plan.path.to_owned(),
+            source,
+        };
+        let mut rows = TraceRows::open(file.format, &file.path, &file.opts).map_err(trace_error)?;
+        let mut replayer = Replayer::new(&replay);
+        let mut tally = Tally::default();
+        let mut first_submit_s = None;
+        let mut last_submit_s = f64::NEG_INFINITY;
+        while let Some(mut tj) = rows.next_job().map_err(trace_error)? {
+            if tj.arrival_s.total_cmp(&last_submit_s).is_lt() {
+                // Out of submission order: read whole and sorted instead.
+                let trace = TraceRows::open(file.format, &file.path, &file.opts)
+                    .and_then(TraceRows::collect)
+                    .map_err(trace_error)?;
+                return Self::held(plan, file, trace);
+            }
+            last_submit_s = tj.arrival_s;
+            let first = *first_submit_s.get_or_insert(tj.arrival_s);
+            if rows.arrival_from(&mut tj, first).map_err(trace_error)? {
+                tally.take(&mut replayer, tj)?;
+            }
+        }
+        let counts = ReaderCounts {
+            rows_read: rows.rows_read(),
+            skips: rows.skips().clone(),
+            gpu_sharing_rows: rows.gpu_sharing_rows(),
+        };
+        let summary = summarize(plan.spec, &replay, &tally, counts);
+        let source = TraceSource {
+            file,
+            replay,
+            first_submit_s: first_submit_s.unwrap_or(0.0),
+            held: None,
+            fingerprint: tally.fingerprint,
+            jobs: tally.jobs,
+            kinds: tally.kinds,
+            kind_of: tally.kind_of,
+        };
+        Ok((source, summary))
+    }
+
+    /// The source of a trace read whole (its jobs sorted by arrival, as [`TraceRows::collect`]
+    /// gives them), which it holds.
+    fn held(
+        plan: &ReplayPlan<'_>,
+        file: TraceFile,
+        trace: Trace,
+    ) -> Result<(Self, TraceSummary), ScenarioError> {
+        let replay = Replay::new(plan)?;
+        let mut replayer = Replayer::new(&replay);
+        let mut tally = Tally::default();
+        for tj in &trace.jobs {
+            tally.take(&mut replayer, tj.clone())?;
+        }
+        let counts = ReaderCounts {
+            rows_read: trace.rows_read,
+            skips: trace.skips,
+            gpu_sharing_rows: trace.gpu_sharing_rows,
+        };
+        let summary = summarize(plan.spec, &replay, &tally, counts);
+        let source = TraceSource {
+            file,
+            replay,
+            first_submit_s: 0.0,
+            held: Some(trace.jobs),
+            fingerprint: tally.fingerprint,
+            jobs: tally.jobs,
+            kinds: tally.kinds,
+            kind_of: tally.kind_of,
+        };
+        Ok((source, summary))
+    }
+}
+
+impl JobSource for TraceSource {
+    fn len(&self) -> u32 {
+        self.jobs
+    }
+
+    fn kinds(&self) -> &[SourceKind] {
+        &self.kinds
+    }
+
+    fn draws(&self, _named: bool) -> Draws<'_> {
+        let rows = match &self.held {
+            Some(_) => Ok(None),
+            None => TraceRows::open(self.file.format, &self.file.path, &self.file.opts).map(Some),
+        };
+        match rows {
+            Ok(rows) => Box::new(TraceDraws {
+                source: self,
+                rows,
+                at: 0,
+                replayer: Replayer::new(&self.replay),
+                last_submit_s: f64::NEG_INFINITY,
+                fingerprint: Fingerprint::default(),
+                given: 0,
+                done: false,
+            }),
+            Err(e) => Box::new(std::iter::once(Err(self.changed(e.to_string())))),
+        }
+    }
+}
+
+impl TraceSource {
+    /// The error of a second reading that does not give what the first one did.
+    fn changed(&self, what: String) -> SourceError {
+        SourceError(format!(
+            "trace {} changed or became unreadable while it was replayed ({what}); replay it \
+             again",
+            self.file.path.display()
+        ))
+    }
+}
+
+/// A replay's jobs in arrival order, read again from the file (or from the held jobs).
+struct TraceDraws<'s> {
+    source: &'s TraceSource,
+    /// The file read again (`None`: the jobs are held).
+    rows: Option<TraceRows>,
+    /// The next held job.
+    at: usize,
+    replayer: Replayer<'s>,
+    last_submit_s: f64,
+    /// Of the jobs kept so far.
+    fingerprint: Fingerprint,
+    given: u32,
+    done: bool,
+}
+
+impl TraceDraws<'_> {
+    /// The next trace job kept and in range, as the first reading took it.
+    fn next_trace_job(&mut self) -> Result<Option<TraceJob>, SourceError> {
+        let source = self.source;
+        let Some(rows) = &mut self.rows else {
+            let held = source.held.as_deref().unwrap_or_default();
+            self.at += 1;
+            let tj = held.get(self.at - 1).cloned();
+            if let Some(tj) = &tj {
+                self.fingerprint.add(tj);
+            }
+            return Ok(tj);
+        };
+        let changed = |e: trace::TraceError| source.changed(e.to_string());
+        while let Some(mut tj) = rows.next_job().map_err(changed)? {
+            let first = self.last_submit_s == f64::NEG_INFINITY;
+            if tj.arrival_s.total_cmp(&self.last_submit_s).is_lt()
+                || (first && tj.arrival_s != source.first_submit_s)
+            {
+                return Err(source.changed(format!("line {} moved", tj.line)));
+            }
+            self.last_submit_s = tj.arrival_s;
+            if rows
+                .arrival_from(&mut tj, source.first_submit_s)
+                .map_err(changed)?
+            {
+                self.fingerprint.add(&tj);
+                return Ok(Some(tj));
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_job(&mut self) -> Result<Option<Drawn>, SourceError> {
+        let source = self.source;
+        while let Some(tj) = self.next_trace_job()? {
+            let line = tj.line;
+            let replayed = self
+                .replayer
+                .job(tj)
+                .map_err(|e| source.changed(e.to_string()))?;
+            let Some((model, job)) = replayed else {
+                continue;
+            };
+            let kind = source.kind_of.get(&(model, job.gpus)).copied();
+            let (Some(kind), true) = (kind, self.given < source.jobs) else {
+                return Err(source.changed(format!("line {line} is not the job it was")));
+            };
+            self.given += 1;
+            return Ok(Some(Drawn { kind, job }));
+        }
+        if self.given < source.jobs {
+            let missing = source.jobs - self.given;
+            return Err(source.changed(format!("{missing} job(s) fewer")));
+        }
+        if self.fingerprint != source.fingerprint {
+            return Err(source.changed("its jobs' times or GPUs differ".into()));
+        }
+        Ok(None)
+    }
+}
+
+impl Iterator for TraceDraws<'_> {
+    type Item = Result<Drawn, SourceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let next = self.next_job().transpose();
+        self.done = !matches!(next, Some(Ok(_)));
+        next
+    }
 }
 
 /// A trace job's time, scaled by the scenario's `scale`, must stay in the accepted range.
@@ -183,32 +544,44 @@ fn scaled_in_range(
     })
 }
 
+/// What the reader counted of the file.
+struct ReaderCounts {
+    rows_read: u64,
+    skips: SkipCounts,
+    gpu_sharing_rows: Option<u64>,
+}
+
 fn summarize(
     spec: &TraceSpec,
-    trace: &Trace,
-    jobs: &[Job],
-    models: BTreeMap<String, u64>,
-    sharing_replayed: u64,
+    replay: &Replay,
+    tally: &Tally,
+    reader: ReaderCounts,
 ) -> TraceSummary {
-    let jobs_read = trace.jobs.len() as u64;
-    let jobs_replayed = jobs.len() as u64;
-    let gpu_sharing = trace.gpu_sharing_rows.map(|in_trace| {
-        let read = trace.jobs.iter().filter(|j| j.shares_gpu()).count() as u64;
-        GpuSharingSummary {
-            pods_in_trace: in_trace,
-            pods_skipped: in_trace - read,
-            pods_outside_window: read - sharing_replayed,
-            pods_replayed: sharing_replayed,
+    let jobs_replayed = u64::from(tally.jobs);
+    // Counted by index and written as text once at the end: a `to_string` per job was a
+    // tenth of reading a 100k-job trace.
+    let mut models: BTreeMap<String, u64> = BTreeMap::new();
+    for (idx, &count) in tally.per_model.iter().enumerate() {
+        if count > 0 {
+            *models
+                .entry(replay.models.models[idx].0.to_string())
+                .or_insert(0) += count;
         }
+    }
+    let gpu_sharing = reader.gpu_sharing_rows.map(|in_trace| GpuSharingSummary {
+        pods_in_trace: in_trace,
+        pods_skipped: in_trace - tally.sharing_read,
+        pods_outside_window: tally.sharing_read - tally.sharing_replayed,
+        pods_replayed: tally.sharing_replayed,
     });
     TraceSummary {
         format: format(spec.format).to_string(),
         file: spec.path.clone(),
-        rows_read: trace.rows_read,
-        rows_skipped: trace.skips.total(),
-        skips: trace.skips.clone(),
-        jobs_read,
-        outside_window: jobs_read - jobs_replayed,
+        rows_read: reader.rows_read,
+        rows_skipped: reader.skips.total(),
+        skips: reader.skips,
+        jobs_read: tally.jobs_read,
+        outside_window: tally.jobs_read - jobs_replayed,
         jobs_replayed,
         models,
         gpu_sharing,
@@ -245,6 +618,7 @@ fn window_s(path: &Path, spec: &TraceSpec) -> Result<(f64, f64), ScenarioError> 
 }
 
 /// Chooses each job's model: a seeded weighted draw, or the first matching rule.
+#[derive(Debug)]
 struct ModelPicker {
     /// Models with their exclusive rate on the reference GPU and their jobs' minimum speed.
     models: Vec<(ModelKey, f64, Option<MinSpeed>)>,
@@ -302,22 +676,21 @@ impl ModelPicker {
         Ok(Self { models, mix, rules })
     }
 
+    /// The index in `models` of the model of `job`.
     fn pick(
         &self,
         path: &Path,
         job: &TraceJob,
         rng: &mut Xoshiro256PlusPlus,
-    ) -> Result<(&ModelKey, f64, Option<MinSpeed>), ScenarioError> {
-        let idx = match &self.mix {
-            Some(mix) => mix.sample(rng),
+    ) -> Result<usize, ScenarioError> {
+        match &self.mix {
+            Some(mix) => Ok(mix.sample(rng)),
             None => self
                 .rules
                 .iter()
                 .position(|rule| rule_matches(rule, job))
-                .ok_or_else(|| unmatched(path, job))?,
-        };
-        let (model, rate, min_speed) = &self.models[idx];
-        Ok((model, *rate, *min_speed))
+                .ok_or_else(|| unmatched(path, job)),
+        }
     }
 }
 
@@ -442,7 +815,14 @@ mod tests {
             rows_read: 4,
             gpu_sharing_rows: None,
         };
-        replay(&plan, &trace)
+        let file = TraceFile {
+            path: "t.csv".into(),
+            format: TraceFormat::Colo,
+            opts: ReadOptions::default(),
+        };
+        let (source, summary) = TraceSource::held(&plan, file, trace)?;
+        let jobs = source.draws(true).map(|d| d.unwrap().job).collect();
+        Ok((jobs, summary))
     }
 
     #[test]

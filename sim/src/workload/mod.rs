@@ -4,6 +4,7 @@
 //! for a fixed amount of work (samples). Traces and generators produce [`Job`]s; the engine
 //! never sees where they came from.
 pub mod limits;
+pub mod stream;
 pub mod synthetic;
 pub mod trace;
 

@@ -8,6 +8,7 @@ use rand_distr::weighted::WeightedIndex;
 use rand_distr::{Distribution, Exp, LogNormal};
 use thiserror::Error;
 
+use super::stream::{Drawn, Draws, JobSource, SourceKind, index_name};
 use super::{Job, MinSpeed, ModelKey, limits};
 
 /// One model of the mix with its weight and its exclusive rate on the reference GPU.
@@ -52,7 +53,7 @@ pub enum SyntheticError {
 /// gives the same jobs on every machine): every job of [`Generator::new`]'s draws, in order.
 pub fn generate(plan: &SyntheticPlan, seed: u64) -> Result<Vec<Job>, SyntheticError> {
     let generator = Generator::new(plan.clone(), seed)?;
-    Ok(generator.draws().map(|d| d.job).collect())
+    Ok(generator.jobs().collect())
 }
 
 /// A synthetic workload checked once and drawn as often as asked: the engine draws its jobs as
@@ -65,20 +66,11 @@ pub struct Generator {
     plan: SyntheticPlan,
     seed: u64,
     gpu_choices: Vec<(u32, f64)>,
-    /// Per (mix entry, GPU choice), `entry * gpu_choices + choice`: the first job drawn with
-    /// it (`u32::MAX`: none).
-    first: Vec<u32>,
-}
-
-/// One drawn job, with the mix entry and GPU choice it was drawn with.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Drawn {
-    /// Index of its model in the plan's mix.
-    pub entry: usize,
-    /// Index of its GPU count in [`Generator::gpu_choices`].
-    pub choice: usize,
-    /// The job.
-    pub job: Job,
+    /// Per (mix entry, GPU choice), `entry * gpu_choices + choice`: its kind (`u32::MAX`:
+    /// never drawn).
+    kind_of: Vec<u32>,
+    /// The (mix entry, GPU choice) pairs drawn, in the order of their first jobs.
+    kinds: Vec<SourceKind>,
 }
 
 /// The draws of one generator, in order: arrival gap, model, GPUs, duration per job.
@@ -113,7 +105,8 @@ impl Generator {
             plan.gpus.clone()
         };
         let mut generator = Generator {
-            first: vec![u32::MAX; plan.mix.len() * gpu_choices.len()],
+            kind_of: vec![u32::MAX; plan.mix.len() * gpu_choices.len()],
+            kinds: Vec::new(),
             plan,
             seed,
             gpu_choices,
@@ -139,9 +132,17 @@ impl Generator {
                      number > 0; lower the model's rate or the job's duration"
                 )));
             }
-            let first = &mut generator.first[entry * choices + choice];
-            if *first == u32::MAX {
-                *first = idx;
+            let kind = &mut generator.kind_of[entry * choices + choice];
+            if *kind == u32::MAX {
+                *kind = generator.kinds.len() as u32;
+                let mix = &generator.plan.mix[entry];
+                generator.kinds.push(SourceKind {
+                    model: mix.model.clone(),
+                    gpus: generator.gpus(choice),
+                    min_speed: mix.min_speed,
+                    first: idx,
+                    first_name: index_name(idx),
+                });
             }
         }
         Ok(generator)
@@ -200,62 +201,15 @@ impl Generator {
         &self.plan
     }
 
-    /// Number of jobs.
-    pub fn len(&self) -> u32 {
-        self.plan.jobs
-    }
-
-    /// Whether it draws no job.
-    pub fn is_empty(&self) -> bool {
-        self.plan.jobs == 0
-    }
-
-    /// The GPU counts jobs are drawn with (the plan's, or one GPU), with their weights.
-    pub fn gpu_choices(&self) -> &[(u32, f64)] {
-        &self.gpu_choices
-    }
-
     /// GPUs of a job drawn with GPU choice `choice` (at least 1).
-    pub fn gpus(&self, choice: usize) -> u32 {
+    fn gpus(&self, choice: usize) -> u32 {
         self.gpu_choices[choice].0.max(1)
-    }
-
-    /// The first job drawn with mix entry `entry` and GPU choice `choice`, if any is.
-    pub fn first_with(&self, entry: usize, choice: usize) -> Option<u32> {
-        let at = self.first[entry * self.gpu_choices.len() + choice];
-        (at != u32::MAX).then_some(at)
-    }
-
-    /// The name of the first job drawn with a minimum speed, if any is.
-    pub fn first_min_speed(&self) -> Option<String> {
-        let plan = self.plan();
-        (0..plan.mix.len())
-            .filter(|&e| plan.mix[e].min_speed.is_some())
-            .flat_map(|e| (0..self.gpu_choices.len()).filter_map(move |c| self.first_with(e, c)))
-            .min()
-            .map(Self::name)
-    }
-
-    /// The name of job `idx`: `j` and its index.
-    pub fn name(idx: u32) -> String {
-        let mut digits = itoa::Buffer::new();
-        let digits = digits.format(idx);
-        let mut name = String::with_capacity(1 + digits.len());
-        name.push('j');
-        name.push_str(digits);
-        name
     }
 
     /// Every job, in order (the order of arrival), drawn anew from the seed: the jobs
     /// [`generate`] gives.
-    pub fn draws(&self) -> impl Iterator<Item = Drawn> + '_ {
-        self.draws_named(true)
-    }
-
-    /// [`Self::draws`] with every name left empty (no name is made): job `idx` is named
-    /// [`Self::name`]`(idx)`, for readers that write names only where they need them.
-    pub fn draws_unnamed(&self) -> impl Iterator<Item = Drawn> + '_ {
-        self.draws_named(false)
+    pub fn jobs(&self) -> impl Iterator<Item = Job> + '_ {
+        self.draws_named(true).map(|d| d.job)
     }
 
     fn draws_named(&self, named: bool) -> impl Iterator<Item = Drawn> + '_ {
@@ -265,11 +219,10 @@ impl Generator {
             let (now, entry, choice, duration) = sampler.as_mut()?.next();
             let mix = &self.plan.mix[entry];
             Some(Drawn {
-                entry,
-                choice,
+                kind: self.kind_of[entry * self.gpu_choices.len() + choice],
                 job: Job {
                     name: if named {
-                        Self::name(idx)
+                        index_name(idx)
                     } else {
                         String::new()
                     },
@@ -281,6 +234,20 @@ impl Generator {
                 },
             })
         })
+    }
+}
+
+impl JobSource for Generator {
+    fn len(&self) -> u32 {
+        self.plan.jobs
+    }
+
+    fn kinds(&self) -> &[SourceKind] {
+        &self.kinds
+    }
+
+    fn draws(&self, named: bool) -> Draws<'_> {
+        Box::new(self.draws_named(named).map(Ok))
     }
 }
 
@@ -334,6 +301,26 @@ mod tests {
         let median = durations[durations.len() / 2];
         assert!((median / 600.0 - 1.0).abs() < 0.08, "{median}");
         assert!(jobs.windows(2).all(|w| w[0].arrival_s <= w[1].arrival_s));
+    }
+
+    #[test]
+    fn kinds_are_the_pairs_drawn_in_first_job_order() {
+        let mut plan = plan();
+        plan.gpus = vec![(1, 5.0), (4, 1.0), (8, 0.0)];
+        let generator = Generator::new(plan, 3).unwrap();
+        let kinds = generator.kinds();
+        // Two models, two GPU counts drawn (8 has no weight).
+        assert_eq!(kinds.len(), 4);
+        assert!(kinds.windows(2).all(|w| w[0].first < w[1].first));
+        for (idx, drawn) in generator.draws(true).enumerate() {
+            let drawn = drawn.unwrap();
+            let kind = &kinds[drawn.kind as usize];
+            assert_eq!((&kind.model, kind.gpus), (&drawn.job.model, drawn.job.gpus));
+            assert!(kind.first <= idx as u32);
+            if kind.first == idx as u32 {
+                assert_eq!(kind.first_name, drawn.job.name);
+            }
+        }
     }
 
     #[test]

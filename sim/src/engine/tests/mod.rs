@@ -114,7 +114,7 @@ pub(super) fn config(groups: Vec<GpuGroup>, jobs: Vec<Job>, placement: Placement
             ..Policy::default()
         },
         jobs,
-        generator: None,
+        source: None,
         perf: Arc::new(Parametric::new(profiles())),
         on_unplaceable: Unplaceable::Error,
         timeline_every_s: 0.0,
@@ -526,7 +526,7 @@ fn drawn_jobs_run_as_the_same_jobs_listed() {
         listed.policy.backfill_depth = u32::MAX as usize;
         let mut drawn = listed.clone();
         drawn.jobs = Vec::new();
-        drawn.generator = Some(generator.clone());
+        drawn.source = Some(generator.clone());
         let kept = Simulation::run(&listed, None).unwrap();
         assert!(kept.outcomes.iter().any(|o| !o.completed));
         // Compared as text: a skipped job's times are NaN, never equal to themselves.
@@ -561,18 +561,18 @@ fn drawn_jobs_run_as_the_same_jobs_listed() {
     }
 }
 
-/// A configuration with both listed jobs and a generator is refused, not run.
+/// A configuration with both listed jobs and a job source is refused, not run.
 #[test]
-fn listed_jobs_and_a_generator_are_refused_together() {
+fn listed_jobs_and_a_job_source_are_refused_together() {
     use crate::workload::synthetic::Generator;
     let mut cfg = config(
         vec![group("h200", 3, ShareMode::Mps, None)],
         vec![job("a", "small", 0.0, 100.0, 1)],
         PlacementRule::BestFit,
     );
-    cfg.generator = Some(Arc::new(Generator::new(drawn_plan(5), 1).unwrap()));
+    cfg.source = Some(Arc::new(Generator::new(drawn_plan(5), 1).unwrap()));
     let err = Simulation::run(&cfg, None).unwrap_err().to_string();
-    assert!(err.contains("lists 1 job(s) and has a generator"), "{err}");
+    assert!(err.contains("lists 1 job(s) and has a job source"), "{err}");
 }
 
 /// The state window: jobs inserted out of id order (listed jobs given out of arrival order)
