@@ -131,20 +131,31 @@ pub(super) struct TraceFile {
     pub opts: ReadOptions,
 }
 
-/// A trace replayed as engine jobs: the trace is read once when the scenario is built, to
-/// check every job, count them and their kinds and make the trace's summary, and then again
-/// as the engine's clock reaches each job, so that a replay holds only the jobs waiting and
-/// running. A trace whose rows are not in submission order cannot be read so: its jobs are
-/// read whole, sorted and held (as trace jobs, 80-odd bytes each).
+/// A trace of at most this many jobs replayed is kept as listed jobs from its first reading
+/// (some 15 MiB at most) rather than read again: reading a 20k-job trace twice cost a fifth
+/// of its replay.
+const LIST_UP_TO: usize = if cfg!(test) { 64 } else { 1 << 17 };
+
+/// A trace's engine jobs: listed (read once and kept), or a source that reads the trace again
+/// as the clock goes.
+pub(super) enum Replayed {
+    /// A short trace ([`LIST_UP_TO`] jobs replayed), or one whose rows are not in submission
+    /// order (which cannot be read as the clock goes): read whole, sorted by arrival.
+    Listed(Vec<Job>),
+    /// A long trace in submission order.
+    Streamed(Box<TraceSource>),
+}
+
+/// A long trace replayed as the clock goes: it was read once when the scenario was built, to
+/// check every job, count them and their kinds and make the trace's summary, and is read
+/// again row by row as the engine's clock reaches each job, so that a replay holds only the
+/// jobs waiting and running.
 #[derive(Debug)]
 pub(super) struct TraceSource {
     file: TraceFile,
     replay: Replay,
     /// The earliest submission among the jobs kept (arrivals count from it).
     first_submit_s: f64,
-    /// The jobs kept, sorted, when the file is not in submission order (`None`: it is read
-    /// again as the clock goes).
-    held: Option<Vec<TraceJob>>,
     /// Of the jobs kept, as the first reading took them.
     fingerprint: Fingerprint,
     jobs: u32,
@@ -274,13 +285,17 @@ struct Tally {
 
 impl Tally {
     /// Counts trace job `tj` (kept by the reader) and, if it is replayed, its job and kind.
-    fn take(&mut self, replayer: &mut Replayer<'_>, tj: TraceJob) -> Result<(), ScenarioError> {
+    fn take(
+        &mut self,
+        replayer: &mut Replayer<'_>,
+        tj: TraceJob,
+    ) -> Result<Option<Job>, ScenarioError> {
         self.jobs_read += 1;
         self.fingerprint.add(&tj);
         let shares = u64::from(tj.shares_gpu());
         self.sharing_read += shares;
         let Some((model, job)) = replayer.job(tj)? else {
-            return Ok(());
+            return Ok(None);
         };
         self.sharing_replayed += shares;
         let models = &replayer.replay.models.models;
@@ -290,11 +305,11 @@ impl Tally {
         let kind = *self.kind_of.entry((model, job.gpus)).or_insert(next_kind);
         if kind == next_kind {
             self.kinds.push(SourceKind {
-                model: job.model,
+                model: job.model.clone(),
                 gpus: job.gpus,
                 min_speed: job.min_speed,
                 first: self.jobs,
-                first_name: job.name,
+                first_name: job.name.clone(),
             });
         }
         self.jobs = self.jobs.checked_add(1).ok_or_else(|| {
@@ -307,90 +322,89 @@ impl Tally {
                 ),
             )
         })?;
-        Ok(())
+        Ok(Some(job))
     }
 }
 
-impl TraceSource {
-    /// Reads the trace once (see [`TraceSource`]) and gives the source with the trace's summary.
-    pub(super) fn open(
-        plan: &ReplayPlan<'_>,
-        file: TraceFile,
-    ) -> Result<(Self, TraceSummary), ScenarioError> {
-        let replay = Replay::new(plan)?;
-        let trace_error = |source| ScenarioError::Trace {
-            path: plan.path.to_owned(),
-            source,
-        };
-        let mut rows = TraceRows::open(file.format, &file.path, &file.opts).map_err(trace_error)?;
-        let mut replayer = Replayer::new(&replay);
-        let mut tally = Tally::default();
-        let mut first_submit_s = None;
-        let mut last_submit_s = f64::NEG_INFINITY;
-        while let Some(mut tj) = rows.next_job().map_err(trace_error)? {
-            if tj.arrival_s.total_cmp(&last_submit_s).is_lt() {
-                // Out of submission order: read whole and sorted instead.
-                let trace = TraceRows::open(file.format, &file.path, &file.opts)
-                    .and_then(TraceRows::collect)
-                    .map_err(trace_error)?;
-                return Self::held(plan, file, trace);
-            }
-            last_submit_s = tj.arrival_s;
-            let first = *first_submit_s.get_or_insert(tj.arrival_s);
-            if rows.arrival_from(&mut tj, first).map_err(trace_error)? {
-                tally.take(&mut replayer, tj)?;
+/// Reads the trace once and gives its jobs, listed or as a source (see [`Replayed`]), with the
+/// trace's summary.
+pub(super) fn replay(
+    plan: &ReplayPlan<'_>,
+    file: TraceFile,
+) -> Result<(Replayed, TraceSummary), ScenarioError> {
+    let replay = Replay::new(plan)?;
+    let trace_error = |source| ScenarioError::Trace {
+        path: plan.path.to_owned(),
+        source,
+    };
+    let mut rows = TraceRows::open(file.format, &file.path, &file.opts).map_err(trace_error)?;
+    let mut replayer = Replayer::new(&replay);
+    let mut tally = Tally::default();
+    let mut first_submit_s = None;
+    let mut last_submit_s = f64::NEG_INFINITY;
+    // Kept while the trace is short enough to list.
+    let mut listed = Some(Vec::new());
+    while let Some(mut tj) = rows.next_job().map_err(trace_error)? {
+        if tj.arrival_s.total_cmp(&last_submit_s).is_lt() {
+            // Out of submission order: read whole and sorted instead.
+            let trace = TraceRows::open(file.format, &file.path, &file.opts)
+                .and_then(TraceRows::collect)
+                .map_err(trace_error)?;
+            return replay_listed(plan, trace);
+        }
+        last_submit_s = tj.arrival_s;
+        let first = *first_submit_s.get_or_insert(tj.arrival_s);
+        if !rows.arrival_from(&mut tj, first).map_err(trace_error)? {
+            continue;
+        }
+        if let Some(job) = tally.take(&mut replayer, tj)? {
+            match &mut listed {
+                Some(jobs) if jobs.len() < LIST_UP_TO => jobs.push(job),
+                _ => listed = None,
             }
         }
-        let counts = ReaderCounts {
-            rows_read: rows.rows_read(),
-            skips: rows.skips().clone(),
-            gpu_sharing_rows: rows.gpu_sharing_rows(),
-        };
-        let summary = summarize(plan.spec, &replay, &tally, counts);
-        let source = TraceSource {
-            file,
-            replay,
-            first_submit_s: first_submit_s.unwrap_or(0.0),
-            held: None,
-            fingerprint: tally.fingerprint,
-            jobs: tally.jobs,
-            kinds: tally.kinds,
-            kind_of: tally.kind_of,
-        };
-        Ok((source, summary))
     }
+    let counts = ReaderCounts {
+        rows_read: rows.rows_read(),
+        skips: rows.skips().clone(),
+        gpu_sharing_rows: rows.gpu_sharing_rows(),
+    };
+    let summary = summarize(plan.spec, &replay, &tally, counts);
+    if let Some(jobs) = listed {
+        return Ok((Replayed::Listed(jobs), summary));
+    }
+    let source = TraceSource {
+        file,
+        replay,
+        first_submit_s: first_submit_s.unwrap_or(0.0),
+        fingerprint: tally.fingerprint,
+        jobs: tally.jobs,
+        kinds: tally.kinds,
+        kind_of: tally.kind_of,
+    };
+    Ok((Replayed::Streamed(Box::new(source)), summary))
+}
 
-    /// The source of a trace read whole (its jobs sorted by arrival, as [`TraceRows::collect`]
-    /// gives them), which it holds.
-    fn held(
-        plan: &ReplayPlan<'_>,
-        file: TraceFile,
-        trace: Trace,
-    ) -> Result<(Self, TraceSummary), ScenarioError> {
-        let replay = Replay::new(plan)?;
-        let mut replayer = Replayer::new(&replay);
-        let mut tally = Tally::default();
-        for tj in &trace.jobs {
-            tally.take(&mut replayer, tj.clone())?;
-        }
-        let counts = ReaderCounts {
-            rows_read: trace.rows_read,
-            skips: trace.skips,
-            gpu_sharing_rows: trace.gpu_sharing_rows,
-        };
-        let summary = summarize(plan.spec, &replay, &tally, counts);
-        let source = TraceSource {
-            file,
-            replay,
-            first_submit_s: 0.0,
-            held: Some(trace.jobs),
-            fingerprint: tally.fingerprint,
-            jobs: tally.jobs,
-            kinds: tally.kinds,
-            kind_of: tally.kind_of,
-        };
-        Ok((source, summary))
+/// The listed jobs of a trace read whole (its jobs sorted by arrival, as
+/// [`TraceRows::collect`] gives them), with the trace's summary.
+fn replay_listed(
+    plan: &ReplayPlan<'_>,
+    trace: Trace,
+) -> Result<(Replayed, TraceSummary), ScenarioError> {
+    let replay = Replay::new(plan)?;
+    let mut replayer = Replayer::new(&replay);
+    let mut tally = Tally::default();
+    let mut jobs = Vec::with_capacity(trace.jobs.len());
+    for tj in trace.jobs {
+        jobs.extend(tally.take(&mut replayer, tj)?);
     }
+    let counts = ReaderCounts {
+        rows_read: trace.rows_read,
+        skips: trace.skips,
+        gpu_sharing_rows: trace.gpu_sharing_rows,
+    };
+    let summary = summarize(plan.spec, &replay, &tally, counts);
+    Ok((Replayed::Listed(jobs), summary))
 }
 
 impl JobSource for TraceSource {
@@ -403,15 +417,10 @@ impl JobSource for TraceSource {
     }
 
     fn draws(&self, _named: bool) -> Draws<'_> {
-        let rows = match &self.held {
-            Some(_) => Ok(None),
-            None => TraceRows::open(self.file.format, &self.file.path, &self.file.opts).map(Some),
-        };
-        match rows {
+        match TraceRows::open(self.file.format, &self.file.path, &self.file.opts) {
             Ok(rows) => Box::new(TraceDraws {
                 source: self,
                 rows,
-                at: 0,
                 replayer: Replayer::new(&self.replay),
                 last_submit_s: f64::NEG_INFINITY,
                 fingerprint: Fingerprint::default(),
@@ -434,13 +443,10 @@ impl TraceSource {
     }
 }
 
-/// A replay's jobs in arrival order, read again from the file (or from the held jobs).
+/// A replay's jobs in arrival order, read again from the file.
 struct TraceDraws<'s> {
     source: &'s TraceSource,
-    /// The file read again (`None`: the jobs are held).
-    rows: Option<TraceRows>,
-    /// The next held job.
-    at: usize,
+    rows: TraceRows,
     replayer: Replayer<'s>,
     last_submit_s: f64,
     /// Of the jobs kept so far.
@@ -452,16 +458,7 @@ struct TraceDraws<'s> {
 impl TraceDraws<'_> {
     /// The next trace job kept and in range, as the first reading took it.
     fn next_trace_job(&mut self) -> Result<Option<TraceJob>, SourceError> {
-        let source = self.source;
-        let Some(rows) = &mut self.rows else {
-            let held = source.held.as_deref().unwrap_or_default();
-            self.at += 1;
-            let tj = held.get(self.at - 1).cloned();
-            if let Some(tj) = &tj {
-                self.fingerprint.add(tj);
-            }
-            return Ok(tj);
-        };
+        let (source, rows) = (self.source, &mut self.rows);
         let changed = |e: trace::TraceError| source.changed(e.to_string());
         while let Some(mut tj) = rows.next_job().map_err(changed)? {
             let first = self.last_submit_s == f64::NEG_INFINITY;
@@ -815,14 +812,10 @@ mod tests {
             rows_read: 4,
             gpu_sharing_rows: None,
         };
-        let file = TraceFile {
-            path: "t.csv".into(),
-            format: TraceFormat::Colo,
-            opts: ReadOptions::default(),
-        };
-        let (source, summary) = TraceSource::held(&plan, file, trace)?;
-        let jobs = source.draws(true).map(|d| d.unwrap().job).collect();
-        Ok((jobs, summary))
+        match replay_listed(&plan, trace)? {
+            (Replayed::Listed(jobs), summary) => Ok((jobs, summary)),
+            (Replayed::Streamed(_), _) => unreachable!("a trace read whole is listed"),
+        }
     }
 
     #[test]
