@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use super::fast::{CsvOut, render_field};
+use super::row_spill::RowSpill;
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
 use super::{JobOutcome, RunLabels, RunRecord, Summary, SummaryParts, TimelineRow, slowdown_of};
 use crate::hardware::MigSlice;
@@ -294,9 +295,10 @@ fn finish_parquet(out: ParquetOut) -> std::io::Result<()> {
 /// input order: `jobs.csv` and `placements.csv` (each when asked for) get the bytes
 /// [`write_csv_file`] writes from [`job_rows`] and [`placement_rows`], and the summary's figures
 /// are gathered ([`SummaryParts`]). An outcome (with the job, when the engine drew it) is held
-/// only until every job before it in input order has been written, then dropped; with neither
-/// file asked for, only the two figures the summary sums in input order (work and energy) are
-/// held, 24 bytes a job. A drawn job may come without its name: it is then `j` and its index
+/// only until every job before it in input order has been written, then dropped (its CSV rows,
+/// rendered as it comes, held in a temporary file past [`HELD_IN_MEMORY`] bytes of them); with
+/// neither file asked for, only the two figures the summary sums in input order (work and
+/// energy) are held, 24 bytes a job. A drawn job may come without its name: it is then `j` and its index
 /// ([`crate::workload::stream::index_name`]). The first write error is kept and
 /// returned by [`JobStream::finish`].
 pub struct JobStream<'j> {
@@ -314,6 +316,12 @@ pub struct JobStream<'j> {
     rows: RowBuffers,
     /// Where the CSV rows of a job held back are rendered before they are kept.
     scratch: CsvOut<std::io::Sink>,
+    /// Bytes of rendered rows held in memory.
+    held_bytes: usize,
+    /// Rendered rows held past [`HELD_IN_MEMORY`] bytes (made at the first), and a buffer
+    /// they are read back into.
+    spill: Option<RowSpill>,
+    unspilled: Vec<u8>,
     error: Option<std::io::Error>,
     /// Outcomes written, kept instead of dropped when set (by [`write_beside`], which hands
     /// them back to the engine's thread to be freed where they were made).
@@ -329,6 +337,10 @@ struct RowBuffers {
     name: String,
 }
 
+/// Bytes of rendered rows held in memory before more go to a temporary file
+/// ([`super::row_spill`]): some 256k jobs' rows, more than a long replay holds back.
+const HELD_IN_MEMORY: usize = if cfg!(test) { 600 } else { 64 << 20 };
+
 /// What is held of a job until every job before it is written.
 enum Held {
     /// Not final yet.
@@ -343,6 +355,14 @@ enum Held {
     Rendered {
         bytes: Vec<u8>,
         split: usize,
+        sums: Option<(f64, Option<f64>)>,
+    },
+    /// As `Rendered`, its bytes (`len` of them) at `at` in the spill file: rows held past
+    /// [`HELD_IN_MEMORY`] bytes.
+    Spilled {
+        at: u64,
+        len: u32,
+        split: u32,
         sums: Option<(f64, Option<f64>)>,
     },
     /// Without files: its work and energy if it completed (`None`: it did not).
@@ -416,6 +436,9 @@ impl<'j> JobStream<'j> {
                 name: String::new(),
             },
             scratch: CsvOut::new_small(std::io::sink()),
+            held_bytes: 0,
+            spill: None,
+            unspilled: Vec::new(),
             error: None,
             spent: None,
         })
@@ -492,7 +515,29 @@ impl<'j> JobStream<'j> {
                 }
                 Some(Held::Rendered { bytes, split, sums }) => {
                     self.parts.add_ordered(sums);
+                    self.held_bytes -= bytes.len();
                     self.write_rendered(&bytes[..split], &bytes[split..]);
+                }
+                Some(Held::Spilled {
+                    at,
+                    len,
+                    split,
+                    sums,
+                }) => {
+                    self.parts.add_ordered(sums);
+                    let mut bytes = std::mem::take(&mut self.unspilled);
+                    bytes.clear();
+                    let read = match &mut self.spill {
+                        Some(spill) => spill.read(at, len as usize, &mut bytes),
+                        None => Err(std::io::Error::other("held rows lost their spill file")),
+                    };
+                    match read {
+                        Ok(()) => {
+                            self.write_rendered(&bytes[..split as usize], &bytes[split as usize..])
+                        }
+                        Err(e) => self.keep_error(e),
+                    }
+                    self.unspilled = bytes;
                 }
                 Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
                 _ => {}
@@ -540,10 +585,39 @@ impl<'j> JobStream<'j> {
         let split = out.buffered().len();
         let placements = self.placements_csv.is_some().then_some(&mut *out);
         let _ = write_rows(rows, idx, job, d, o, None, None, placements);
-        Held::Rendered {
-            bytes: out.take_buffered(),
-            split,
-            sums,
+        let bytes = out.take_buffered();
+        if self.held_bytes + bytes.len() <= HELD_IN_MEMORY {
+            self.held_bytes += bytes.len();
+            return Held::Rendered { bytes, split, sums };
+        }
+        let spill = match self.spill.take() {
+            Some(spill) => Ok(spill),
+            None => RowSpill::new(),
+        };
+        let pushed = spill.and_then(|mut spill| {
+            let at = spill.push(&bytes)?;
+            self.spill = Some(spill);
+            Ok(at)
+        });
+        match pushed {
+            Ok(at) => Held::Spilled {
+                at,
+                // A job's rows are far below 4 GiB (a run per preemption).
+                len: bytes.len() as u32,
+                split: split as u32,
+                sums,
+            },
+            Err(e) => {
+                self.keep_error(e);
+                Held::Sums(sums)
+            }
+        }
+    }
+
+    /// Keeps the first write error.
+    fn keep_error(&mut self, e: std::io::Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
         }
     }
 
