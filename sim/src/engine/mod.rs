@@ -738,16 +738,13 @@ impl<'a> Simulation<'a> {
                     }
                 })
             }
-            Arrivals::Drawn { draws, kind_of } => match draws.next().transpose()? {
-                Some(d) => Some(Next {
-                    job: rank as u32,
-                    arrival_s: d.job.arrival_s,
-                    kind: kind_of[d.kind as usize],
-                    samples: d.job.samples,
-                    drawn: Some(d.job),
-                }),
-                None => None,
-            },
+            Arrivals::Drawn { draws, kind_of } => draws.next().transpose()?.map(|d| Next {
+                job: rank as u32,
+                arrival_s: d.job.arrival_s,
+                kind: kind_of[d.kind as usize],
+                samples: d.job.samples,
+                drawn: Some(d.job),
+            }),
         };
         Ok(())
     }

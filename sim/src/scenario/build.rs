@@ -1063,13 +1063,7 @@ mod tests {
     /// A colo trace of `rows` (name, arrival, duration minutes, GPUs) replayed with a seeded
     /// mix on two H200s under MPS: the config and labels.
     fn trace_run(dir: &Path, rows: &[(String, f64, f64, u32)]) -> (SimConfig, RunLabels) {
-        let mut csv = String::from("name,arrival_s,duration_s,gpus\n");
-        for (name, arrival, minutes, gpus) in rows {
-            csv.push_str(&format!("{name},{arrival},{},{gpus}\n", minutes * 60.0));
-        }
-        // Rows the reader skips, counted in the summary either way.
-        csv.push_str("bad,-5,60,1\nzero,10,0,1\n");
-        std::fs::write(dir.join("t.csv"), csv).unwrap();
+        write_trace(dir, rows);
         build_fields(
             "cluster: [(gpu: \"h200\", count: 2, mode: Mps)], workload: Trace((format: Colo, \
              path: \"t.csv\", models: Mix([(model: \"resnet18:128:32\", weight: 1), (model: \
@@ -1077,6 +1071,16 @@ mod tests {
             dir,
         )
         .unwrap()
+    }
+
+    /// Writes `dir/t.csv` with `rows` and two rows the reader skips (counted in the summary).
+    fn write_trace(dir: &Path, rows: &[(String, f64, f64, u32)]) {
+        let mut csv = String::from("name,arrival_s,duration_s,gpus\n");
+        for (name, arrival, minutes, gpus) in rows {
+            csv.push_str(&format!("{name},{arrival},{},{gpus}\n", minutes * 60.0));
+        }
+        csv.push_str("bad,-5,60,1\nzero,10,0,1\n");
+        std::fs::write(dir.join("t.csv"), csv).unwrap();
     }
 
     fn trace_rows(jobs: usize) -> Vec<(String, f64, f64, u32)> {
@@ -1158,11 +1162,7 @@ mod tests {
         let mut longer = rows.clone();
         longer[20].2 += 1.0;
         for changed in [&rows[..40], &rows[..0], &moved, &more, &other_gpus, &longer] {
-            let mut csv = String::from("name,arrival_s,duration_s,gpus\n");
-            for (name, arrival, minutes, gpus) in changed {
-                csv.push_str(&format!("{name},{arrival},{},{gpus}\n", minutes * 60.0));
-            }
-            std::fs::write(dir.path().join("t.csv"), csv).unwrap();
+            write_trace(dir.path(), changed);
             let err = crate::engine::Simulation::run(&cfg, None)
                 .unwrap_err()
                 .to_string();
