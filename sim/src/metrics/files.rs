@@ -296,9 +296,9 @@ fn finish_parquet(out: ParquetOut) -> std::io::Result<()> {
 /// [`write_csv_file`] writes from [`job_rows`] and [`placement_rows`], and the summary's figures
 /// are gathered ([`SummaryParts`]). An outcome (with the job, when the engine drew it) is held
 /// only until every job before it in input order has been written, then dropped (its CSV rows,
-/// rendered as it comes, held in a temporary file past [`HELD_IN_MEMORY`] bytes of them); with
-/// neither file asked for, only the two figures the summary sums in input order (work and
-/// energy) are held, 24 bytes a job. A drawn job may come without its name: it is then `j` and its index
+/// rendered as it comes, held in a temporary file past 64 MiB of them); with neither file
+/// asked for, only the two figures the summary sums in input order (work and energy) are
+/// held, 24 bytes a job. A drawn job may come without its name: it is then `j` and its index
 /// ([`crate::workload::stream::index_name`]). The first write error is kept and
 /// returned by [`JobStream::finish`].
 pub struct JobStream<'j> {
