@@ -41,6 +41,12 @@ pub fn colo_ok(args: &[&str]) -> Run {
     run
 }
 
+/// The `summary.json` of result folder `dir`, parsed.
+pub fn summary(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
 /// Writes `text` to `dir/name` and returns the path as a string.
 pub fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);

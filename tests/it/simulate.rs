@@ -2,7 +2,7 @@
 //! counts, and errors that name the file, line, field or job.
 use std::path::Path;
 
-use crate::common::{colo, colo_env, listing, scenario, write};
+use crate::common::{colo, colo_env, listing, scenario, summary, write};
 
 fn read_all(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -47,9 +47,7 @@ fn default_scenario_writes_every_variant_and_prints_a_summary() {
         for file in ["jobs.csv", "placements.csv", "timeline.csv", "summary.json"] {
             assert!(out.join(variant).join(file).is_file(), "{variant}/{file}");
         }
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join(variant).join("summary.json")).unwrap())
-                .unwrap();
+        let summary = summary(&out.join(variant));
         assert_eq!(summary["completed"], 400);
         assert_eq!(summary["profile_origin"], "h200: fitted");
         let energy = &summary["energy"];
@@ -204,8 +202,7 @@ fn dynamic_mig_scenario_recuts_gpus_and_counts_it() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&out);
     assert_eq!(summary["completed"], 400);
     assert!(
         summary["mig_reconfigurations"].as_u64().unwrap() > 0,
@@ -442,8 +439,7 @@ fn jobs_and_trace_limit_resize_the_workloads() {
             out.to_str().unwrap(),
         ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let summary = summary(&out);
         assert_eq!(summary["jobs"], jobs, "{flag}");
     }
 }

@@ -3,9 +3,7 @@
 //! names the bad line, and the openb replay accounts for every GPU-sharing pod.
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use crate::common::{Run, colo, colo_ok, root};
+use crate::common::{Run, colo, colo_ok, root, summary};
 
 /// `colo simulate SCENARIO EXTRA... --out OUT_DIR`.
 fn simulate(scenario: &Path, extra: &[&str], out_dir: &Path) -> Run {
@@ -13,11 +11,6 @@ fn simulate(scenario: &Path, extra: &[&str], out_dir: &Path) -> Run {
     args.extend(extra);
     args.extend(["--out", out_dir.to_str().unwrap()]);
     colo(&args)
-}
-
-fn summary(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written");
-    serde_json::from_str(&text).expect("summary.json is JSON")
 }
 
 /// A shipped trace scenario copied into `dir` with absolute paths and `limit` jobs.
