@@ -270,7 +270,6 @@ impl Fingerprint {
 }
 
 /// What the first pass counts.
-#[derive(Default)]
 struct Tally {
     fingerprint: Fingerprint,
     jobs_read: u64,
@@ -284,6 +283,19 @@ struct Tally {
 }
 
 impl Tally {
+    fn new(replay: &Replay) -> Self {
+        Tally {
+            fingerprint: Fingerprint::default(),
+            jobs_read: 0,
+            sharing_read: 0,
+            sharing_replayed: 0,
+            per_model: vec![0; replay.models.models.len()],
+            jobs: 0,
+            kinds: Vec::new(),
+            kind_of: HashMap::new(),
+        }
+    }
+
     /// Counts trace job `tj` (kept by the reader) and, if it is replayed, its job and kind.
     fn take(
         &mut self,
@@ -298,8 +310,6 @@ impl Tally {
             return Ok(None);
         };
         self.sharing_replayed += shares;
-        let models = &replayer.replay.models.models;
-        self.per_model.resize(models.len(), 0);
         self.per_model[model as usize] += 1;
         let next_kind = self.kinds.len() as u32;
         let kind = *self.kind_of.entry((model, job.gpus)).or_insert(next_kind);
@@ -339,7 +349,7 @@ pub(super) fn replay(
     };
     let mut rows = TraceRows::open(file.format, &file.path, &file.opts).map_err(trace_error)?;
     let mut replayer = Replayer::new(&replay);
-    let mut tally = Tally::default();
+    let mut tally = Tally::new(&replay);
     let mut first_submit_s = None;
     let mut last_submit_s = f64::NEG_INFINITY;
     // Kept while the trace is short enough to list.
@@ -350,7 +360,7 @@ pub(super) fn replay(
             let trace = TraceRows::open(file.format, &file.path, &file.opts)
                 .and_then(TraceRows::collect)
                 .map_err(trace_error)?;
-            return replay_listed(plan, trace);
+            return replay_listed(plan.spec, &replay, trace);
         }
         last_submit_s = tj.arrival_s;
         let first = *first_submit_s.get_or_insert(tj.arrival_s);
@@ -388,12 +398,12 @@ pub(super) fn replay(
 /// The listed jobs of a trace read whole (its jobs sorted by arrival, as
 /// [`TraceRows::collect`] gives them), with the trace's summary.
 fn replay_listed(
-    plan: &ReplayPlan<'_>,
+    spec: &TraceSpec,
+    replay: &Replay,
     trace: Trace,
 ) -> Result<(Replayed, TraceSummary), ScenarioError> {
-    let replay = Replay::new(plan)?;
-    let mut replayer = Replayer::new(&replay);
-    let mut tally = Tally::default();
+    let mut replayer = Replayer::new(replay);
+    let mut tally = Tally::new(replay);
     let mut jobs = Vec::with_capacity(trace.jobs.len());
     for tj in trace.jobs {
         jobs.extend(tally.take(&mut replayer, tj)?);
@@ -403,7 +413,7 @@ fn replay_listed(
         skips: trace.skips,
         gpu_sharing_rows: trace.gpu_sharing_rows,
     };
-    let summary = summarize(plan.spec, &replay, &tally, counts);
+    let summary = summarize(spec, replay, &tally, counts);
     Ok((Replayed::Listed(jobs), summary))
 }
 
@@ -812,7 +822,7 @@ mod tests {
             rows_read: 4,
             gpu_sharing_rows: None,
         };
-        match replay_listed(&plan, trace)? {
+        match replay_listed(spec, &Replay::new(&plan)?, trace)? {
             (Replayed::Listed(jobs), summary) => Ok((jobs, summary)),
             (Replayed::Streamed(_), _) => unreachable!("a trace read whole is listed"),
         }
