@@ -76,7 +76,7 @@ pub(crate) fn write_figure(
     out: &FigureOut,
 ) -> Result<Vec<PathBuf>, PlotError> {
     register_font()?;
-    std::fs::create_dir_all(&out.dir).map_err(|source| PlotError::Io {
+    colo_sim::fsutil::create_result_dir(&out.dir).map_err(|source| PlotError::Io {
         path: out.dir.clone(),
         source,
     })?;

@@ -11,7 +11,8 @@
 //! writes beside them.
 //!
 //! For Ctrl-C, the binary calls [`remove_in_progress`] from its signal handler and exits: the
-//! folders being written go, and no swap starts afterwards.
+//! folders being written go, and no swap starts afterwards, nor any folder of a result is
+//! created ([`create_result_dir`]), which would bring a removed one back.
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -95,8 +96,51 @@ pub fn remove_in_progress() {
     let mut state = in_progress();
     state.interrupted = true;
     for dir in state.dirs.drain(..) {
-        let _ = std::fs::remove_dir_all(dir);
+        remove_while_written(&dir);
     }
+}
+
+/// Removes `dir` while other threads may still be writing files into it (the Ctrl-C handler
+/// runs beside the run). A plain `remove_dir_all` loses to a file created after it listed the
+/// folder (the folder is then not empty and stays), so the folder is first renamed to a fresh
+/// temporary name, which no later create by path can reach, and removal is retried for the few
+/// creates already under way. Should it still fail, the name is a temporary's, so the next run
+/// beside it removes it.
+fn remove_while_written(dir: &Path) {
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // `.NAME.tmp-PID.N` becomes `.NAME.tmp-PID.M`: still a temporary to `tidy`.
+    let renamed = match name.rsplit_once('.') {
+        Some((stem, _)) => dir.with_file_name(format!("{stem}.{seq}")),
+        None => dir.to_path_buf(),
+    };
+    let doomed = if std::fs::rename(dir, &renamed).is_ok() {
+        renamed
+    } else {
+        dir.to_path_buf()
+    };
+    for _ in 0..100 {
+        match std::fs::remove_dir_all(&doomed) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => std::thread::yield_now(),
+            _ => return,
+        }
+    }
+}
+
+/// Creates `dir` and its missing parents for files of a result: a folder being written whole
+/// ([`WholeDir::path`]) or one inside it, whose files are written plainly since the folder is
+/// swapped in whole once complete. Refused once [`remove_in_progress`] has run: creating `dir`
+/// then would bring back the temporary folder it removed (the Ctrl-C handler runs beside the
+/// run), so both hold the same lock.
+pub fn create_result_dir(dir: &Path) -> std::io::Result<()> {
+    let state = in_progress();
+    if state.interrupted {
+        return Err(interrupted_error());
+    }
+    std::fs::create_dir_all(dir)
 }
 
 fn interrupted_error() -> std::io::Error {
@@ -392,6 +436,35 @@ mod tests {
             ["p.ron"],
             "a dead run's is removed"
         );
+    }
+
+    /// What the Ctrl-C handler does to a folder the run is still writing files into: gone,
+    /// both by its name and by the temporary name it was moved to, however the creates fall.
+    #[test]
+    fn a_folder_being_written_is_removed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let tmp = dir
+                .path()
+                .join(format!(".res.tmp-{}.{round}", std::process::id()));
+            std::fs::create_dir(&tmp).unwrap();
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    let mut n = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let _ = std::fs::write(tmp.join(format!("f{n}")), "x");
+                        n += 1;
+                    }
+                });
+                while std::fs::read_dir(&tmp).map_or(0, |d| d.count()) < 50 {
+                    std::thread::yield_now();
+                }
+                remove_while_written(&tmp);
+                stop.store(true, Ordering::Relaxed);
+            });
+            assert_eq!(names(dir.path()), Vec::<String>::new(), "round {round}");
+        }
     }
 
     #[test]

@@ -157,17 +157,7 @@ fn write_slice_label(buf: &mut String, slice: Option<MigSlice>) -> bool {
     true
 }
 
-/// Creates `dir` (not its parent) when missing. `dir` is a folder being written whole
-/// ([`crate::fsutil::WholeDir`]) or a subfolder of one, so files are written into it plainly:
-/// the folder is swapped in whole once complete.
-pub fn create_result_dir(dir: &Path) -> std::io::Result<()> {
-    match std::fs::create_dir(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
-    }
-}
-
-/// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`]), streamed
+/// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`](crate::fsutil::create_result_dir)), streamed
 /// through one 256 KiB buffer ([`super::fast`]) rather than rendered whole first: a million jobs'
 /// files are hundreds of MiB.
 pub fn write_csv_file<R: CsvRow>(
@@ -192,7 +182,7 @@ pub struct TimelineFile {
 }
 
 impl TimelineFile {
-    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`]) and writes its header;
+    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`](crate::fsutil::create_result_dir)) and writes its header;
     /// every row gets the cluster's `total_gpus` and `memory_total_gib`.
     pub fn create(dir: &Path, total_gpus: u32, memory_total_gib: f64) -> std::io::Result<Self> {
         let file = std::fs::File::create(dir.join(TimelineCsvRow::FILE))?;
@@ -372,7 +362,7 @@ enum Held {
 impl<'j> JobStream<'j> {
     /// A stream over `total` jobs (`jobs`, or when that is empty jobs handed over with their
     /// outcomes), creating `jobs.csv` and `placements.csv` in `dir` (made by
-    /// [`create_result_dir`]) when asked for and writing their headers.
+    /// [`create_result_dir`](crate::fsutil::create_result_dir)) when asked for and writing their headers.
     pub fn create(
         jobs: &'j [Job],
         total: usize,
@@ -709,9 +699,9 @@ fn write_rows<W: std::io::Write>(
     result
 }
 
-/// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.
+/// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`](crate::fsutil::create_result_dir) does.
 pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
-    create_result_dir(dir)?;
+    crate::fsutil::create_result_dir(dir)?;
     for (name, bytes) in files {
         std::fs::write(dir.join(name), bytes)?;
     }

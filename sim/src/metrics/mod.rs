@@ -21,9 +21,8 @@ use crate::workload::Job;
 use crate::workload::trace::SkipCounts;
 use energy::{EnergySummary, RunEnergy};
 pub use files::{
-    JobStream, JobsFile, NO_PARQUET, TimelineFile, create_result_dir, job_rows, jobs_csv,
-    placement_rows, placements_csv, timeline_csv, timeline_rows, write_beside, write_csv_file,
-    write_result_dir,
+    JobStream, JobsFile, NO_PARQUET, TimelineFile, job_rows, jobs_csv, placement_rows,
+    placements_csv, timeline_csv, timeline_rows, write_beside, write_csv_file, write_result_dir,
 };
 
 /// Cluster state after a change.

@@ -401,7 +401,7 @@ fn simulate_into(
 ) -> Result<Summary, SimulateError> {
     let outputs = options.outputs;
     let write = |result: std::io::Result<()>| result.map_err(SimulateError::Write);
-    write(metrics::create_result_dir(dir))?;
+    write(fsutil::create_result_dir(dir))?;
     // Rows are written as the run hands them over: each job's (in input order) once it and
     // every job before it are final, the timeline's (only with `Outputs::All`; the summary does
     // not read it) as they come.

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::fsutil::WholeDir;
+use crate::fsutil::{WholeDir, create_result_dir};
 
 /// The share of a sweep one run takes: every `count`-th variant from `index` (0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -311,9 +311,10 @@ impl ShardManifest {
     }
 }
 
-/// Copies the folder `from` into `to` (files and subfolders; links are not followed).
+/// Copies the folder `from` into `to`, a folder inside the result being written whole (files
+/// and subfolders; links are not followed).
 fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
-    std::fs::create_dir_all(to).map_err(io(to))?;
+    create_result_dir(to).map_err(io(to))?;
     for entry in std::fs::read_dir(from).map_err(io(from))? {
         let entry = entry.map_err(io(from))?;
         let kind = entry.file_type().map_err(io(from))?;
