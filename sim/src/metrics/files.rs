@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use super::fast::{CsvOut, render_field};
+use super::row_codec;
 use super::row_spill::RowSpill;
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
 use super::{JobOutcome, RunLabels, RunRecord, Summary, SummaryParts, TimelineRow, slowdown_of};
@@ -325,6 +326,8 @@ struct RowBuffers {
     job: JobRow,
     placement: PlacementRow,
     name: String,
+    /// A held `jobs.parquet` row's bytes ([`row_codec`]).
+    encoded: Vec<u8>,
 }
 
 /// Bytes of rendered rows held in memory before more go to a temporary file
@@ -335,11 +338,9 @@ const HELD_IN_MEMORY: usize = if cfg!(test) { 600 } else { 64 << 20 };
 enum Held {
     /// Not final yet.
     Pending,
-    /// Its outcome, and the job if the engine drew it (for `jobs.parquet`): boxed, so that
-    /// the other kinds, held a job each in a long window, are not as large as an outcome.
-    Outcome(Box<Finished>),
-    /// Its CSV rows rendered (its `jobs.csv` row, then its `placements.csv` rows from
-    /// `split`), and its work and energy as [`SummaryParts::add_unordered`] gave them:
+    /// Its rows rendered (its `jobs.csv` row, or its `jobs.parquet` row as
+    /// [`row_codec::encode`] writes it, then its `placements.csv` rows from `split`), and its
+    /// work and energy as [`SummaryParts::add_unordered`] gave them:
     /// rendered as the outcome comes, beside the engine, rather than in the burst when every
     /// job before it is done.
     Rendered {
@@ -424,6 +425,7 @@ impl<'j> JobStream<'j> {
                     end_s: 0.0,
                 },
                 name: String::new(),
+                encoded: Vec::new(),
             },
             scratch: CsvOut::new_small(std::io::sink()),
             held_bytes: 0,
@@ -475,13 +477,8 @@ impl<'j> JobStream<'j> {
             self.spend(finished);
             return;
         }
-        let held = if self.jobs_parquet.is_some() {
-            Held::Outcome(finished)
-        } else {
-            let held = self.render(job, finished.drawn.as_ref(), &finished.outcome);
-            self.spend(finished);
-            held
-        };
+        let held = self.render(job, finished.drawn.as_ref(), &finished.outcome);
+        self.spend(finished);
         self.hold(job, held);
     }
 
@@ -499,10 +496,6 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Outcome(finished)) => {
-                    self.write(self.next, finished.drawn.as_ref(), &finished.outcome);
-                    self.spend(finished);
-                }
                 Some(Held::Rendered { bytes, split, sums }) => {
                     self.parts.add_ordered(sums);
                     self.held_bytes -= bytes.len();
@@ -561,7 +554,7 @@ impl<'j> JobStream<'j> {
         }
     }
 
-    /// Renders the CSV rows of job `idx`, held until every job before it is written.
+    /// Renders the rows of job `idx`, held until every job before it is written.
     fn render(&mut self, idx: u32, drawn: Option<&Job>, o: &JobOutcome) -> Held {
         let job = match drawn {
             Some(job) => job,
@@ -572,6 +565,12 @@ impl<'j> JobStream<'j> {
         // Writing into a sink cannot fail.
         let jobs = self.jobs_csv.is_some().then_some(&mut *out);
         let _ = write_rows(rows, idx, job, d, o, jobs, None, None);
+        if self.jobs_parquet.is_some() {
+            fill_job_rows(rows, idx, job, d, o);
+            row_codec::encode(&rows.job, &mut rows.encoded);
+            let _ = out.rows(&rows.encoded);
+            rows.encoded.clear();
+        }
         let split = out.buffered().len();
         let placements = self.placements_csv.is_some().then_some(&mut *out);
         let _ = write_rows(rows, idx, job, d, o, None, None, placements);
@@ -620,6 +619,14 @@ impl<'j> JobStream<'j> {
         if let Some(out) = &mut self.jobs_csv {
             result = out.rows(jobs);
         }
+        if let Some(out) = &mut self.jobs_parquet {
+            result = match row_codec::decode(jobs) {
+                Some(row) => push_parquet(out, &row),
+                None => Err(std::io::Error::other(
+                    "a held jobs.parquet row came back damaged",
+                )),
+            };
+        }
         if let Some(out) = self.placements_csv.as_mut().filter(|_| result.is_ok()) {
             result = out.rows(placements);
         }
@@ -665,14 +672,7 @@ fn write_rows<W: std::io::Write>(
 ) -> std::io::Result<()> {
     let mut result = Ok(());
     if jobs.is_some() || parquet.is_some() {
-        // A drawn job without a name is named by its index (`JobSource::draws`).
-        let name = (drawn && job.name.is_empty()).then(|| {
-            rows.name.clear();
-            rows.name.push('j');
-            rows.name.push_str(itoa::Buffer::new().format(idx));
-            rows.name.as_str()
-        });
-        fill_job_row(&mut rows.job, idx, job, name, o);
+        fill_job_rows(rows, idx, job, drawn, o);
         if let Some(out) = jobs {
             rows.job.write_fields(out);
             result = out.end_row();
@@ -697,6 +697,18 @@ fn write_rows<W: std::io::Write>(
         }
     }
     result
+}
+
+/// Fills `rows.job` with job `idx`'s row (named as [`write_rows`] says).
+fn fill_job_rows(rows: &mut RowBuffers, idx: u32, job: &Job, drawn: bool, o: &JobOutcome) {
+    // A drawn job without a name is named by its index (`JobSource::draws`).
+    let name = (drawn && job.name.is_empty()).then(|| {
+        rows.name.clear();
+        rows.name.push('j');
+        rows.name.push_str(itoa::Buffer::new().format(idx));
+        rows.name.as_str()
+    });
+    fill_job_row(&mut rows.job, idx, job, name, o);
 }
 
 /// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`](crate::fsutil::create_result_dir) does.

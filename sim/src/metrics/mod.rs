@@ -9,6 +9,7 @@ pub mod fast;
 mod files;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+mod row_codec;
 mod row_spill;
 pub mod rows;
 mod values;

@@ -473,6 +473,32 @@ fn streamed_outcomes_write_the_kept_files_and_summary() {
         std::fs::read(dir.path().join("placements.csv")).unwrap(),
         placements_csv(&kept).unwrap()
     );
+    // jobs.parquet's held rows go through the same budget and spill file, as bytes.
+    #[cfg(feature = "parquet")]
+    {
+        let columnar = tempfile::tempdir().unwrap();
+        let mut stream = JobStream::create(
+            &cfg.jobs,
+            cfg.jobs.len(),
+            columnar.path(),
+            JobsFile::Parquet,
+            false,
+        )
+        .unwrap();
+        let run = Simulation::run_streaming(&cfg, None, None, &mut |job, drawn, o| {
+            stream.push(job, drawn, o)
+        })
+        .unwrap();
+        assert_eq!(stream.finish(&run, labels.clone()).unwrap(), summary);
+        let mut kept_parquet = crate::metrics::parquet::JobsParquet::new(Vec::new()).unwrap();
+        for row in crate::metrics::job_rows(&cfg.jobs, &kept) {
+            kept_parquet.push(&row).unwrap();
+        }
+        assert_eq!(
+            std::fs::read(columnar.path().join("jobs.parquet")).unwrap(),
+            kept_parquet.finish().unwrap()
+        );
+    }
 }
 
 #[test]
