@@ -1161,7 +1161,17 @@ mod tests {
         other_gpus[20].3 = 8;
         let mut longer = rows.clone();
         longer[20].2 += 1.0;
-        for changed in [&rows[..40], &rows[..0], &moved, &more, &other_gpus, &longer] {
+        let mut renamed = rows.clone();
+        renamed[20].0.push('x');
+        for changed in [
+            &rows[..40],
+            &rows[..0],
+            &moved,
+            &more,
+            &other_gpus,
+            &longer,
+            &renamed,
+        ] {
             write_trace(dir.path(), changed);
             let err = crate::engine::Simulation::run(&cfg, None)
                 .unwrap_err()

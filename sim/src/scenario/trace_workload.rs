@@ -248,7 +248,7 @@ impl<'r> Replayer<'r> {
     }
 }
 
-/// A digest of the trace jobs kept, in order (line, times, GPUs, share), so that a second
+/// A digest of the trace jobs kept, in order (line, times, GPUs, share, name), so that a second
 /// reading that gives other jobs is caught, not replayed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Fingerprint(u64);
@@ -263,9 +263,22 @@ impl Fingerprint {
             tj.gpu_milli.map_or(u64::MAX, u64::from),
         ];
         for word in words {
-            // FNV-1a over words: a few ns a job.
-            self.0 = (self.0 ^ word).wrapping_mul(0x0100_0000_01b3);
+            self.word(word);
         }
+        // The name (it names the job's rows), eight bytes at a time, then its length.
+        let mut chunks = tj.name.as_bytes().chunks_exact(8);
+        for chunk in &mut chunks {
+            self.word(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.word(u64::from_le_bytes(last));
+        self.word(tj.name.len() as u64);
+    }
+
+    /// FNV-1a over words: a few ns a job.
+    fn word(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(0x0100_0000_01b3);
     }
 }
 
