@@ -8,6 +8,7 @@ use super::row_codec;
 use super::row_spill::RowSpill;
 use super::rows::{CsvRow, JobRow, JobStatus, PlacementRow, TimelineCsvRow, csv_bytes, write_csv};
 use super::{JobOutcome, RunLabels, RunRecord, Summary, SummaryParts, TimelineRow, slowdown_of};
+use crate::fsutil::create_result_dir;
 use crate::hardware::MigSlice;
 use crate::workload::Job;
 
@@ -158,7 +159,7 @@ fn write_slice_label(buf: &mut String, slice: Option<MigSlice>) -> bool {
     true
 }
 
-/// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`](crate::fsutil::create_result_dir)), streamed
+/// Writes `rows` as the CSV file `R::FILE` in `dir` (made by [`create_result_dir`]), streamed
 /// through one 256 KiB buffer ([`super::fast`]) rather than rendered whole first: a million jobs'
 /// files are hundreds of MiB.
 pub fn write_csv_file<R: CsvRow>(
@@ -183,7 +184,7 @@ pub struct TimelineFile {
 }
 
 impl TimelineFile {
-    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`](crate::fsutil::create_result_dir)) and writes its header;
+    /// Creates `timeline.csv` in `dir` (made by [`create_result_dir`]) and writes its header;
     /// every row gets the cluster's `total_gpus` and `memory_total_gib`.
     pub fn create(dir: &Path, total_gpus: u32, memory_total_gib: f64) -> std::io::Result<Self> {
         let file = std::fs::File::create(dir.join(TimelineCsvRow::FILE))?;
@@ -363,7 +364,7 @@ enum Held {
 impl<'j> JobStream<'j> {
     /// A stream over `total` jobs (`jobs`, or when that is empty jobs handed over with their
     /// outcomes), creating `jobs.csv` and `placements.csv` in `dir` (made by
-    /// [`create_result_dir`](crate::fsutil::create_result_dir)) when asked for and writing their headers.
+    /// [`create_result_dir`]) when asked for and writing their headers.
     pub fn create(
         jobs: &'j [Job],
         total: usize,
@@ -566,7 +567,7 @@ impl<'j> JobStream<'j> {
         let jobs = self.jobs_csv.is_some().then_some(&mut *out);
         let _ = write_rows(rows, idx, job, d, o, jobs, None, None);
         if self.jobs_parquet.is_some() {
-            fill_job_rows(rows, idx, job, d, o);
+            fill_named_row(rows, idx, job, d, o);
             row_codec::encode(&rows.job, &mut rows.encoded);
             let _ = out.rows(&rows.encoded);
             rows.encoded.clear();
@@ -672,7 +673,7 @@ fn write_rows<W: std::io::Write>(
 ) -> std::io::Result<()> {
     let mut result = Ok(());
     if jobs.is_some() || parquet.is_some() {
-        fill_job_rows(rows, idx, job, drawn, o);
+        fill_named_row(rows, idx, job, drawn, o);
         if let Some(out) = jobs {
             rows.job.write_fields(out);
             result = out.end_row();
@@ -700,7 +701,7 @@ fn write_rows<W: std::io::Write>(
 }
 
 /// Fills `rows.job` with job `idx`'s row (named as [`write_rows`] says).
-fn fill_job_rows(rows: &mut RowBuffers, idx: u32, job: &Job, drawn: bool, o: &JobOutcome) {
+fn fill_named_row(rows: &mut RowBuffers, idx: u32, job: &Job, drawn: bool, o: &JobOutcome) {
     // A drawn job without a name is named by its index (`JobSource::draws`).
     let name = (drawn && job.name.is_empty()).then(|| {
         rows.name.clear();
@@ -711,9 +712,9 @@ fn fill_job_rows(rows: &mut RowBuffers, idx: u32, job: &Job, drawn: bool, o: &Jo
     fill_job_row(&mut rows.job, idx, job, name, o);
 }
 
-/// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`](crate::fsutil::create_result_dir) does.
+/// Writes each `(file name, bytes)` into `dir`, creating `dir` as [`create_result_dir`] does.
 pub fn write_result_dir(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
-    crate::fsutil::create_result_dir(dir)?;
+    create_result_dir(dir)?;
     for (name, bytes) in files {
         std::fs::write(dir.join(name), bytes)?;
     }

@@ -229,7 +229,7 @@ mod tests {
             )
     }
 
-    /// Bit for bit, so NaN compares equal to itself.
+    /// A row as `Debug` writes it: NaN there reads the same as itself, where `==` says not.
     fn bits(row: &JobRow) -> String {
         format!("{row:?}")
     }
