@@ -327,7 +327,8 @@ struct RowBuffers {
     job: JobRow,
     placement: PlacementRow,
     name: String,
-    /// A held `jobs.parquet` row's bytes ([`row_codec`]).
+    /// A held job's bytes after its CSV rows: its `jobs.parquet` row ([`row_codec`]), then
+    /// its figures ([`push_sums`]).
     encoded: Vec<u8>,
 }
 
@@ -335,30 +336,82 @@ struct RowBuffers {
 /// ([`super::row_spill`]): some 256k jobs' rows, more than a long replay holds back.
 const HELD_IN_MEMORY: usize = if cfg!(test) { 600 } else { 64 << 20 };
 
-/// What is held of a job until every job before it is written.
+/// What is held of a job until every job before it is written: 24 bytes, one for each job
+/// of the window a job running long holds back (a million in a long replay).
 enum Held {
     /// Not final yet.
     Pending,
     /// Its rows rendered (its `jobs.csv` row, or its `jobs.parquet` row as
-    /// [`row_codec::encode`] writes it, then its `placements.csv` rows from `split`), and its
-    /// work and energy as [`SummaryParts::add_unordered`] gave them:
+    /// [`row_codec::encode`] writes it, then its `placements.csv` rows from `split`), then its
+    /// work and energy as [`SummaryParts::add_unordered`] gave them ([`push_sums`]):
     /// rendered as the outcome comes, beside the engine, rather than in the burst when every
     /// job before it is done.
-    Rendered {
-        bytes: Vec<u8>,
-        split: usize,
-        sums: Option<(f64, Option<f64>)>,
-    },
+    Rendered { bytes: Box<[u8]>, split: u32 },
     /// As `Rendered`, its bytes (`len` of them) at `at` in the spill file: rows held past
     /// [`HELD_IN_MEMORY`] bytes.
-    Spilled {
-        at: u64,
-        len: u32,
-        split: u32,
-        sums: Option<(f64, Option<f64>)>,
-    },
-    /// Without files: its work and energy if it completed (`None`: it did not).
-    Sums(Option<(f64, Option<f64>)>),
+    Spilled { at: u64, len: u32, split: u32 },
+    /// Without files, a job that did not complete.
+    NoWork,
+    /// Without files, a completed job's work, its energy unknown.
+    Work(f64),
+    /// Without files, a completed job's work and energy.
+    WorkEnergy(f64, f64),
+}
+
+impl Held {
+    /// `Held` without files, of [`SummaryParts::add_unordered`]'s figures.
+    fn sums(sums: Figures) -> Self {
+        match sums {
+            None => Held::NoWork,
+            Some((work, None)) => Held::Work(work),
+            Some((work, Some(energy))) => Held::WorkEnergy(work, energy),
+        }
+    }
+
+    /// The figures of a `Held` without files ([`Held::sums`]'s); `None` for the other kinds.
+    fn figures(&self) -> Option<Figures> {
+        match *self {
+            Held::NoWork => Some(None),
+            Held::Work(work) => Some(Some((work, None))),
+            Held::WorkEnergy(work, energy) => Some(Some((work, Some(energy)))),
+            _ => None,
+        }
+    }
+}
+
+/// A job's work and energy as [`SummaryParts::add_unordered`] gives them (`None`: it did not
+/// complete).
+type Figures = Option<(f64, Option<f64>)>;
+
+/// Bytes of a job's figures after its rendered rows.
+const SUMS_BYTES: usize = 17;
+
+/// Appends `sums` (a job's work and energy, as [`SummaryParts::add_unordered`] gave them) in
+/// [`SUMS_BYTES`]: a byte saying which are there, then both as their bits.
+fn push_sums(bytes: &mut Vec<u8>, sums: Figures) {
+    let (flag, work, energy) = match sums {
+        None => (0, 0.0, 0.0),
+        Some((work, None)) => (1, work, 0.0),
+        Some((work, Some(energy))) => (2, work, energy),
+    };
+    bytes.push(flag);
+    bytes.extend_from_slice(&work.to_bits().to_le_bytes());
+    bytes.extend_from_slice(&energy.to_bits().to_le_bytes());
+}
+
+/// The rows and figures of bytes [`push_sums`] ended; `None` if they do not end so.
+fn split_sums(bytes: &[u8]) -> Option<(&[u8], Figures)> {
+    let (rows, tail) = bytes.split_at_checked(bytes.len().checked_sub(SUMS_BYTES)?)?;
+    let (&flag, numbers) = tail.split_first()?;
+    let (work, energy) = numbers.split_at(8);
+    let bits = |b: &[u8]| f64::from_bits(u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    let sums = match flag {
+        0 => None,
+        1 => Some((bits(work), None)),
+        2 => Some((bits(work), Some(bits(energy)))),
+        _ => return None,
+    };
+    Some((rows, sums))
 }
 
 impl<'j> JobStream<'j> {
@@ -464,7 +517,7 @@ impl<'j> JobStream<'j> {
             self.next += 1;
             return;
         }
-        self.hold(job, Held::Sums(sums));
+        self.hold(job, Held::sums(sums));
     }
 
     /// [`Self::push`] of a boxed outcome, as the writer thread takes them ([`write_beside`]),
@@ -497,18 +550,11 @@ impl<'j> JobStream<'j> {
             .is_some_and(|h| !matches!(h, Held::Pending))
         {
             match self.held.pop_front() {
-                Some(Held::Rendered { bytes, split, sums }) => {
-                    self.parts.add_ordered(sums);
+                Some(Held::Rendered { bytes, split }) => {
                     self.held_bytes -= bytes.len();
-                    self.write_rendered(&bytes[..split], &bytes[split..]);
+                    self.write_held(&bytes, split);
                 }
-                Some(Held::Spilled {
-                    at,
-                    len,
-                    split,
-                    sums,
-                }) => {
-                    self.parts.add_ordered(sums);
+                Some(Held::Spilled { at, len, split }) => {
                     let mut bytes = std::mem::take(&mut self.unspilled);
                     bytes.clear();
                     let read = match &mut self.spill {
@@ -516,15 +562,17 @@ impl<'j> JobStream<'j> {
                         None => Err(std::io::Error::other("held rows lost their spill file")),
                     };
                     match read {
-                        Ok(()) => {
-                            self.write_rendered(&bytes[..split as usize], &bytes[split as usize..])
-                        }
+                        Ok(()) => self.write_held(&bytes, split),
                         Err(e) => self.keep_error(e),
                     }
                     self.unspilled = bytes;
                 }
-                Some(Held::Sums(sums)) => self.parts.add_ordered(sums),
-                _ => {}
+                Some(held) => {
+                    if let Some(figures) = held.figures() {
+                        self.parts.add_ordered(figures);
+                    }
+                }
+                None => {}
             }
             self.next += 1;
         }
@@ -572,13 +620,20 @@ impl<'j> JobStream<'j> {
             let _ = out.rows(&rows.encoded);
             rows.encoded.clear();
         }
-        let split = out.buffered().len();
+        // A job's rows are far below 4 GiB (a run per preemption).
+        let split = out.buffered().len() as u32;
         let placements = self.placements_csv.is_some().then_some(&mut *out);
         let _ = write_rows(rows, idx, job, d, o, None, None, placements);
+        push_sums(&mut rows.encoded, sums);
+        let _ = out.rows(&rows.encoded);
+        rows.encoded.clear();
         let bytes = out.take_buffered();
         if self.held_bytes + bytes.len() <= HELD_IN_MEMORY {
             self.held_bytes += bytes.len();
-            return Held::Rendered { bytes, split, sums };
+            return Held::Rendered {
+                bytes: bytes.into_boxed_slice(),
+                split,
+            };
         }
         let spill = match self.spill.take() {
             Some(spill) => Ok(spill),
@@ -592,14 +647,12 @@ impl<'j> JobStream<'j> {
         match pushed {
             Ok(at) => Held::Spilled {
                 at,
-                // A job's rows are far below 4 GiB (a run per preemption).
                 len: bytes.len() as u32,
-                split: split as u32,
-                sums,
+                split,
             },
             Err(e) => {
                 self.keep_error(e);
-                Held::Sums(sums)
+                Held::sums(sums)
             }
         }
     }
@@ -609,6 +662,17 @@ impl<'j> JobStream<'j> {
         if self.error.is_none() {
             self.error = Some(e);
         }
+    }
+
+    /// Takes the figures and writes the rows of a held job's `bytes` ([`Self::render`]'s),
+    /// its placements from `split`.
+    fn write_held(&mut self, bytes: &[u8], split: u32) {
+        let Some((rows, sums)) = split_sums(bytes) else {
+            return self.keep_error(std::io::Error::other("held rows came back damaged"));
+        };
+        self.parts.add_ordered(sums);
+        let split = (split as usize).min(rows.len());
+        self.write_rendered(&rows[..split], &rows[split..]);
     }
 
     /// Writes rows [`Self::render`] rendered.
@@ -863,4 +927,36 @@ pub fn write_beside<'j, R>(
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_job_takes_24_bytes() {
+        assert_eq!(std::mem::size_of::<Held>(), 24);
+    }
+
+    #[test]
+    fn held_figures_come_back_after_the_rows() {
+        for sums in [
+            None,
+            Some((3.5, None)),
+            Some((-0.0, Some(f64::NAN))),
+            Some((f64::MAX, Some(1e-300))),
+        ] {
+            let mut bytes = b"1,2\n".to_vec();
+            push_sums(&mut bytes, sums);
+            assert_eq!(bytes.len(), 4 + SUMS_BYTES);
+            let (rows, back) = split_sums(&bytes).unwrap();
+            assert_eq!(rows, b"1,2\n");
+            assert_eq!(format!("{back:?}"), format!("{sums:?}"));
+            assert!(split_sums(&bytes[1..]).is_some_and(|(r, _)| r == b",2\n"));
+            let held = Held::sums(sums).figures().unwrap();
+            assert_eq!(format!("{held:?}"), format!("{sums:?}"));
+        }
+        assert!(split_sums(&[0; SUMS_BYTES - 1]).is_none());
+        assert!(split_sums(&[3; SUMS_BYTES]).is_none(), "no such flag");
+    }
 }
