@@ -34,4 +34,5 @@ pub mod shipped;
 pub mod store;
 pub mod summary;
 pub mod trace;
+pub mod trace_cmd;
 pub mod tracing;

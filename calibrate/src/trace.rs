@@ -62,6 +62,12 @@ pub struct RawTrace {
     /// `fake` from the fake runner (`--fake-gpu`); absent in traces measured by trace.py.
     #[serde(default)]
     pub source: Option<String>,
+    /// Unix time the trace was taken (traces of commands, `calibrate trace --cmd`).
+    #[serde(default)]
+    pub traced_at: Option<f64>,
+    /// The recipe the injected tracer saw (traces of commands).
+    #[serde(default)]
+    pub recipe: Option<serde_json::Value>,
     /// The unprofiled window.
     pub unprofiled: Speed,
     /// The profiled iterations.
@@ -409,6 +415,8 @@ pub struct TracedFolder {
     pub skipped: Vec<(PathBuf, String)>,
     /// Whether any trace read comes from the fake runner (`source: "fake"`).
     pub fake: bool,
+    /// Per point read: where and when it was measured, in words.
+    pub notes: Vec<(String, String)>,
 }
 
 /// Reads every `*.trace.json.gz` under `dir` whose GPU is `gpu`, the fake runner's included.
@@ -439,6 +447,7 @@ pub fn read_folder_of(
     let mut sources: BTreeMap<String, ()> = BTreeMap::new();
     let mut sm_count = gpu.sms;
     let mut fake = false;
+    let mut notes = BTreeMap::new();
     for path in paths {
         match read_raw(&path) {
             Ok(raw) if !allow_fake && raw.source.as_deref() == Some("fake") => skipped.push((
@@ -464,6 +473,7 @@ pub fn read_folder_of(
                     ),
                     (),
                 );
+                notes.insert(raw.point.clone(), trace_note(&raw, &path));
                 by_point.insert(raw.point.clone(), reduce(&raw, gpu));
             }
             Err(err) => skipped.push((path, err.to_string())),
@@ -490,12 +500,71 @@ pub fn read_folder_of(
         },
         skipped,
         fake,
+        notes: notes.into_iter().collect(),
     })
+}
+
+/// Where and when a trace was measured, in words: `measured alone on GPU (uuid) on DATE,
+/// unprofiled N samples/s; recipe` (the date where the trace has one).
+fn trace_note(raw: &RawTrace, path: &Path) -> String {
+    let date = raw
+        .traced_at
+        .map(|t| format!(" on {}", utc_date(t)))
+        .unwrap_or_default();
+    let recipe = raw
+        .recipe
+        .as_ref()
+        .map(|r| format!("; recipe: {}", crate::trace_cmd::recipe_words(r)))
+        .unwrap_or_default();
+    let label = if raw.source.as_deref() == Some("fake") {
+        "fake (invented, not measured)"
+    } else {
+        "measured"
+    };
+    format!(
+        "{label} alone on {} (driver {}, torch {}){date}: {:.1} samples/s unprofiled, peak {:.0} \
+         MiB reserved{recipe} ({})",
+        raw.gpu_name,
+        raw.driver.as_deref().unwrap_or("?"),
+        raw.torch,
+        raw.unprofiled.samples_per_s,
+        raw.peak_reserved_mib,
+        path.display()
+    )
+}
+
+/// `YYYY-MM-DD HH:MM UTC` of a unix time (days-from-civil, no calendar crate).
+pub fn utc_date(unix_s: f64) -> String {
+    let secs = unix_s.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_civil_dates_in_utc() {
+        // 2026-12-04 17:38 UTC, as `date -u -d @1796405880` prints it.
+        assert_eq!(utc_date(1_796_405_880.0), "2026-12-04 17:38 UTC");
+        assert_eq!(utc_date(0.0), "1970-01-01 00:00 UTC");
+        // A leap day: 2024-02-29 12:00 UTC.
+        assert_eq!(utc_date(1_709_208_000.0), "2024-02-29 12:00 UTC");
+    }
 
     #[test]
     fn resident_blocks_follow_the_tightest_limit() {

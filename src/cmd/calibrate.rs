@@ -30,20 +30,32 @@ enum CalibrateCommand {
     Run(Box<RunArgs>),
     /// Profile user commands run together under a mode (`--cmd "python train.py ..."`).
     Profile(Box<ProfileArgs>),
-    /// Record each point's CUDA kernel trace alone (torch.profiler), one tracer process for all
-    /// points, into OUT/<model>_<batch>_<image>.trace.json.gz.
+    /// Record CUDA kernel traces alone (torch.profiler): colo's zoo points, or your own
+    /// unmodified training command (--cmd).
     ///
-    /// Every point runs alone on --gpu (CUDA_VISIBLE_DEVICES=<its UUID>): built, warmed up, timed
-    /// over an unprofiled window, then profiled over a few steady iterations. A point whose
-    /// trace file exists is skipped, so an interrupted run resumes. Each point's outcome is
-    /// appended to OUT/index.jsonl (point, status, file, GPU, torch, unprofiled samples/s);
-    /// a table of the outcomes is printed at the end. A point that fails (out of memory, an
-    /// error, the tracer exiting or hanging) is reported and counted, and the others go on.
+    /// Points: every point runs alone on --gpu (CUDA_VISIBLE_DEVICES=<its UUID>): built, warmed
+    /// up, timed over an unprofiled window, then profiled over a few steady iterations, into
+    /// OUT/<model>_<batch>_<image>.trace.json.gz. A point whose trace file exists is skipped, so
+    /// an interrupted run resumes. A point that fails (out of memory, an error, the tracer
+    /// exiting or hanging) is reported and counted, and the others go on.
     ///
-    /// Exit status: 0 when at least one point was traced or already had its trace; 1 when
-    /// every point failed or the tracer could not be started; 2 when there is no GPU.
+    /// A command (--cmd "python train.py ..." --name NAME): colo runs it unmodified with its
+    /// tracer injected (a sitecustomize on PYTHONPATH). Iterations are optimizer steps; after
+    /// the warm-up it times an unprofiled window, profiles a few steps, writes
+    /// OUT/cmd_<NAME>.trace.json.gz (point NAME:SAMPLES_PER_STEP:1) with the recipe it saw, and
+    /// ends the command (--let-finish lets it run on). Then `colo predict --traces OUT
+    /// NAME:SAMPLES_PER_STEP:1 ...` predicts it beside anything, with no refit.
     ///
-    /// Example: colo calibrate trace resnet50:64:224 vit_b_16:32:224 --out calibrate/data/h200/traces
+    /// Each outcome is appended to OUT/index.jsonl and a table is printed at the end.
+    /// Exit status: 0 when at least one point (or the command) was traced or already had its
+    /// trace; 1 when everything failed or the tracer could not be started; 2 when there is no
+    /// GPU; 130 on Ctrl-C.
+    ///
+    /// Examples:
+    ///   colo calibrate trace resnet50:64:224 vit_b_16:32:224 --out calibrate/data/h200/traces
+    ///   colo calibrate trace --cmd "python train.py --lr 3e-4" --name my_llm --out traces/
+    ///   colo calibrate trace --cmd "torchrun --nproc_per_node 1 train.py" --name ddp_job \
+    ///       --samples-per-step 64 --out traces/
     Trace(Box<TraceArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
@@ -174,6 +186,19 @@ struct ProfileArgs {
     /// Kill commands still running after this many seconds [default: 3600]
     #[arg(long, default_value_t = 3600.0, hide_default_value = true)]
     timeout_s: f64,
+    /// Measure unmodified PyTorch programs by their optimizer steps: colo injects its step
+    /// hook (as `calibrate trace --cmd` does), which prints `samples=<N>` after every step
+    /// [default: off: the command prints its own progress, or is measured by its lifetime]
+    #[arg(long)]
+    step_hook: bool,
+    /// With --step-hook: end each command cleanly at its first step this many seconds after
+    /// it started, so that co-runners stop together [default: run to the end]
+    #[arg(long, requires = "step_hook")]
+    run_s: Option<f64>,
+    /// With --step-hook: samples per optimizer step of each command (one per command, as
+    /// `calibrate trace --cmd` found them) [default: found by the hook]
+    #[arg(long, requires = "step_hook", value_delimiter = ',')]
+    samples_per_step: Vec<u32>,
     #[command(flatten)]
     gpu: GpuArgs,
 }
@@ -182,33 +207,58 @@ struct ProfileArgs {
 #[derive(clap::Args)]
 struct TraceArgs {
     /// Points to trace, MODEL:BATCH:IMAGE (e.g. resnet50:64:224; image is the sequence length
-    /// for lm_* models); a point given twice is traced once.
-    #[arg(required = true)]
+    /// for lm_* models); a point given twice is traced once. Not with --cmd.
+    #[arg(required_unless_present = "cmd", conflicts_with = "cmd")]
     points: Vec<String>,
+    /// Your own training command to trace instead of points, run with `sh -c` (e.g. "python
+    /// train.py --bf16"); needs --name [default: none]
+    #[arg(long, requires = "name")]
+    cmd: Option<String>,
+    /// Name of the traced command: its point is NAME:SAMPLES_PER_STEP:1 (letters, digits, _,
+    /// -, .) [default: none]
+    #[arg(long, requires = "cmd")]
+    name: Option<String>,
+    /// Samples one optimizer step trains (with --cmd) [default: the leading dimension of the
+    /// batches the program takes from its DataLoaders per step, gradient accumulation
+    /// included, else of the first tensor its training forward receives]
+    #[arg(long, requires = "cmd")]
+    samples_per_step: Option<u32>,
+    /// Warm-up steps before timing (with --cmd) [default: 10]
+    #[arg(long, default_value_t = 10, hide_default_value = true)]
+    warmup_steps: u32,
+    /// Seconds to wait for the command's first optimizer step (with --cmd) [default: 600]
+    #[arg(long, default_value_t = 600.0, hide_default_value = true)]
+    step_timeout_s: f64,
+    /// Let the command run to its end after its trace is written (with --cmd) [default: it is
+    /// ended once traced]
+    #[arg(long, requires = "cmd")]
+    let_finish: bool,
     /// Folder of the trace files and their index.jsonl (created if missing).
     #[arg(long)]
     out: PathBuf,
-    /// Tracer command, split on spaces; colo appends --points, --out, --warmup-s, --window-s,
-    /// --iterations [default: python3 calibrate/workloads/trace.py]
+    /// Tracer command for points, split on spaces; colo appends --points, --out, --warmup-s,
+    /// --window-s, --iterations [default: python3 calibrate/workloads/trace.py]
     #[arg(long, default_value = DEFAULT_TRACER, hide_default_value = true)]
     worker: String,
-    /// Warm-up per point after its first 2 iterations, seconds [default: 1.0]
-    #[arg(long, default_value_t = 1.0, hide_default_value = true)]
-    warmup_s: f64,
-    /// Unprofiled timing window per point, seconds [default: 1.5]
-    #[arg(long, default_value_t = 1.5, hide_default_value = true)]
-    window_s: f64,
-    /// Profiled steady iterations per point [default: 4]
+    /// Warm-up, seconds: per point after its first 2 iterations, or from a command's first
+    /// step [default: 1.0 for points, 10 for --cmd]
+    #[arg(long)]
+    warmup_s: Option<f64>,
+    /// Unprofiled timing window, seconds [default: 1.5 for points, 5 for --cmd]
+    #[arg(long)]
+    window_s: Option<f64>,
+    /// Profiled steady iterations per point or command [default: 4]
     #[arg(long, default_value_t = 4, hide_default_value = true)]
     iterations: u32,
     /// GPU index, as nvidia-smi numbers it [default: 0]
     #[arg(long, default_value_t = 0, hide_default_value = true)]
     gpu: u32,
-    /// Folder for the tracer's private folder (its captured stderr) [default: /tmp]
+    /// Folder for the tracer's private folder (its captured output) [default: /tmp]
     #[arg(long, default_value = "/tmp", hide_default_value = true)]
     tmp: PathBuf,
-    /// Use no GPU: write small synthetic traces labelled `fake` (invented numbers, not
-    /// measurements).
+    /// Use no GPU: points get small synthetic traces labelled `fake` (invented numbers, not
+    /// measurements); a command runs without CUDA_VISIBLE_DEVICES and its trace is labelled
+    /// `fake` (for tests with a stand-in torch).
     #[arg(long)]
     fake_gpu: bool,
 }
@@ -331,7 +381,59 @@ fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
     }
 }
 
+/// The commands as run: with --step-hook, each prefixed by the environment that activates
+/// colo's injected step hook in `dir` (the store records the command as run).
+fn hooked_commands(args: &ProfileArgs, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    if !args.step_hook {
+        return Ok(args.commands.clone());
+    }
+    if !args.samples_per_step.is_empty() && args.samples_per_step.len() != args.commands.len() {
+        anyhow::bail!(
+            "--samples-per-step gives {} values for {} commands: give one per --cmd, in order",
+            args.samples_per_step.len(),
+            args.commands.len()
+        );
+    }
+    if args.run_s.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
+        anyhow::bail!("--run-s must be a positive number of seconds");
+    }
+    let env = colo_calibrate::trace_cmd::injected_env(dir)?;
+    let quote = |v: &str| format!("'{}'", v.replace('\'', "'\\''"));
+    let mut prefix: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("export {k}={};", quote(v)))
+        .collect();
+    prefix.push("export COLO_TRACE_MODE=progress;".into());
+    if let Some(s) = args.run_s {
+        prefix.push(format!("export COLO_STOP_AFTER_S={s};"));
+    }
+    Ok(args
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(i, cmd)| {
+            let sps = args
+                .samples_per_step
+                .get(i)
+                .map(|n| format!("export COLO_TRACE_SAMPLES_PER_STEP={n}; "))
+                .unwrap_or_default();
+            format!("{} {sps}{cmd}", prefix.join(" "))
+        })
+        .collect())
+}
+
 fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
+    let hook_dir = args
+        .gpu
+        .tmp
+        .join(format!("colo-step-hook-{}", std::process::id()));
+    let commands = hooked_commands(&args, &hook_dir)?;
+    let result = profile_commands(&args, commands);
+    let _ = std::fs::remove_dir_all(&hook_dir);
+    result
+}
+
+fn profile_commands(args: &ProfileArgs, commands: Vec<String>) -> anyhow::Result<ExitCode> {
     let lists = SettingLists {
         sm_percent: &args.sm_percent,
         mem_limit_mib: &[],
@@ -342,7 +444,7 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
         name: args.name.clone(),
         mode: args.mode,
         procs: Vec::new(),
-        commands: args.commands.clone(),
+        commands,
         repeats: args.repeats,
         warmup_s: args.warmup_s,
         timeout_s: args.timeout_s,
@@ -377,14 +479,17 @@ fn profile(args: ProfileArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
+    if args.cmd.is_some() {
+        return trace_command(args);
+    }
     let points: Vec<ModelKey> = args
         .points
         .iter()
         .map(|text| plan::parse_point(text).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<_>>()?;
     let settings = TraceSettings {
-        warmup_s: args.warmup_s,
-        window_s: args.window_s,
+        warmup_s: args.warmup_s.unwrap_or(1.0),
+        window_s: args.window_s.unwrap_or(1.5),
         iterations: args.iterations,
     };
     let positive = |v: f64| v.is_finite() && v > 0.0;
@@ -462,6 +567,92 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
     ))?;
     let all_failed = traced.reports.iter().all(|r| r.status.failed());
     Ok(if all_failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `colo calibrate trace --cmd`: one user command traced alone.
+fn trace_command(args: TraceArgs) -> anyhow::Result<ExitCode> {
+    use colo_calibrate::trace_cmd::{self, CommandTrace};
+    let (Some(command), Some(name)) = (args.cmd.clone(), args.name.clone()) else {
+        anyhow::bail!("--cmd needs --name");
+    };
+    trace_cmd::check_name(&name).map_err(anyhow::Error::msg)?;
+    let job = CommandTrace {
+        command,
+        name,
+        samples_per_step: args.samples_per_step,
+        warmup_steps: args.warmup_steps,
+        warmup_s: args.warmup_s.unwrap_or(10.0),
+        window_s: args.window_s.unwrap_or(5.0),
+        iterations: args.iterations,
+        step_timeout_s: args.step_timeout_s,
+        let_finish: args.let_finish,
+        out_dir: args.out.clone(),
+        tmp_root: args.tmp.clone(),
+    };
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if !positive(job.warmup_s) && job.warmup_s != 0.0
+        || !positive(job.window_s)
+        || !positive(job.step_timeout_s)
+        || job.iterations == 0
+        || job.samples_per_step == Some(0)
+    {
+        anyhow::bail!(
+            "--warmup-s must be 0 or more seconds, --window-s and --step-timeout-s positive \
+             seconds, --iterations and --samples-per-step at least 1"
+        );
+    }
+    let (gpu, source) = if args.fake_gpu {
+        (FakeRunner::new().gpu().clone(), "fake")
+    } else {
+        match ProcessRunner::open(ProcessRunnerConfig::for_gpu(args.gpu)) {
+            Ok(runner) => (runner.gpu().clone(), "measured"),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    ctrlc::set_handler(runner::request_interrupt).context("cannot install the Ctrl-C handler")?;
+    eprintln!(
+        "GPU {} ({}, driver {}, {}): tracing `{}` as {} into {}",
+        gpu.index,
+        gpu.name,
+        gpu.driver,
+        gpu.uuid,
+        job.command,
+        job.name,
+        job.out_dir.display()
+    );
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} tracing {msg} [{elapsed}]")
+            .context("progress bar template")?,
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar.set_message(job.name.clone());
+    let traced = trace_cmd::trace_command(&job, &gpu, source, &mut |line| {
+        bar.suspend(|| eprintln!("{line}"))
+    });
+    bar.finish_and_clear();
+    let traced = match traced {
+        Err(runner::RunError::Interrupted) => {
+            eprintln!("interrupted: the command was stopped; no trace written");
+            return Ok(ExitCode::from(130));
+        }
+        other => other?,
+    };
+    super::print(&trace_cmd::outcome_table(&traced, source))?;
+    if let Some(error) = &traced.error {
+        eprintln!(
+            "error: tracing `{}` failed ({}): {error}",
+            job.command,
+            traced.status.label()
+        );
+    }
+    Ok(if traced.status.failed() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

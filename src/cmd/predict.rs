@@ -34,6 +34,11 @@ pub struct PredictArgs {
     /// uses Gavel's measured pair table, jobs written like gavel_resnet-18:32:1.
     #[arg(long)]
     pub profile: Vec<PathBuf>,
+    /// Folder of your own kernel traces (`colo calibrate trace --cmd ... --out DIR`); repeat
+    /// for several. Its points are predicted by the kernel model with the shipped globals, no
+    /// refit: alone rate and memory measured by the trace (default: none).
+    #[arg(long)]
+    pub traces: Vec<PathBuf>,
     /// Performance model (default: kernel, which falls back to parametric for jobs without
     /// a kernel trace and says so).
     #[arg(long, value_enum, default_value_t = ModelArg::Kernel)]
@@ -147,9 +152,20 @@ fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match args.model {
         ModelArg::Kernel => {
-            let k = Arc::new(shipped::kernel_model(profiles.clone(), &args.profile)?);
+            let mut k = shipped::kernel_model(profiles.clone(), &args.profile)?;
+            let (notes, skipped) = shipped::add_user_traces(&mut k, &args.traces, gpu)?;
+            for (path, why) in &skipped {
+                eprintln!("warning: {}: skipped: {why}", path.display());
+            }
+            for (point, note) in notes.iter().filter(|(p, _)| args.jobs.contains(p)) {
+                eprintln!("trace of {point}: {note}");
+            }
+            let k = Arc::new(k);
             kernel = Some(k.clone());
             k
+        }
+        _ if !args.traces.is_empty() => {
+            anyhow::bail!("--traces is read by the kernel model only; drop --model or --traces")
         }
         ModelArg::Parametric => Arc::new(Parametric::new(profiles.clone())),
         ModelArg::Exclusive => Arc::new(Exclusive::new(profiles.clone())),

@@ -491,10 +491,23 @@ impl ClassLookup for ProfileSet {
 
 fn unknown_model(profile: &Profile, path: &Path, key: &ModelKey) -> PerfError {
     let sizes = profile.known_sizes(&key.model);
+    let how_to_trace = format!(
+        "to predict your own job, trace it once on a GPU: `colo calibrate trace --cmd \"python \
+         train.py ...\" --name {} --out DIR` (or `colo calibrate trace {key} --out DIR` for a \
+         zoo model), then pass --traces DIR (scenarios: `traces: [\"DIR\"]`); no refit needed",
+        key.model
+    );
     let hint = if sizes.is_empty() {
-        format!("known models: {}", profile.model_names().join(", "))
+        format!(
+            "known models: {}; {how_to_trace}",
+            profile.model_names().join(", ")
+        )
     } else {
-        format!("it has {} at: {}", key.model, sizes.join(", "))
+        format!(
+            "it has {} at: {}; {how_to_trace}",
+            key.model,
+            sizes.join(", ")
+        )
     };
     PerfError::UnknownModel {
         path: path.to_owned(),

@@ -220,6 +220,7 @@ pub struct KernelModel {
     gpus: Vec<GpuTraces>,
     memo: Mutex<Memo>,
     stats: Mutex<(u64, u64)>,
+    user_points: std::collections::HashSet<ModelKey>,
 }
 
 impl std::fmt::Debug for KernelModel {
@@ -258,6 +259,7 @@ impl KernelModel {
             gpus,
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
+            user_points: Default::default(),
         }
     }
 
@@ -272,6 +274,45 @@ impl KernelModel {
             }
         }
         Ok(Self::with_tables(profiles, tables))
+    }
+
+    /// Adds a user's traces (`colo predict --traces DIR`, a scenario's `traces`) to the model:
+    /// predicted with the GPU's shipped globals, no refit. A point already traced is replaced.
+    /// The class of each added point (alone rate, memory) comes from its trace, measured, even
+    /// where the profile has an entry for it. Returns the points added.
+    pub fn add_traces(&mut self, tables: KernelTables) -> Vec<ModelKey> {
+        let params = self
+            .profiles
+            .profiles()
+            .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&tables.gpu))
+            .and_then(|(p, _)| p.kernel.clone());
+        let (globals, origin) = params
+            .as_ref()
+            .map_or((KernelGlobals::ALONE_ONLY, Origin::Provisional), |k| {
+                (KernelGlobals::of(k), k.origin)
+            });
+        let added = GpuTraces::new(tables, globals, origin);
+        let keys: Vec<ModelKey> = added.traced.iter().map(|t| t.key.clone()).collect();
+        match self
+            .gpus
+            .iter_mut()
+            .find(|g| g.gpu.eq_ignore_ascii_case(&added.gpu))
+        {
+            Some(g) => {
+                g.traced.retain(|t| !keys.contains(&t.key));
+                g.traced.extend(added.traced);
+                g.source = format!("{}; user traces: {}", g.source, added.source);
+            }
+            None => self.gpus.push(added),
+        }
+        self.user_points.extend(keys.iter().cloned());
+        self.memo.lock().map(|mut m| m.clear()).unwrap_or(());
+        keys
+    }
+
+    /// Whether `key` was added from a user's traces ([`KernelModel::add_traces`]).
+    pub fn is_user_traced(&self, key: &ModelKey) -> bool {
+        self.user_points.contains(key)
     }
 
     /// The same traces with other global parameters on `gpu` (for fitting and validation).
@@ -312,6 +353,7 @@ impl KernelModel {
             gpus: vec![GpuTraces::new(tables, g.globals, g.origin)],
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
+            user_points: Default::default(),
         })
     }
 
@@ -487,6 +529,11 @@ impl PerfModel for KernelModel {
 
     // A traced job missing from the profile still has a class: from its trace.
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
+        if self.user_points.contains(key)
+            && let Some(class) = self.class_from_trace(gpu, key)
+        {
+            return Ok(class);
+        }
         match self.profiles.class(gpu, key) {
             Ok(class) => Ok(class),
             Err(err) => self.class_from_trace(gpu, key).ok_or(err),
