@@ -133,8 +133,13 @@ class _Tracer:
 
     # -- hooks -----------------------------------------------------------------------------
     def install(self):
+        import importlib
+
         torch = self.torch
-        torch.optim.optimizer.register_optimizer_step_post_hook(self._optimizer_step)
+        # Submodules torch may load lazily: import them by name.
+        optimizer = importlib.import_module("torch.optim.optimizer")
+        dataloader = importlib.import_module("torch.utils.data.dataloader")
+        optimizer.register_optimizer_step_post_hook(self._optimizer_step)
         # Until the first step, every module call is seen (keyword arguments too, as Hugging
         # Face models take them); the original __call__ is put back at the first step.
         module_class = torch.nn.Module
@@ -155,7 +160,7 @@ class _Tracer:
                 module_class.__call__ = original_call
 
         self.restore_call = restore
-        loader_iter = torch.utils.data.dataloader._BaseDataLoaderIter
+        loader_iter = dataloader._BaseDataLoaderIter
         original_next = loader_iter.__next__
 
         def counted_next(it):
@@ -166,7 +171,10 @@ class _Tracer:
             return batch
 
         loader_iter.__next__ = counted_next
-        scaler = getattr(getattr(torch, "amp", None), "GradScaler", None)
+        try:
+            scaler = importlib.import_module("torch.amp").GradScaler
+        except (ImportError, AttributeError):
+            scaler = None
         if scaler is not None:
             original_scale = scaler.scale
 
