@@ -587,8 +587,12 @@ impl PerfModel for KernelModel {
             Ok((p, _)) if partition.is_mig_slice => p.mig.efficiency,
             _ => 1.0,
         };
+        // Sharing never makes a job faster than alone: the MPS host factor (< 1, fitted on
+        // co-runs of GPU-heavy jobs) would otherwise speed up a host-bound job (bert_mlm:32:1,
+        // 32 ms of CPU per 32 ms step, at 1.06 of alone beside a ResNet-50), and a lone client
+        // under an SM budget (resnet18:128:32 at 50%: 1.07); no measurement shows either.
         for ((o, t), f) in out.iter_mut().zip(tenants).zip(fractions) {
-            *o = t.class.solo_rate * f64::from(t.gpus) * f * efficiency;
+            *o = t.class.solo_rate * f64::from(t.gpus) * f.min(1.0) * efficiency;
         }
     }
 }
