@@ -191,6 +191,10 @@ struct ProfileArgs {
     /// [default: off: the command prints its own progress, or is measured by its lifetime]
     #[arg(long)]
     step_hook: bool,
+    /// Run the set once instead of --repeats times: its noise is then not measured, and
+    /// whatever uses the record must say so [default: off]
+    #[arg(long, conflicts_with = "repeats")]
+    once: bool,
     /// With --step-hook: end each command cleanly at its first step this many seconds after
     /// it started, so that co-runners stop together [default: run to the end]
     #[arg(long, requires = "step_hook")]
@@ -445,11 +449,20 @@ fn profile_commands(args: &ProfileArgs, commands: Vec<String>) -> anyhow::Result
         mode: args.mode,
         procs: Vec::new(),
         commands,
-        repeats: args.repeats,
+        repeats: if args.once {
+            colo_calibrate::plan::MIN_REPEATS
+        } else {
+            args.repeats
+        },
         warmup_s: args.warmup_s,
         timeout_s: args.timeout_s,
     }
     .with_flags(&lists, colo_sim::hardware::gpu(&args.gpu_type)?)?;
+    // --once: checked as a plan of the least repeats, then run once.
+    let cmd_plan = CommandPlan {
+        repeats: if args.once { 1 } else { cmd_plan.repeats },
+        ..cmd_plan
+    };
     let mut runner = if args.gpu.fake_gpu {
         let gpu = FakeRunner::new().gpu().clone();
         ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)

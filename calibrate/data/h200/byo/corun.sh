@@ -22,7 +22,7 @@ declare -A SPS=([bert_mlm]=32 [hf_gpt2]=8 [lora_llama]=8 [lm_accum]=16 [timm_amp
 awk -v run="# Run $RUN" '$0 == run {on=1; next} /^# Run/ {on=0} on && !/^#/ && NF' $HERE/plan.txt |
 while read -r id mode sm programs; do
   [ -s "$STORE/$id.jsonl" ] && { echo "=== $id: in the store, skipped"; continue; }
-  args=(calibrate profile --step-hook --run-s 38 --warmup-s 27 --repeats 1 --timeout-s 150
+  args=(calibrate profile --step-hook --run-s 38 --warmup-s 27 --once --timeout-s 150
         --out "$STORE" --name "$id")
   colo_mode=$mode; [ "$mode" = exclusive ] && colo_mode=timeslice
   args+=(--mode "$colo_mode")
