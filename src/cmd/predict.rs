@@ -39,6 +39,11 @@ pub struct PredictArgs {
     /// refit: alone rate and memory measured by the trace (default: none).
     #[arg(long)]
     pub traces: Vec<PathBuf>,
+    /// A traced job's alone speed measured on the GPU you ask about, as POINT=SAMPLES_PER_S
+    /// (repeatable; kernel model): its trace's host time is rescaled to reproduce it, since
+    /// hosts differ between GPUs of one type (default: the trace's own unprofiled speed).
+    #[arg(long, value_parser = alone_rate)]
+    pub alone_rate: Vec<(ModelKey, f64)>,
     /// Performance model (default: kernel, which falls back to parametric for jobs without
     /// a kernel trace and says so).
     #[arg(long, value_enum, default_value_t = ModelArg::Kernel)]
@@ -59,6 +64,23 @@ fn sm_percent(text: &str) -> Result<f64, String> {
         Ok(pct)
     } else {
         Err(format!("{pct} is outside 1..=100 (percent of the SMs)"))
+    }
+}
+
+/// One `--alone-rate` value: POINT=SAMPLES_PER_S.
+fn alone_rate(text: &str) -> Result<(ModelKey, f64), String> {
+    let (point, rate) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: give POINT=SAMPLES_PER_S, e.g. my_llm:16:1=118.5"))?;
+    let key: ModelKey = point.parse().map_err(|e| format!("{e}"))?;
+    let rate: f64 = rate
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{rate}` is not a number of samples/s"))?;
+    if rate.is_finite() && rate > 0.0 {
+        Ok((key, rate))
+    } else {
+        Err(format!("{rate}: an alone speed must be positive samples/s"))
     }
 }
 
@@ -159,6 +181,18 @@ fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
             }
             for (point, note) in notes.iter().filter(|(p, _)| args.jobs.contains(p)) {
                 eprintln!("trace of {point}: {note}");
+            }
+            for (key, rate) in &args.alone_rate {
+                if !k.anchor(gpu, key, *rate) {
+                    anyhow::bail!(
+                        "--alone-rate {key}={rate}: {key} has no kernel trace on {}; trace it first \
+                         (colo calibrate trace) or pass its folder with --traces",
+                        gpu.name
+                    );
+                }
+                eprintln!(
+                    "{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)"
+                );
             }
             let k = Arc::new(k);
             kernel = Some(k.clone());

@@ -310,6 +310,27 @@ impl KernelModel {
         keys
     }
 
+    /// Re-anchors `key`'s trace on `gpu` to an alone speed measured on the GPU asked about
+    /// (samples/s): its host time is rescaled so that the alone replay reproduces that speed,
+    /// as validation does with the store's alone runs (hosts differ between GPUs of one type:
+    /// a host-bound job's alone speed by up to 43%). Returns false when `key` has no trace.
+    pub fn anchor(&mut self, gpu: &GpuSpec, key: &ModelKey, samples_per_s: f64) -> bool {
+        let Some(g) = self.gpu_index(gpu) else {
+            return false;
+        };
+        let sm_count = self.gpus[g].sm_count.max(1);
+        let Some(idx) = self.gpus[g].index(key) else {
+            return false;
+        };
+        let traced = &mut self.gpus[g].traced[idx];
+        traced.trace.anchor_samples_per_s = Some(samples_per_s);
+        (traced.host_scale, traced.dur_scale) = host_scale(&traced.trace, sm_count);
+        (traced.trace.host_scale, traced.trace.dur_scale) = (traced.host_scale, traced.dur_scale);
+        traced.alone = OnceLock::new();
+        self.memo.lock().map(|mut m| m.clear()).unwrap_or(());
+        true
+    }
+
     /// Whether `key` was added from a user's traces ([`KernelModel::add_traces`]).
     pub fn is_user_traced(&self, key: &ModelKey) -> bool {
         self.user_points.contains(key)
