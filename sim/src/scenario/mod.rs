@@ -296,7 +296,8 @@ impl Scenario {
             });
         }
         fsutil::check_outside(&out, &[&self.path]).map_err(write_err)?;
-        let whole = fsutil::WholeDir::begin(&out).map_err(write_err)?;
+        let whole =
+            fsutil::WholeDir::begin_result(&out, "results", &self.file.name).map_err(write_err)?;
         // A shard runs every N-th variant; progress keeps each variant's position.
         let chosen: Vec<(usize, &VariantSpec)> = variants
             .iter()

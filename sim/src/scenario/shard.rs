@@ -235,7 +235,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, MergeError> {
             missing.join(", ")
         )));
     }
-    let whole = WholeDir::begin(out).map_err(io(out))?;
+    let whole = WholeDir::begin_result(out, "results", &first.scenario).map_err(io(out))?;
     let mut header: Option<String> = None;
     let mut rows: Vec<(usize, String)> = Vec::with_capacity(first.total_variants);
     for (dir, m) in &shards {
