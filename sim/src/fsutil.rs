@@ -12,7 +12,18 @@
 //!
 //! For Ctrl-C, the binary calls [`remove_in_progress`] from its signal handler and exits: the
 //! folders being written go, and no swap starts afterwards, nor any folder of a result is
-//! created ([`create_result_dir`]), which would bring a removed one back.
+//! created ([`create_result_dir`]), which would bring a removed one back. A swap and the
+//! removal of the previous folder after it hold the same lock, so a Ctrl-C there waits for
+//! them, and [`remove_in_progress`] reports the folder as published, whole, with no `.old-`
+//! folder beside it.
+//!
+//! Before the swap, every file of the new folder and the folder itself are synced, and the
+//! parent after it (one `fsync` a file, none a row), so a power loss cannot leave a
+//! renamed-in folder whose files the disk never got.
+//!
+//! A result folder of colo's own ([`WholeDir::begin_result`]) holds a marker file,
+//! [`MARKER`]: an existing folder is replaced only when it holds one or is empty, never a
+//! folder of someone else's files that happens to be named as the output.
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -37,7 +48,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         f.sync_all()
     });
     match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            sync_dir(dir);
+            Ok(())
+        }
         Err(err) => {
             let _ = std::fs::remove_file(&tmp);
             Err(err)
@@ -72,14 +86,17 @@ fn parent_of(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// Folders being written by this process, and whether an interrupt has removed them.
+/// Folders being written by this process, those it has published, and whether an interrupt
+/// has removed the former.
 struct InProgress {
     dirs: Vec<PathBuf>,
+    published: Vec<PathBuf>,
     interrupted: bool,
 }
 
 static IN_PROGRESS: Mutex<InProgress> = Mutex::new(InProgress {
     dirs: Vec::new(),
+    published: Vec::new(),
     interrupted: false,
 });
 
@@ -89,14 +106,39 @@ fn in_progress() -> std::sync::MutexGuard<'static, InProgress> {
     IN_PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What [`remove_in_progress`] found: the result folders this process had published (whole,
+/// their previous folders removed) and those it was still writing (removed: their targets
+/// are as they were).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Interrupted {
+    /// Targets swapped in whole before the interrupt.
+    pub published: Vec<PathBuf>,
+    /// Temporary folders being written, now removed.
+    pub removed: Vec<PathBuf>,
+}
+
+impl Interrupted {
+    /// Whether every result folder the process began was published: the interrupt came after
+    /// the work, and there is nothing to redo.
+    pub fn complete(&self) -> bool {
+        !self.published.is_empty() && self.removed.is_empty()
+    }
+}
+
 /// Removes every folder this process is writing through a [`WholeDir`] and refuses any later
 /// [`WholeDir::begin`] or [`WholeDir::commit`]: what a Ctrl-C handler calls before it exits.
-/// A swap already under way finishes first (it holds the same lock).
-pub fn remove_in_progress() {
+/// A swap already under way, and the removal of the previous folder after it, finish first
+/// (they hold the same lock). Returns what is where, for the handler to say.
+pub fn remove_in_progress() -> Interrupted {
     let mut state = in_progress();
     state.interrupted = true;
-    for dir in state.dirs.drain(..) {
-        remove_while_written(&dir);
+    let removed: Vec<PathBuf> = state.dirs.drain(..).collect();
+    for dir in &removed {
+        remove_while_written(dir);
+    }
+    Interrupted {
+        published: state.published.clone(),
+        removed,
     }
 }
 
@@ -150,6 +192,7 @@ fn interrupted_error() -> std::io::Error {
 /// A result folder being written whole: files go into [`path`](Self::path), a temporary
 /// sibling of the target, and [`commit`](Self::commit) swaps it in. Dropped uncommitted (an
 /// error on the way), the temporary folder is removed and the target left as it was.
+/// [`begin_result`](Self::begin_result) adds the marker of a colo result ([`MARKER`]).
 #[derive(Debug)]
 pub struct WholeDir {
     /// As the caller named it.
@@ -166,6 +209,18 @@ impl WholeDir {
     /// temporary folder. Refuses a target that is a file, has no folder name (`.`, `..`, `/`),
     /// holds the current directory or is a git checkout: the swap replaces the whole folder.
     pub fn begin(target: &Path) -> std::io::Result<Self> {
+        Self::begin_with(target, None)
+    }
+
+    /// [`begin`](Self::begin) for a result folder of colo's own: refuses an existing target
+    /// that is neither empty nor marked as one ([`MARKER`]: a folder colo never wrote, or one
+    /// an earlier colo wrote without the marker), and writes the marker into the new folder,
+    /// saying what it holds (`kind`, e.g. `results`) and of what (`name`, e.g. the scenario).
+    pub fn begin_result(target: &Path, kind: &str, name: &str) -> std::io::Result<Self> {
+        Self::begin_with(target, Some(Marker { kind, name }))
+    }
+
+    fn begin_with(target: &Path, marker: Option<Marker<'_>>) -> std::io::Result<Self> {
         if !target.components().next_back().is_some_and(is_normal) {
             return Err(refuse(target, "it names no folder of its own"));
         }
@@ -179,6 +234,9 @@ impl WholeDir {
             None => return Err(refuse(target, "it names no folder of its own")),
         };
         check_replaceable(&real)?;
+        if marker.is_some() {
+            check_marked(target, &real)?;
+        }
         let parent = parent_of(&real);
         std::fs::create_dir_all(parent)?;
         tidy(parent, &name, &pid_alive);
@@ -193,13 +251,18 @@ impl WholeDir {
         }
         std::fs::create_dir(&tmp)?;
         state.dirs.push(tmp.clone());
-        Ok(WholeDir {
+        drop(state);
+        let whole = WholeDir {
             target: target.to_path_buf(),
             real,
             tmp,
             name,
             committed: false,
-        })
+        };
+        if let Some(marker) = marker {
+            std::fs::write(whole.tmp.join(MARKER), marker.json())?;
+        }
+        Ok(whole)
     }
 
     /// The temporary folder to write into.
@@ -221,23 +284,120 @@ impl WholeDir {
         }
     }
 
-    /// Swaps the written folder in place of the target (see the module's notes on the window
-    /// between the two renames) and removes the previous one.
+    /// Syncs the written folder to disk, swaps it in place of the target (see the module's
+    /// notes on the window between the two renames), syncs the parent and removes the previous
+    /// folder. A Ctrl-C from the swap on waits until the previous folder is gone.
     pub fn commit(mut self) -> std::io::Result<()> {
+        sync_tree(&self.tmp)?;
         let mut state = in_progress();
         if state.interrupted {
             return Err(interrupted_error());
         }
         let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        let old =
-            parent_of(&self.real).join(format!(".{}.old-{}.{seq}", self.name, std::process::id()));
+        let parent = parent_of(&self.real);
+        let old = parent.join(format!(".{}.old-{}.{seq}", self.name, std::process::id()));
         swap(&self.tmp, &self.real, &old)?;
         state.dirs.retain(|d| d != &self.tmp);
+        state.published.push(self.target.clone());
         self.committed = true;
-        drop(state);
+        sync_dir(parent);
+        // Under the lock: an interrupt here finds the previous folder gone, not half removed
+        // (should removing fail, the next run beside it removes it: a dead run's `.old-`).
         let _ = std::fs::remove_dir_all(&old);
         Ok(())
     }
+}
+
+/// Syncs every file under `dir`, its subfolders and `dir` itself: one `fsync` each.
+fn sync_tree(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            sync_tree(&entry.path())?;
+        } else if kind.is_file() {
+            std::fs::File::open(entry.path())?.sync_all()?;
+        }
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Syncs folder `dir`'s entries (a rename into it, a file created in it). Where a folder
+/// cannot be opened as a file (not Unix), or the file system does not sync folders, nothing.
+fn sync_dir(dir: &Path) {
+    if cfg!(unix)
+        && let Ok(handle) = std::fs::File::open(dir)
+    {
+        let _ = handle.sync_all();
+    }
+}
+
+/// File name of the marker in a result folder of colo's own ([`WholeDir::begin_result`]): a
+/// small JSON object naming the tool, its version, what the folder holds and of what.
+pub const MARKER: &str = ".colo-result";
+
+/// What a result folder's [`MARKER`] says.
+struct Marker<'a> {
+    kind: &'a str,
+    name: &'a str,
+}
+
+impl Marker<'_> {
+    fn json(&self) -> Vec<u8> {
+        let value = serde_json::json!({
+            "tool": "colo",
+            "version": env!("CARGO_PKG_VERSION"),
+            "kind": self.kind,
+            "name": self.name,
+        });
+        let mut bytes = serde_json::to_vec_pretty(&value).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// Files an earlier colo wrote in result folders (before [`MARKER`]): the hint for a folder
+/// holding them.
+const RESULT_FILES: [&str; 5] = [
+    "summary.json",
+    "sweep.csv",
+    "shard.json",
+    "jobs.csv",
+    "jobs.parquet",
+];
+
+/// Refuses an existing folder `real` (as the caller named it: `target`) that holds files but
+/// no [`MARKER`]: colo did not write it, or an earlier colo did, before the marker.
+fn check_marked(target: &Path, real: &Path) -> std::io::Result<()> {
+    let mut entries = match std::fs::read_dir(real) {
+        Ok(entries) => entries.flatten().map(|e| e.file_name()).peekable(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if entries.peek().is_none() || real.join(MARKER).is_file() {
+        return Ok(());
+    }
+    let names: Vec<String> = entries.map(|n| n.to_string_lossy().into_owned()).collect();
+    let figures = |n: &String| n.ends_with(".png") || n.ends_with(".svg");
+    let earlier = RESULT_FILES
+        .iter()
+        .find(|f| names.iter().any(|n| n == *f))
+        .map(|f| (*f).to_owned())
+        .or_else(|| names.iter().find(|n| figures(n)).cloned());
+    let shown = target.display();
+    let why = match earlier {
+        Some(file) => format!(
+            "it holds {file} but no {MARKER} marker: results of an earlier colo, written \
+             before the marker, or files of your own; if it is colo's, remove it \
+             (rm -r {shown}) and run again, else choose another output folder (--out)"
+        ),
+        None => format!(
+            "it holds files that colo did not write (no {MARKER} marker); choose another \
+             output folder (--out) or remove this one"
+        ),
+    };
+    Err(refuse(target, &why))
 }
 
 impl Drop for WholeDir {
@@ -278,6 +438,44 @@ pub fn check_outside(target: &Path, inputs: &[&Path]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`check_outside`], and refuses `target` inside one of `inputs` as well: for a command whose
+/// inputs are folders it reads whole (`colo merge`'s shards), whose result does not belong in
+/// one of them.
+pub fn check_apart(target: &Path, inputs: &[&Path]) -> std::io::Result<()> {
+    check_outside(target, inputs)?;
+    let Some(target_real) = resolve(target) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(input_real) = input.canonicalize()
+            && target_real.starts_with(&input_real)
+        {
+            return Err(refuse(
+                target,
+                &format!("it lies inside {}, an input of this run", input.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute through its nearest existing folder (the rest need not exist); `None`
+/// when a missing part is not a plain name.
+fn resolve(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut base = path;
+    loop {
+        if let Ok(real) = base.canonicalize() {
+            return Some(rest.iter().rev().fold(real, |acc, part| acc.join(part)));
+        }
+        rest.push(base.file_name()?);
+        base = base.parent()?;
+        if base.as_os_str().is_empty() {
+            base = Path::new(".");
+        }
+    }
 }
 
 /// The checks of [`WholeDir::begin`] on an existing target.
@@ -599,6 +797,53 @@ mod tests {
         assert_eq!(leftover(".res.tmp-1x", "res"), None);
         assert_eq!(leftover(".res.tmp12", "res"), None);
         assert_eq!(leftover(".re.tmp-12", "res"), None);
+    }
+
+    /// Issue 34.4: a result folder of colo's own replaces only an empty or marked folder,
+    /// and carries the marker.
+    #[test]
+    fn a_result_folder_replaces_only_an_empty_or_marked_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        std::fs::write(notes.join("thesis.tex"), "mine").unwrap();
+        let err = WholeDir::begin_result(&notes, "results", "t").unwrap_err();
+        assert!(err.to_string().contains("colo did not write"), "{err}");
+        let earlier = previous(dir.path());
+        let err = WholeDir::begin_result(&earlier, "results", "t").unwrap_err();
+        assert!(err.to_string().contains("earlier colo"), "{err}");
+        assert_eq!(names(dir.path()), ["notes", "res"], "nothing begun");
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        WholeDir::begin_result(&empty, "results", "t")
+            .unwrap()
+            .commit()
+            .unwrap();
+        let marker: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(empty.join(MARKER)).unwrap()).unwrap();
+        assert_eq!(marker["kind"], "results");
+        std::fs::write(empty.join("jobs.csv"), "x").unwrap();
+        let again = WholeDir::begin_result(&empty, "results", "t").unwrap();
+        again.commit().unwrap();
+        assert_eq!(names(&empty), [MARKER]);
+    }
+
+    /// Issue 34.2: a target that is an input, holds one or lies inside one is refused.
+    #[test]
+    fn check_apart_refuses_a_target_among_the_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("s0");
+        std::fs::create_dir(&input).unwrap();
+        for target in [
+            input.clone(),
+            dir.path().to_owned(),
+            input.join("inner"),
+            input.join("a/b"),
+        ] {
+            assert!(check_apart(&target, &[&input]).is_err(), "{target:?}");
+        }
+        assert!(check_apart(&dir.path().join("merged"), &[&input]).is_ok());
+        assert!(check_apart(&dir.path().join("s0x"), &[&input]).is_ok());
     }
 
     #[test]

@@ -17,15 +17,43 @@ use std::io::Write as _;
 use anyhow::Context as _;
 
 /// Ctrl-C (or SIGTERM) while result folders are being written: removes them, so the previous
-/// results stay as they were, and exits with 130. For the commands that write result folders
+/// results stay as they were, and exits with 130. Once every folder the command began is
+/// published (the previous one removed: the handler waits for that), the results are
+/// complete: it says so and exits 0. For the commands that write result folders
 /// ([`colo_sim::fsutil::WholeDir`]); `calibrate run` and its kin install their own handler.
 pub fn interrupt_removes_outputs() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
-        colo_sim::fsutil::remove_in_progress();
-        eprintln!("\ninterrupted: result folders left as they were");
-        std::process::exit(130);
+        let found = colo_sim::fsutil::remove_in_progress();
+        let (message, code) = interrupt_message(&found);
+        eprintln!("\n{message}");
+        std::process::exit(code);
     })
     .context("cannot install the Ctrl-C handler")
+}
+
+/// What the Ctrl-C handler says about `found`, and its exit code.
+fn interrupt_message(found: &colo_sim::fsutil::Interrupted) -> (String, i32) {
+    let list = |dirs: &[std::path::PathBuf]| {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        shown.join(", ")
+    };
+    if found.complete() {
+        let message = format!(
+            "interrupted after the results were written: {} is complete",
+            list(&found.published)
+        );
+        return (message, 0);
+    }
+    let mut message = String::from("interrupted: result folders being written were removed");
+    if found.published.is_empty() {
+        message = String::from("interrupted: result folders left as they were");
+    } else {
+        message.push_str(&format!(
+            "; already written whole: {}",
+            list(&found.published)
+        ));
+    }
+    (message, 130)
 }
 
 /// Writes `text` to stdout in one go; a closed pipe comes back as an error that `main` treats

@@ -54,7 +54,9 @@ pub fn run(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let writing = || format!("writing {}", out_dir.display());
     let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
     fsutil::check_outside(&out_dir, &inputs).with_context(writing)?;
-    let whole = WholeDir::begin(&out_dir).with_context(writing)?;
+    let labels: Vec<&str> = folders.iter().map(|f| f.label.as_str()).collect();
+    let whole =
+        WholeDir::begin_result(&out_dir, "figures", &labels.join(", ")).with_context(writing)?;
     let progress = super::progress::Progress::new(format!(
         "plot: drawing figures from {} result folder(s)",
         folders.len()
@@ -67,7 +69,6 @@ pub fn run(args: PlotArgs) -> anyhow::Result<ExitCode> {
     for skipped in &report.skipped {
         eprintln!("skipped {skipped}");
     }
-    let labels: Vec<&str> = folders.iter().map(|f| f.label.as_str()).collect();
     let mut stdout = std::io::stdout().lock();
     writeln!(
         stdout,

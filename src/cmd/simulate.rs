@@ -128,7 +128,9 @@ fn report_peak_for_bench() -> anyhow::Result<()> {
 
 fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
     let mut out = String::new();
-    let first = &runs[0].summary;
+    let Some(first) = runs.first().map(|r| &r.summary) else {
+        return out;
+    };
     let _ = writeln!(
         out,
         "{} — perf model {}, profile origin: {} (all figures simulated)",

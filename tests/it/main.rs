@@ -3,6 +3,7 @@ mod bench;
 mod calibrate;
 mod common;
 mod fit;
+mod merge_trust;
 mod pack;
 mod placement;
 mod plan;

@@ -391,11 +391,17 @@ fn outputs_chooses_the_result_files_and_keeps_the_summary() {
     let path = write(tmp.path(), "one.ron", &text);
     let mut summaries = Vec::new();
     for (outputs, files) in [
-        ("summary", vec!["summary.json"]),
-        ("jobs", vec!["jobs.csv", "summary.json"]),
+        ("summary", vec![".colo-result", "summary.json"]),
+        ("jobs", vec![".colo-result", "jobs.csv", "summary.json"]),
         (
             "all",
-            vec!["jobs.csv", "placements.csv", "summary.json", "timeline.csv"],
+            vec![
+                ".colo-result",
+                "jobs.csv",
+                "placements.csv",
+                "summary.json",
+                "timeline.csv",
+            ],
         ),
     ] {
         let out = tmp.path().join(outputs);
@@ -462,7 +468,7 @@ fn columnar_writes_jobs_parquet_or_says_which_build_does() {
     if cfg!(feature = "parquet") {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let names = listing(&out);
-        assert_eq!(names, ["jobs.parquet", "summary.json"]);
+        assert_eq!(names, [".colo-result", "jobs.parquet", "summary.json"]);
         let bytes = std::fs::read(out.join("jobs.parquet")).unwrap();
         assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
     } else {

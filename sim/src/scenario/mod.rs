@@ -225,15 +225,9 @@ impl Scenario {
                 ));
             }
         }
-        if let Some(bad) = self.file.sweep.iter().find(|v| !is_plain_name(&v.name)) {
-            return Err(ScenarioError::field(
-                &self.path,
-                "sweep",
-                format!(
-                    "variant name `{}` must be non-empty, hold no slash or `..` and not be `.`",
-                    bad.name
-                ),
-            ));
+        for variant in &self.file.sweep {
+            check_variant_name(&variant.name)
+                .map_err(|why| ScenarioError::field(&self.path, "sweep", why))?;
         }
         Ok(())
     }
@@ -295,14 +289,26 @@ impl Scenario {
                 message: "--shard splits a sweep's variants and this scenario has no sweep; run it without --shard".into(),
             });
         }
-        fsutil::check_outside(&out, &[&self.path]).map_err(write_err)?;
-        let whole = fsutil::WholeDir::begin(&out).map_err(write_err)?;
         // A shard runs every N-th variant; progress keeps each variant's position.
         let chosen: Vec<(usize, &VariantSpec)> = variants
             .iter()
             .enumerate()
             .filter(|(idx, _)| options.shard.is_none_or(|s| s.takes(*idx)))
             .collect();
+        if let Some(s) = options.shard.filter(|_| chosen.is_empty()) {
+            return Err(ScenarioError::Field {
+                path: self.path.clone(),
+                field: "sweep".into(),
+                message: format!(
+                    "--shard {s}: shard {s} of a sweep of {n} variants is empty; use N <= {n} \
+                     (colo merge needs no shard K >= {n})",
+                    n = variants.len()
+                ),
+            });
+        }
+        fsutil::check_outside(&out, &[&self.path]).map_err(write_err)?;
+        let whole =
+            fsutil::WholeDir::begin_result(&out, "results", &self.file.name).map_err(write_err)?;
         let one = |&(idx, variant): &(usize, &VariantSpec)| {
             let dir = if self.file.sweep.is_empty() {
                 whole.path().to_path_buf()
@@ -325,7 +331,8 @@ impl Scenario {
         };
         let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
         if !self.file.sweep.is_empty() {
-            std::fs::write(whole.path().join("sweep.csv"), sweep_csv(&runs)).map_err(write_err)?;
+            let csv = sweep_csv(&runs).map_err(write_err)?;
+            std::fs::write(whole.path().join(SWEEP_CSV), csv).map_err(write_err)?;
         }
         if let Some(shard) = options.shard {
             let manifest = shard::ShardManifest {
@@ -337,6 +344,7 @@ impl Scenario {
                 index: shard.index,
                 count: shard.count,
                 total_variants: variants.len(),
+                files: variant_files(options),
                 variants: chosen
                     .iter()
                     .map(|&(index, v)| shard::ShardVariant {
@@ -384,6 +392,31 @@ impl Scenario {
 /// no `..`. Scenario and variant names become folder names.
 fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && !name.contains("..") && !name.contains(['/', '\\', '\0'])
+}
+
+/// File name of a sweep's table of variants, beside their folders.
+pub const SWEEP_CSV: &str = "sweep.csv";
+
+/// Names colo writes at the top of a sweep's folder, beside the variants' folders.
+const RESERVED: [&str; 3] = [SWEEP_CSV, shard::MANIFEST, fsutil::MARKER];
+
+/// Checks a variant's name, which names its folder in the sweep's: a plain name
+/// (`is_plain_name`) and none of the files colo writes beside the variants' folders. The
+/// error says what is wrong with it. `colo merge` checks the names in a `shard.json` with it.
+pub fn check_variant_name(name: &str) -> Result<(), String> {
+    if !is_plain_name(name) {
+        return Err(format!(
+            "variant name `{name}` must be non-empty, hold no slash or `..` and not be `.`"
+        ));
+    }
+    if RESERVED.contains(&name) {
+        return Err(format!(
+            "variant name `{name}` is taken by a file colo writes beside the variants' folders \
+             ({}); rename the variant",
+            RESERVED.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 enum SimulateError {
@@ -444,27 +477,100 @@ fn simulate_into(
     Ok(summary)
 }
 
-/// `sweep.csv`: one row per variant, in sweep order.
-fn sweep_csv(runs: &[VariantRun]) -> Vec<u8> {
-    use std::fmt::Write as _;
-    let mut out = String::from(
-        "variant,jobs,completed,makespan_s,mean_jct_s,p95_jct_s,mean_wait_s,throughput_samples_per_s,utilization\n",
-    );
-    for run in runs {
+/// The files each variant's folder gets with `options` (a shard's `shard.json` lists them,
+/// for `colo merge` to check).
+fn variant_files(options: &RunOptions) -> Vec<String> {
+    let jobs = if options.columnar {
+        "jobs.parquet"
+    } else {
+        "jobs.csv"
+    };
+    let names: &[&str] = match options.outputs {
+        Outputs::Summary => &["summary.json"],
+        Outputs::Jobs => &[jobs, "summary.json"],
+        Outputs::All => &[jobs, "placements.csv", "timeline.csv", "summary.json"],
+    };
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+/// `sweep.csv`'s columns.
+const SWEEP_COLUMNS: [&str; 9] = [
+    "variant",
+    "jobs",
+    "completed",
+    "makespan_s",
+    "mean_jct_s",
+    "p95_jct_s",
+    "mean_wait_s",
+    "throughput_samples_per_s",
+    "utilization",
+];
+
+/// `sweep.csv`: one row per variant, in sweep order, through the CSV writer (a variant name
+/// holding a comma, a quote or a line break is quoted).
+fn sweep_csv(runs: &[VariantRun]) -> std::io::Result<Vec<u8>> {
+    let rows = runs.iter().map(|run| {
         let s = &run.summary;
-        let _ = writeln!(
-            out,
-            "{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.4}",
-            run.name,
-            s.jobs,
-            s.completed,
-            s.makespan_s,
-            s.jct_s.mean,
-            s.jct_s.p95,
-            s.wait_s.mean,
-            s.throughput_samples_per_s,
-            s.utilization
-        );
+        vec![
+            run.name.clone(),
+            s.jobs.to_string(),
+            s.completed.to_string(),
+            format!("{:.3}", s.makespan_s),
+            format!("{:.3}", s.jct_s.mean),
+            format!("{:.3}", s.jct_s.p95),
+            format!("{:.3}", s.wait_s.mean),
+            format!("{:.3}", s.throughput_samples_per_s),
+            format!("{:.4}", s.utilization),
+        ]
+    });
+    write_sweep_csv(SWEEP_COLUMNS, rows)
+}
+
+/// Writes a `sweep.csv` of `header` and `rows` as [`Scenario::run`] does (`colo merge` writes
+/// the merged one with it, so the two agree byte for byte).
+pub fn write_sweep_csv<H, R>(header: H, rows: R) -> std::io::Result<Vec<u8>>
+where
+    H: IntoIterator,
+    H::Item: AsRef<[u8]>,
+    R: IntoIterator,
+    R::Item: IntoIterator,
+    <R::Item as IntoIterator>::Item: AsRef<[u8]>,
+{
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    writer.write_record(header)?;
+    for row in rows {
+        writer.write_record(row)?;
     }
-    out.into_bytes()
+    writer
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 34.1 and 34.15: the names a variant may have (its folder's).
+    #[test]
+    fn variant_names_are_plain_and_not_reserved() {
+        for good in ["a", "a,b", "two\nlines", "x.csv", ".hidden"] {
+            assert!(check_variant_name(good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "/abs",
+            "a/b",
+            "a\\b",
+            "sweep.csv",
+            "shard.json",
+        ] {
+            assert!(check_variant_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_variant_name(fsutil::MARKER).is_err());
+    }
 }

@@ -11,7 +11,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::fsutil::{WholeDir, create_result_dir};
+use super::{SWEEP_CSV, check_variant_name, write_sweep_csv};
+use crate::fsutil::{self, WholeDir, create_result_dir};
+use crate::metrics::Summary;
 
 /// The share of a sweep one run takes: every `count`-th variant from `index` (0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +78,10 @@ pub struct ShardManifest {
     pub count: u32,
     /// Variants in the whole sweep.
     pub total_variants: usize,
+    /// The files each variant's folder holds (`--outputs`, `--columnar`); empty in manifests
+    /// of an earlier colo, whose variants are checked for `summary.json` only.
+    #[serde(default)]
+    pub files: Vec<String>,
     /// This shard's variants: position in the sweep and name, in sweep order (the rows of its
     /// `sweep.csv`, in the same order).
     pub variants: Vec<ShardVariant>,
@@ -123,9 +129,18 @@ pub enum MergeError {
         /// What was wrong, and how to fix it.
         why: String,
     },
-    /// The shards do not belong together, or some are missing.
+    /// The shards do not belong together, some are missing, or `--out` is among them.
     #[error("{0}")]
     Mismatch(String),
+    /// A file of a shard's variant is missing or unreadable (checked before anything is
+    /// written).
+    #[error("{}: {why}", path.display())]
+    Variant {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the shard's folder, and how to fix it.
+        why: String,
+    },
 }
 
 /// What a merge joined.
@@ -172,16 +187,79 @@ pub fn read_manifest(dir: &Path) -> Result<ShardManifest, MergeError> {
 
 /// Joins the shard folders `dirs` into `out` (written whole or not at all): every variant's
 /// folder, and `sweep.csv` with its rows in sweep order, as the unsharded run writes them.
+/// Everything is checked before anything is written: that the shards belong together and none
+/// is missing, that `out` is apart from them, the variants' names (as a scenario's) and that
+/// every variant's files are there and its `summary.json` whole.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, MergeError> {
     let mut shards = Vec::with_capacity(dirs.len());
     for dir in dirs {
         shards.push((dir.clone(), read_manifest(dir)?));
     }
+    check_together(&shards)?;
+    let first = shards[0].1.clone();
+    let inputs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    fsutil::check_apart(out, &inputs).map_err(|e| MergeError::Mismatch(e.to_string()))?;
+    let mut header: Option<csv::StringRecord> = None;
+    let mut rows: Vec<(usize, csv::StringRecord)> = Vec::with_capacity(first.total_variants);
+    let mut names = std::collections::BTreeSet::new();
+    for (dir, m) in &shards {
+        let (head, records) = read_sweep(dir, m)?;
+        match &header {
+            None => header = Some(head),
+            Some(h) if *h == head => {}
+            Some(_) => {
+                return Err(MergeError::Mismatch(format!(
+                    "{}: its header differs from the other shards'",
+                    dir.join(SWEEP_CSV).display()
+                )));
+            }
+        }
+        for (v, record) in m.variants.iter().zip(records) {
+            check_variant(dir, m, v, &record)?;
+            if !names.insert(v.name.as_str()) {
+                return Err(MergeError::Mismatch(format!(
+                    "variant `{}` is in two shards ({} is one); merge the shards of one sweep",
+                    v.name,
+                    dir.display()
+                )));
+            }
+            rows.push((v.index, record));
+        }
+    }
+    rows.sort_by_key(|r| r.0);
+    if rows.len() != first.total_variants {
+        return Err(MergeError::Mismatch(format!(
+            "the shards hold {} variants of {}; re-run the shards",
+            rows.len(),
+            first.total_variants
+        )));
+    }
+    let whole = WholeDir::begin_result(out, "results", &first.scenario).map_err(io(out))?;
+    for (dir, m) in &shards {
+        for v in &m.variants {
+            copy_tree(&dir.join(&v.name), &whole.path().join(&v.name))?;
+        }
+    }
+    let sweep = whole.path().join(SWEEP_CSV);
+    let header = header.unwrap_or_default();
+    let csv = write_sweep_csv(&header, rows.iter().map(|(_, r)| r)).map_err(io(&sweep))?;
+    std::fs::write(&sweep, csv).map_err(io(&sweep))?;
+    whole.commit().map_err(io(out))?;
+    Ok(MergeReport {
+        scenario: first.scenario,
+        shards: first.count,
+        variants: rows.len(),
+    })
+}
+
+/// Checks that the `shards` (folder, manifest) are of one sweep and that none is missing or
+/// given twice. A shard past the sweep's last variant (K >= variants) holds nothing and is not
+/// needed (`colo simulate` refuses to run it).
+fn check_together(shards: &[(PathBuf, ShardManifest)]) -> Result<(), MergeError> {
     let Some((_, first)) = shards.first() else {
         return Err(MergeError::Mismatch("no shard folders given".into()));
     };
-    let first = first.clone();
-    for (dir, m) in &shards {
+    for (dir, m) in shards {
         let differs = |what: &str| {
             MergeError::Mismatch(format!(
                 "{} is a shard of a different run than {} ({what} differs); merge the shards of one `colo simulate` sweep",
@@ -201,9 +279,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, MergeError> {
         if m.count != first.count || m.total_variants != first.total_variants {
             return Err(differs("shard count"));
         }
+        if m.files != first.files {
+            return Err(differs("--outputs or --columnar"));
+        }
     }
     let mut seen = vec![None::<&Path>; first.count as usize];
-    for (dir, m) in &shards {
+    for (dir, m) in shards {
         let slot = seen.get_mut(m.index as usize).ok_or_else(|| {
             MergeError::Mismatch(format!(
                 "{}: shard {} of {}",
@@ -226,6 +307,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, MergeError> {
     let missing: Vec<String> = seen
         .iter()
         .enumerate()
+        .take(first.total_variants)
         .filter(|(_, d)| d.is_none())
         .map(|(k, _)| format!("{k}/{}", first.count))
         .collect();
@@ -235,69 +317,96 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, MergeError> {
             missing.join(", ")
         )));
     }
-    let whole = WholeDir::begin(out).map_err(io(out))?;
-    let mut header: Option<String> = None;
-    let mut rows: Vec<(usize, String)> = Vec::with_capacity(first.total_variants);
-    for (dir, m) in &shards {
-        let sweep = dir.join("sweep.csv");
-        let text = std::fs::read_to_string(&sweep).map_err(io(&sweep))?;
-        let mut lines = text.lines();
-        let head = lines.next().unwrap_or_default().to_owned();
-        match &header {
-            None => header = Some(head),
-            Some(h) if *h == head => {}
-            Some(_) => {
-                return Err(MergeError::Mismatch(format!(
-                    "{}: its header differs from the other shards'",
-                    sweep.display()
-                )));
-            }
-        }
-        let lines: Vec<&str> = lines.collect();
-        if lines.len() != m.variants.len() {
-            return Err(MergeError::Mismatch(format!(
-                "{}: {} rows for the {} variants its shard.json lists; re-run that shard",
-                sweep.display(),
-                lines.len(),
-                m.variants.len()
-            )));
-        }
-        for (v, line) in m.variants.iter().zip(lines) {
-            if !m.takes_index(v.index) || v.index >= m.total_variants {
-                return Err(MergeError::Manifest {
-                    path: dir.join(MANIFEST),
-                    why: format!(
-                        "variant {} at position {} is not this shard's",
-                        v.name, v.index
-                    ),
-                });
-            }
-            copy_tree(&dir.join(&v.name), &whole.path().join(&v.name))?;
-            rows.push((v.index, line.to_owned()));
-        }
-    }
-    rows.sort_by_key(|r| r.0);
-    if rows.len() != first.total_variants {
+    Ok(())
+}
+
+/// The header and rows of shard folder `dir`'s `sweep.csv`, one row for each variant its
+/// manifest `m` lists.
+fn read_sweep(
+    dir: &Path,
+    m: &ShardManifest,
+) -> Result<(csv::StringRecord, Vec<csv::StringRecord>), MergeError> {
+    let sweep = dir.join(SWEEP_CSV);
+    let bad = |e: csv::Error| MergeError::Variant {
+        path: sweep.clone(),
+        why: format!(
+            "not a sweep table ({e}); the shard {} is damaged: re-run it",
+            dir.display()
+        ),
+    };
+    let file = std::fs::File::open(&sweep).map_err(io(&sweep))?;
+    let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
+    let head = reader.headers().map_err(bad)?.clone();
+    let records = reader
+        .records()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    if records.len() != m.variants.len() {
         return Err(MergeError::Mismatch(format!(
-            "the shards hold {} variants of {}; re-run the shards",
-            rows.len(),
-            first.total_variants
+            "{}: {} rows for the {} variants its shard.json lists; re-run that shard",
+            sweep.display(),
+            records.len(),
+            m.variants.len()
         )));
     }
-    let mut csv = header.unwrap_or_default();
-    csv.push('\n');
-    for (_, line) in &rows {
-        csv.push_str(line);
-        csv.push('\n');
+    Ok((head, records))
+}
+
+/// Checks variant `v` of shard folder `dir` (manifest `m`, row `record` of its `sweep.csv`):
+/// its position and name, and its files.
+fn check_variant(
+    dir: &Path,
+    m: &ShardManifest,
+    v: &ShardVariant,
+    record: &csv::StringRecord,
+) -> Result<(), MergeError> {
+    let manifest = |why: String| MergeError::Manifest {
+        path: dir.join(MANIFEST),
+        why,
+    };
+    if !m.takes_index(v.index) || v.index >= m.total_variants {
+        return Err(manifest(format!(
+            "variant {} at position {} is not this shard's",
+            v.name, v.index
+        )));
     }
-    let sweep = whole.path().join("sweep.csv");
-    std::fs::write(&sweep, csv).map_err(io(&sweep))?;
-    whole.commit().map_err(io(out))?;
-    Ok(MergeReport {
-        scenario: first.scenario,
-        shards: first.count,
-        variants: rows.len(),
-    })
+    check_variant_name(&v.name).map_err(|why| manifest(format!("{why}; re-run the shard")))?;
+    if record.get(0) != Some(v.name.as_str()) {
+        return Err(MergeError::Mismatch(format!(
+            "{}: the row of variant `{}` names `{}`; re-run that shard",
+            dir.join(SWEEP_CSV).display(),
+            v.name,
+            record.get(0).unwrap_or_default()
+        )));
+    }
+    let folder = dir.join(&v.name);
+    let damaged = |path: PathBuf, what: String| MergeError::Variant {
+        path,
+        why: format!(
+            "{what}: shard {} is incomplete or damaged; re-run it (colo simulate --shard {}/{})",
+            dir.display(),
+            m.index,
+            m.count
+        ),
+    };
+    let summary_json = [String::from("summary.json")];
+    let files = if m.files.is_empty() {
+        &summary_json[..]
+    } else {
+        &m.files[..]
+    };
+    for name in files {
+        let path = folder.join(name);
+        if !path.is_file() {
+            return Err(damaged(path, format!("variant `{}` has no {name}", v.name)));
+        }
+    }
+    let path = folder.join("summary.json");
+    let text = std::fs::read(&path).map_err(io(&path))?;
+    if let Err(e) = serde_json::from_slice::<Summary>(&text) {
+        return Err(damaged(path, format!("not a whole summary ({e})")));
+    }
+    Ok(())
 }
 
 impl ShardManifest {
