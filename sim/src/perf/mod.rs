@@ -409,11 +409,24 @@ pub struct ProfileSet {
 }
 
 impl ProfileSet {
-    /// Loads each file; a later profile for the same GPU replaces an earlier one.
+    /// Loads each file; two files for the same GPU are an error naming both (the one to use
+    /// would be a guess).
     pub fn load(paths: &[PathBuf]) -> Result<Self, ProfileError> {
         let mut set = Self::default();
         for path in paths {
-            set.insert(Profile::load(path)?, path.clone());
+            let profile = Profile::load(path)?;
+            if let Some((_, first)) = set
+                .profiles
+                .iter()
+                .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&profile.gpu))
+            {
+                return Err(ProfileError::SameGpu {
+                    gpu: profile.gpu,
+                    first: first.clone(),
+                    second: path.clone(),
+                });
+            }
+            set.insert(profile, path.clone());
         }
         Ok(set)
     }
