@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::kernel::MAX_JOBS;
 use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
 use super::{ClassLookup, KernelModel, MeasuredMode, PerfError, PerfModel, ProfileSet, ShareMode};
@@ -119,7 +120,7 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
     let kernel_answers = predictor
         .kernel
         .as_ref()
-        .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)));
+        .filter(|k| query.jobs.len() <= MAX_JOBS && query.jobs.iter().all(|j| k.is_traced(gpu, j)));
     let answering = match (kernel_answers, &predictor.kernel, predictor.parametric) {
         (Some(_), _, _) => Some(BandModel::Kernel),
         (None, Some(_), _) | (None, None, true) => Some(BandModel::Parametric),
@@ -147,6 +148,17 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
         Ok(params) => set_power(params, store_mode, &prediction),
         Err(why) => SetPower::Unknown(why.clone()),
     };
+    if let SetPower::Known { watts, .. } = power
+        && watts > gpu.power_limit_w
+    {
+        let set: Vec<String> = query.jobs.iter().map(ToString::to_string).collect();
+        return Err(QueryError::PowerAboveLimit {
+            set: set.join("+"),
+            gpu: gpu.name,
+            watts,
+            limit_w: gpu.power_limit_w,
+        });
+    }
     Ok(Answer {
         power,
         model_error,
@@ -245,8 +257,16 @@ impl SetPower {
 /// processes would fail to allocate, so no speed is printed.
 pub const EXIT_OUT_OF_MEMORY: u8 = 3;
 
-/// `kernel` when every job has a trace, else which jobs sent the set to the fallback.
+/// `kernel` when every job has a trace, else which jobs sent the set to the fallback, or that
+/// the set is larger than the replay takes (it gave way to the fallback still labelled `kernel`).
 fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
+    if jobs.len() > MAX_JOBS {
+        return format!(
+            "parametric (kernel model fallback: {} jobs, more than the {MAX_JOBS} the kernel \
+             replay takes, as MPS takes at most {MAX_JOBS} clients)",
+            jobs.len()
+        );
+    }
     let untraced: Vec<String> = jobs
         .iter()
         .filter(|j| !k.is_traced(gpu, j))

@@ -291,7 +291,8 @@ impl Prediction {
 pub enum PerfError {
     /// No profile describes this GPU type.
     #[error(
-        "no profile for GPU `{gpu}` (profiles loaded for: {known}); add one to the scenario's `profiles` or pass --profile"
+        "no profile for GPU `{gpu}` ({}); add one to the scenario's `profiles` or pass --profile",
+        loaded_for(known)
     )]
     NoProfile {
         /// GPU catalog name.
@@ -311,6 +312,16 @@ pub enum PerfError {
         /// What the profile does have.
         hint: String,
     },
+}
+
+/// The GPUs that have a profile, as [`PerfError::NoProfile`] says it: `profiles loaded for:
+/// a100-40gb`, or `no profile is loaded` (it said "profiles loaded for: " with nothing after).
+fn loaded_for(known: &str) -> String {
+    if known.is_empty() {
+        "no profile is loaded".to_owned()
+    } else {
+        format!("profiles loaded for: {known}")
+    }
 }
 
 /// One co-located set as a model sees it: jobs sharing one partition of one GPU type in one

@@ -408,3 +408,19 @@ fn issue_34_two_profiles_for_one_gpu_are_refused() {
     let one = ProfileSet::load(&paths[..1]).expect("one profile");
     assert_eq!(one.gpus(), ["h200"]);
 }
+
+/// Issue 34 item 20: with no profile loaded the message read "(profiles loaded for: )".
+#[test]
+fn issue_34_no_profile_message_says_none_is_loaded() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let err = ProfileSet::default().get(gpu).unwrap_err().to_string();
+    assert!(
+        err.starts_with("no profile for GPU `h200` (no profile is loaded);"),
+        "{err}"
+    );
+    let err = profiles()
+        .get(hardware::gpu("a100-40gb").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("(profiles loaded for: h200);"), "{err}");
+}
