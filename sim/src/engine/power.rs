@@ -342,12 +342,9 @@ impl Simulation<'_> {
             return;
         }
         let x: f64 = scratch.iter().sum();
-        // A board draws at most its power limit (it throttles above it): the fit extrapolated
-        // past the sets it saw (dozens of co-runners) would claim more.
         let power = model
             .form
-            .of_activity(model.idle_w, model.slope, model.max_w, x)
-            .min(self.groups[group_idx].spec.power_limit_w);
+            .of_activity(model.idle_w, model.slope, model.max_w, x);
         let idle_share = model.idle_w / n as f64;
         let above = power - model.idle_w;
         for (&job, &xj) in tenants().zip(&scratch) {

@@ -145,20 +145,9 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
         })
         .collect();
     let power = match &predictor.power {
-        Ok(params) => set_power(params, store_mode, &prediction),
+        Ok(params) => within_limit(gpu, set_power(params, store_mode, &prediction)),
         Err(why) => SetPower::Unknown(why.clone()),
     };
-    if let SetPower::Known { watts, .. } = power
-        && watts > gpu.power_limit_w
-    {
-        let set: Vec<String> = query.jobs.iter().map(ToString::to_string).collect();
-        return Err(QueryError::PowerAboveLimit {
-            set: set.join("+"),
-            gpu: gpu.name,
-            watts,
-            limit_w: gpu.power_limit_w,
-        });
-    }
     Ok(Answer {
         power,
         model_error,
@@ -224,6 +213,21 @@ fn set_power(params: &PowerParams, mode: Option<MeasuredMode>, p: &SetPrediction
                 format!("no measured power alone for {}", missing.join(", "))
             })
         }
+    }
+}
+
+/// `power`, unless it passes the card's power limit: a board throttles there, so such a
+/// figure is a fault of the power model (or of the rates fed to it), not an answer. The rates
+/// are still given; the power is unknown, and the note says why and by how much.
+fn within_limit(gpu: &GpuSpec, power: SetPower) -> SetPower {
+    match power {
+        SetPower::Known { watts, .. } if watts > gpu.power_limit_w => SetPower::Unknown(format!(
+            "the power model predicts {watts:.0} W, above the {} board's {:.0} W power limit: it \
+             is extrapolating past the sets it was fitted on, or the predicted rates are too \
+             high",
+            gpu.name, gpu.power_limit_w
+        )),
+        power => power,
     }
 }
 

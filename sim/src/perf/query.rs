@@ -73,23 +73,6 @@ pub enum QueryError {
     /// The model cannot describe a job.
     #[error(transparent)]
     Perf(#[from] PerfError),
-    /// The power model predicts more than the card's power limit: a fault of the model (it
-    /// extrapolates past the sets it was fitted on), not an answer.
-    #[error(
-        "the power model predicts {watts:.0} W for the set {set} on {gpu}, above the card's \
-         {limit_w:.0} W power limit: the model is extrapolating past the sets it was fitted on, \
-         so neither that power nor this answer can be trusted; predict a smaller set"
-    )]
-    PowerAboveLimit {
-        /// The set, its jobs joined by `+`.
-        set: String,
-        /// GPU catalog name.
-        gpu: &'static str,
-        /// The predicted power, W.
-        watts: f64,
-        /// The card's power limit, W.
-        limit_w: f64,
-    },
 }
 
 /// Predicts `query` with `model`.
