@@ -115,6 +115,7 @@ fn build(
     };
     let (jobs, source, trace_summary) = jobs(&workload_plan, workload)?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
+    check_kernel_set_sizes(path, perf_spec, &cluster, &policy)?;
     let in_variant = if variant.policy.is_some() || cluster_in_variant {
         format!(" (sweep variant `{}`)", variant.name)
     } else {
@@ -192,6 +193,46 @@ fn check_perf_model(path: &Path, spec: &PerfModelSpec) -> Result<(), ScenarioErr
         }
         _ => Ok(()),
     }
+}
+
+/// Under `perf_model: Kernel`, no GPU (or MIG slice) may take more jobs than the replay does
+/// ([`crate::perf::kernel::MAX_JOBS`], MPS's client limit): a larger set would be predicted by
+/// the parametric model under the kernel label.
+fn check_kernel_set_sizes(
+    path: &Path,
+    spec: &PerfModelSpec,
+    cluster: &Cluster,
+    policy: &Policy,
+) -> Result<(), ScenarioError> {
+    let max = crate::perf::kernel::MAX_JOBS;
+    if *spec != PerfModelSpec::Kernel {
+        return Ok(());
+    }
+    for (idx, group) in cluster.groups.iter().enumerate() {
+        let (field, jobs) = match group.mode {
+            ShareMode::Exclusive => continue,
+            ShareMode::Mig => (
+                format!("cluster[{idx}].jobs_per_slice"),
+                group.jobs_per_slice,
+            ),
+            ShareMode::Mps | ShareMode::Timeslice => (
+                "policy.max_jobs_per_gpu".to_owned(),
+                policy.max_jobs_per_gpu,
+            ),
+        };
+        if jobs as usize > max {
+            return Err(ScenarioError::field(
+                path,
+                field,
+                format!(
+                    "{jobs} lets more than {max} jobs share one GPU of cluster[{idx}], but \
+                     perf_model Kernel replays at most {max} together (MPS's client limit); \
+                     set it to at most {max}, or use perf_model: Parametric"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn origins(cluster: &Cluster, perf: &dyn PerfModel) -> String {
@@ -1221,6 +1262,25 @@ mod tests {
         assert!(
             err.starts_with("the simulation's clock reached ")
                 && err.contains("past the limit of 2e10 s"),
+            "{err}"
+        );
+    }
+
+    /// Issue 34 item 13: under `perf_model: Kernel`, sets above the replay's 48 jobs went to
+    /// the parametric model while the run said `kernel`; a policy that allows them is refused.
+    #[test]
+    fn issue_34_kernel_sets_above_the_replay_limit_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = build_fields(
+            "perf_model: Kernel, cluster: [(gpu: \"h200\", count: 1, mode: Mps)], \
+             policy: (max_jobs_per_gpu: 49), workload: Jobs([(model: \"resnet18:128:32\", \
+             samples: 1e6)])",
+            dir.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("policy.max_jobs_per_gpu: 49 lets more than 48 jobs share one GPU"),
             "{err}"
         );
     }
