@@ -170,7 +170,20 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
 fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
     let gpu = hardware::gpu(&args.gpu)?;
     let profiles = Arc::new(shipped::load(&args.profile)?);
-    let name = shipped::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
+    let (_, path) = match profiles.get(gpu) {
+        Ok(found) => found,
+        // The library's hint says "pass --profile"; here --profile was passed, for other GPUs.
+        Err(_) if !args.profile.is_empty() => anyhow::bail!(
+            "--profile gives profiles for {} only, not for --gpu {} (the default is h200); pass \
+             --gpu {}, or a --profile for {}",
+            profiles.gpus().join(", "),
+            gpu.name,
+            profiles.gpus().first().map_or("GPU", String::as_str),
+            gpu.name
+        ),
+        Err(err) => return Err(err.into()),
+    };
+    let name = shipped::name(&args.profile, path, gpu.name);
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match args.model {
         ModelArg::Kernel => {

@@ -13,4 +13,5 @@ mod report;
 mod simulate;
 mod simulate_traces;
 mod tidy;
+mod trust_numbers;
 mod whole;

@@ -613,6 +613,13 @@ impl<'a> Simulation<'a> {
         let mut reported = 0;
         while let Some(time) = self.next_time() {
             debug_assert!(time >= self.now, "time went back: {time} < {}", self.now);
+            // NaN too.
+            if time.is_nan() || time > crate::workload::limits::MAX_CLOCK_S {
+                return Err(EngineError::ClockOutOfRange {
+                    time_s: time,
+                    limit_s: crate::workload::limits::MAX_CLOCK_S,
+                });
+            }
             self.now = self.now.max(time);
             self.handle_events_until(same_instant(time))?;
             self.schedule()?;

@@ -141,6 +141,19 @@ impl SimConfig {
 /// A simulation could not be set up or went wrong. All fatal.
 #[derive(Debug, Error)]
 pub enum EngineError {
+    /// The clock passed the latest accepted time ([`crate::workload::limits::MAX_CLOCK_S`]).
+    #[error(
+        "the simulation's clock reached {time_s} s, past the limit of {limit_s:e} s (the latest \
+         arrival plus the longest duration colo accepts; see scenarios/README.md, \"Accepted \
+         ranges\"): jobs are queued or slowed beyond any meaningful time; check perf_model \
+         (e.g. FixedSlowdown's per_corunner), the cluster's size and the workload"
+    )]
+    ClockOutOfRange {
+        /// The time the next event would have happened at, s.
+        time_s: f64,
+        /// The limit, s.
+        limit_s: f64,
+    },
     /// A job's fields are out of range.
     #[error("job `{job}`: {why}")]
     BadJob {

@@ -91,8 +91,9 @@ static H200_PROFILES: [MigProfile; 7] = [
     profile("7g.141gb", (7, 8), 132, 140.00, STARTS_FIRST, 1),
 ];
 
-/// The catalog. Memory is the total `nvidia-smi` reports (MiB / 1024); bandwidth is NVIDIA's
-/// datasheet figure.
+/// The catalog. Memory is the total `nvidia-smi` reports (MiB / 1024); bandwidth and the power
+/// limit (the SXM boards' default TDP: A100 400 W, H100 and H200 700 W) are NVIDIA's datasheet
+/// figures.
 pub(super) static CATALOG: [GpuSpec; 4] = [
     GpuSpec {
         name: "a100-40gb",
@@ -105,6 +106,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_memory_slices: 8,
         mig_compute_slices: 7,
         source: "NVIDIA MIG user guide (nvidia-smi mig -lgip/-lgipp listing); NVIDIA A100 datasheet",
+        power_limit_w: 400.0,
     },
     GpuSpec {
         name: "a100-80gb",
@@ -117,6 +119,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_memory_slices: 8,
         mig_compute_slices: 7,
         source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA A100 datasheet",
+        power_limit_w: 400.0,
     },
     GpuSpec {
         name: "h100-80gb",
@@ -135,6 +138,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_memory_slices: 8,
         mig_compute_slices: 7,
         source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA H100 datasheet",
+        power_limit_w: 700.0,
     },
     GpuSpec {
         name: "h200",
@@ -153,13 +157,15 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_memory_slices: 8,
         mig_compute_slices: 7,
         source: "measured: nvidia-smi mig -lgip on an H200 (h200_mig_profiles.txt); NVIDIA H200 datasheet",
+        power_limit_w: 700.0,
     },
 ];
 
 /// Gavel's GPUs (no MIG), known only through Gavel's measured throughput table
 /// (stanford-futuredata/gavel, MIT). Gavel does not state the board variant: the common 16 GB
 /// SXM2 V100, the 16 GB PCIe P100, and one GK210 die of a K80. Only `name` matters to the
-/// model fitted to the table (no memory data).
+/// model fitted to the table (no memory data). Power limits: V100 SXM2 300 W, P100 PCIe 250 W,
+/// half a K80's 300 W.
 pub(super) static GAVEL: [GpuSpec; 3] = [
     gavel_gpu(
         "v100",
@@ -167,6 +173,7 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         80,
         16.0,
         900.0,
+        300.0,
     ),
     gavel_gpu(
         "p100",
@@ -174,6 +181,7 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         56,
         16.0,
         732.0,
+        250.0,
     ),
     gavel_gpu(
         "k80",
@@ -181,6 +189,7 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         13,
         12.0,
         240.0,
+        150.0,
     ),
 ];
 
@@ -190,6 +199,7 @@ const fn gavel_gpu(
     sms: u32,
     memory_gib: f64,
     bandwidth: f64,
+    power_limit_w: f64,
 ) -> GpuSpec {
     GpuSpec {
         name,
@@ -202,5 +212,6 @@ const fn gavel_gpu(
         mig_memory_slices: 0,
         mig_compute_slices: 0,
         source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
+        power_limit_w,
     }
 }

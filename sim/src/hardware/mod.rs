@@ -34,6 +34,10 @@ pub struct GpuSpec {
     pub mig_compute_slices: u8,
     /// Where the numbers come from (measured on a card, or NVIDIA documentation).
     pub source: &'static str,
+    /// The board's default power limit (TDP), W, from the datasheet of the variant named in
+    /// `display_name`: no set can draw more for long, so a predicted power above it is a fault
+    /// of the power model.
+    pub power_limit_w: f64,
 }
 
 /// One MIG GPU-instance profile, e.g. `3g.71gb` on H200.

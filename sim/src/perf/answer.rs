@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::kernel::MAX_JOBS;
 use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
 use super::{ClassLookup, KernelModel, MeasuredMode, PerfError, PerfModel, ProfileSet, ShareMode};
@@ -119,7 +120,7 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
     let kernel_answers = predictor
         .kernel
         .as_ref()
-        .filter(|k| query.jobs.iter().all(|j| k.is_traced(gpu, j)));
+        .filter(|k| query.jobs.len() <= MAX_JOBS && query.jobs.iter().all(|j| k.is_traced(gpu, j)));
     let answering = match (kernel_answers, &predictor.kernel, predictor.parametric) {
         (Some(_), _, _) => Some(BandModel::Kernel),
         (None, Some(_), _) | (None, None, true) => Some(BandModel::Parametric),
@@ -144,7 +145,7 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
         })
         .collect();
     let power = match &predictor.power {
-        Ok(params) => set_power(params, store_mode, &prediction),
+        Ok(params) => within_limit(gpu, set_power(params, store_mode, &prediction)),
         Err(why) => SetPower::Unknown(why.clone()),
     };
     Ok(Answer {
@@ -215,6 +216,21 @@ fn set_power(params: &PowerParams, mode: Option<MeasuredMode>, p: &SetPrediction
     }
 }
 
+/// `power`, unless it passes the card's power limit: a board throttles there, so such a
+/// figure is a fault of the power model (or of the rates fed to it), not an answer. The rates
+/// are still given; the power is unknown, and the note says why and by how much.
+fn within_limit(gpu: &GpuSpec, power: SetPower) -> SetPower {
+    match power {
+        SetPower::Known { watts, .. } if watts > gpu.power_limit_w => SetPower::Unknown(format!(
+            "the power model predicts {watts:.0} W, above the {} board's {:.0} W power limit: it \
+             is extrapolating past the sets it was fitted on, or the predicted rates are too \
+             high",
+            gpu.name, gpu.power_limit_w
+        )),
+        power => power,
+    }
+}
+
 impl SetPower {
     /// The power line of the table (and JSON's `power_note`).
     pub fn line(&self) -> String {
@@ -245,8 +261,16 @@ impl SetPower {
 /// processes would fail to allocate, so no speed is printed.
 pub const EXIT_OUT_OF_MEMORY: u8 = 3;
 
-/// `kernel` when every job has a trace, else which jobs sent the set to the fallback.
+/// `kernel` when every job has a trace, else which jobs sent the set to the fallback, or that
+/// the set is larger than the replay takes (it gave way to the fallback still labelled `kernel`).
 fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
+    if jobs.len() > MAX_JOBS {
+        return format!(
+            "parametric (kernel model fallback: {} jobs, more than the {MAX_JOBS} the kernel \
+             replay takes, as MPS takes at most {MAX_JOBS} clients)",
+            jobs.len()
+        );
+    }
     let untraced: Vec<String> = jobs
         .iter()
         .filter(|j| !k.is_traced(gpu, j))

@@ -291,7 +291,8 @@ impl Prediction {
 pub enum PerfError {
     /// No profile describes this GPU type.
     #[error(
-        "no profile for GPU `{gpu}` (profiles loaded for: {known}); add one to the scenario's `profiles` or pass --profile"
+        "no profile for GPU `{gpu}` ({}); add one to the scenario's `profiles` or pass --profile",
+        loaded_for(known)
     )]
     NoProfile {
         /// GPU catalog name.
@@ -311,6 +312,16 @@ pub enum PerfError {
         /// What the profile does have.
         hint: String,
     },
+}
+
+/// The GPUs that have a profile, as [`PerfError::NoProfile`] says it: `profiles loaded for:
+/// a100-40gb`, or `no profile is loaded` (it said "profiles loaded for: " with nothing after).
+fn loaded_for(known: &str) -> String {
+    if known.is_empty() {
+        "no profile is loaded".to_owned()
+    } else {
+        format!("profiles loaded for: {known}")
+    }
 }
 
 /// One co-located set as a model sees it: jobs sharing one partition of one GPU type in one
@@ -409,11 +420,24 @@ pub struct ProfileSet {
 }
 
 impl ProfileSet {
-    /// Loads each file; a later profile for the same GPU replaces an earlier one.
+    /// Loads each file; two files for the same GPU are an error naming both (the one to use
+    /// would be a guess).
     pub fn load(paths: &[PathBuf]) -> Result<Self, ProfileError> {
         let mut set = Self::default();
         for path in paths {
-            set.insert(Profile::load(path)?, path.clone());
+            let profile = Profile::load(path)?;
+            if let Some((_, first)) = set
+                .profiles
+                .iter()
+                .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&profile.gpu))
+            {
+                return Err(ProfileError::SameGpu {
+                    gpu: profile.gpu,
+                    first: first.clone(),
+                    second: path.clone(),
+                });
+            }
+            set.insert(profile, path.clone());
         }
         Ok(set)
     }

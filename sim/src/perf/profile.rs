@@ -457,6 +457,20 @@ pub enum ProfileError {
         /// The repeated key.
         key: ModelKey,
     },
+    /// Two profile files describe the same GPU: which one a job on it should use is ambiguous.
+    #[error(
+        "{} and {} are both profiles for GPU `{gpu}`; list one profile per GPU type",
+        first.display(),
+        second.display()
+    )]
+    SameGpu {
+        /// The GPU both describe.
+        gpu: String,
+        /// The file listed first.
+        first: PathBuf,
+        /// The file listed later.
+        second: PathBuf,
+    },
 }
 
 impl ModelEntry {

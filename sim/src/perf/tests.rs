@@ -1,5 +1,5 @@
 //! Unit tests of the performance models.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::profile::*;
@@ -385,4 +385,42 @@ fn the_power_section_is_optional_and_round_trips() {
             .predict(MeasuredMode::Timeslice, &[(key, 0.5)])
             .is_none()
     );
+}
+
+/// Issue 34 item 14: two profiles for one GPU were both accepted and the last silently won;
+/// loading them is an error naming both files and the GPU.
+#[test]
+fn issue_34_two_profiles_for_one_gpu_are_refused() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles");
+    let paths = [
+        shipped.join("h200.ron"),
+        shipped.join("h200-provisional.ron"),
+    ];
+    let err = ProfileSet::load(&paths)
+        .expect_err("two h200 profiles")
+        .to_string();
+    assert!(
+        err.contains("h200.ron and")
+            && err.contains("h200-provisional.ron are both profiles for GPU `h200`"),
+        "{err}"
+    );
+    // One profile per GPU still loads.
+    let one = ProfileSet::load(&paths[..1]).expect("one profile");
+    assert_eq!(one.gpus(), ["h200"]);
+}
+
+/// Issue 34 item 20: with no profile loaded the message read "(profiles loaded for: )".
+#[test]
+fn issue_34_no_profile_message_says_none_is_loaded() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let err = ProfileSet::default().get(gpu).unwrap_err().to_string();
+    assert!(
+        err.starts_with("no profile for GPU `h200` (no profile is loaded);"),
+        "{err}"
+    );
+    let err = profiles()
+        .get(hardware::gpu("a100-40gb").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("(profiles loaded for: h200);"), "{err}");
 }

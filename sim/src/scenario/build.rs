@@ -65,6 +65,14 @@ fn build(
     let path = scenario.path.as_path();
     let seed = options.seed.or(variant.seed).unwrap_or(file.seed);
     let profile_names = variant.profiles.as_ref().unwrap_or(&file.profiles);
+    if profile_names.is_empty() {
+        return Err(ScenarioError::field(
+            path,
+            "profiles",
+            "is empty: list the profile file of each GPU type in the cluster, e.g. \
+             profiles: [\"../calibrate/profiles/h200.ron\"]",
+        ));
+    }
     let profile_paths: Vec<PathBuf> = profile_names.iter().map(|p| scenario.resolve(p)).collect();
     let profiles =
         Arc::new(
@@ -74,6 +82,7 @@ fn build(
             })?,
         );
     let perf_spec = variant.perf_model.as_ref().unwrap_or(&file.perf_model);
+    check_perf_model(path, perf_spec)?;
     let perf =
         perf_model(perf_spec, profiles.clone()).map_err(|source| ScenarioError::KernelTables {
             path: path.to_owned(),
@@ -106,6 +115,7 @@ fn build(
     };
     let (jobs, source, trace_summary) = jobs(&workload_plan, workload)?;
     let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
+    check_kernel_set_sizes(path, perf_spec, &cluster, &policy)?;
     let in_variant = if variant.policy.is_some() || cluster_in_variant {
         format!(" (sweep variant `{}`)", variant.name)
     } else {
@@ -164,6 +174,67 @@ fn perf_model(
     })
 }
 
+/// `FixedSlowdown`'s slowdown per co-runner must be a finite number >= 0: below 0 co-located
+/// jobs would run faster than alone, and below -1/(n-1) at a negative rate.
+fn check_perf_model(path: &Path, spec: &PerfModelSpec) -> Result<(), ScenarioError> {
+    match spec {
+        PerfModelSpec::FixedSlowdown { per_corunner }
+            if !(per_corunner.is_finite() && *per_corunner >= 0.0) =>
+        {
+            Err(ScenarioError::field(
+                path,
+                "perf_model.FixedSlowdown.per_corunner",
+                format!(
+                    "{per_corunner} must be a finite number >= 0 (each co-runner slows a job by \
+                     this fraction of its alone time; below 0 jobs would run faster together \
+                     than alone)"
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Under `perf_model: Kernel`, no GPU (or MIG slice) may take more jobs than the replay does
+/// ([`crate::perf::kernel::MAX_JOBS`], MPS's client limit): a larger set would be predicted by
+/// the parametric model under the kernel label.
+fn check_kernel_set_sizes(
+    path: &Path,
+    spec: &PerfModelSpec,
+    cluster: &Cluster,
+    policy: &Policy,
+) -> Result<(), ScenarioError> {
+    let max = crate::perf::kernel::MAX_JOBS;
+    if *spec != PerfModelSpec::Kernel {
+        return Ok(());
+    }
+    for (idx, group) in cluster.groups.iter().enumerate() {
+        let (field, jobs) = match group.mode {
+            ShareMode::Exclusive => continue,
+            ShareMode::Mig => (
+                format!("cluster[{idx}].jobs_per_slice"),
+                group.jobs_per_slice,
+            ),
+            ShareMode::Mps | ShareMode::Timeslice => (
+                "policy.max_jobs_per_gpu".to_owned(),
+                policy.max_jobs_per_gpu,
+            ),
+        };
+        if jobs as usize > max {
+            return Err(ScenarioError::field(
+                path,
+                field,
+                format!(
+                    "{jobs} lets more than {max} jobs share one GPU of cluster[{idx}], but \
+                     perf_model Kernel replays at most {max} together (MPS's client limit); \
+                     set it to at most {max}, or use perf_model: Parametric"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn origins(cluster: &Cluster, perf: &dyn PerfModel) -> String {
     let mut names: Vec<String> = cluster
         .groups
@@ -203,6 +274,7 @@ fn cluster(
         .enumerate()
         .map(|(idx, spec)| group(path, idx, spec, node_gpus))
         .collect::<Result<_, _>>()?;
+    check_gpu_total(path, &built)?;
     let from_trace: Vec<&str> = groups
         .iter()
         .zip(&built)
@@ -211,6 +283,34 @@ fn cluster(
         .collect();
     check_nodes_placed(path, &from_trace, node_gpus)?;
     Ok(Cluster { groups: built })
+}
+
+/// All groups together hold at most [`limits::MAX_GPUS`] GPUs: the engine keeps state per GPU.
+fn check_gpu_total(path: &Path, groups: &[GpuGroup]) -> Result<(), ScenarioError> {
+    let mut total = 0u64;
+    for (idx, group) in groups.iter().enumerate() {
+        total += u64::from(group.count);
+        if total > u64::from(limits::MAX_GPUS) {
+            let what = if idx == 0 {
+                format!("{} GPUs are", group.count)
+            } else {
+                format!(
+                    "with this group's {}, the cluster's {total} GPUs are",
+                    group.count
+                )
+            };
+            return Err(ScenarioError::field(
+                path,
+                format!("cluster[{idx}].count"),
+                format!(
+                    "{what} above the limit of {} GPUs in one cluster (see scenarios/README.md, \
+                     \"Accepted ranges\")",
+                    limits::MAX_GPUS
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// With a node list in use (some group `from_trace`), each of its GPU types must have one.
@@ -261,6 +361,12 @@ fn group_count(
             path,
             format!("cluster[{idx}].from_trace"),
             "needs a trace workload with a node list (AlibabaOpenb); give `count` instead",
+        )),
+        (true, Some([])) => Err(ScenarioError::field(
+            path,
+            format!("cluster[{idx}].from_trace"),
+            "the trace's node list has no GPU node (every row has 0 GPUs, or there is no row); \
+             give `count` instead, or point `nodes` at a node list with GPUs",
         )),
         (true, Some(nodes)) => nodes
             .iter()
@@ -651,9 +757,24 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
         .model
         .parse()
         .map_err(|e| ScenarioError::field(path, field("model"), e))?;
+    // Each given number must be finite and > 0 on its own: two negatives (or inf times 0)
+    // multiply to a work that looks valid, or to NaN, and the message would name neither.
+    let positive = |name: &str, value: f64| {
+        if value.is_finite() && value > 0.0 {
+            Ok(value)
+        } else {
+            Err(ScenarioError::field(
+                path,
+                field(name),
+                format!("{value} must be a finite number > 0"),
+            ))
+        }
+    };
     let samples = match (spec.samples, spec.epochs, spec.dataset_size) {
-        (Some(samples), None, None) => samples,
-        (None, Some(epochs), Some(size)) => epochs * size,
+        (Some(samples), None, None) => positive("samples", samples)?,
+        (None, Some(epochs), Some(size)) => {
+            positive("epochs", epochs)? * positive("dataset_size", size)?
+        }
         _ => {
             return Err(ScenarioError::field(
                 path,
@@ -662,20 +783,21 @@ fn listed_job(path: &Path, idx: usize, spec: &JobSpec) -> Result<Job, ScenarioEr
             ));
         }
     };
-    if !(samples.is_finite() && samples > 0.0) {
+    if !samples.is_finite() {
         return Err(ScenarioError::field(
             path,
-            field("samples"),
-            format!("work of {samples} samples must be > 0"),
+            field("epochs"),
+            "`epochs` times `dataset_size` is beyond the range of numbers (inf samples); lower \
+             either",
         ));
     }
     limits::arrival(spec.arrival_s)
         .map_err(|e| ScenarioError::field(path, field("arrival_s"), e))?;
-    if spec.gpus == 0 {
+    if !(1..=limits::MAX_GPUS).contains(&spec.gpus) {
         return Err(ScenarioError::field(
             path,
             field("gpus"),
-            "must be at least 1",
+            format!("{} must be in [1, {}]", spec.gpus, limits::MAX_GPUS),
         ));
     }
     let min_speed = min_speed(path, field("min_speed"), spec.min_speed)?;
@@ -764,6 +886,19 @@ fn synthetic_jobs(
             solo_rate: class.solo_rate,
             min_speed,
         });
+    }
+    for (idx, choice) in spec.gpus.iter().enumerate() {
+        if !(1..=limits::MAX_GPUS).contains(&choice.gpus) {
+            return Err(ScenarioError::field(
+                path,
+                format!("workload.Synthetic.gpus[{idx}].gpus"),
+                format!(
+                    "{} must be in [1, {}] (GPUs per job)",
+                    choice.gpus,
+                    limits::MAX_GPUS
+                ),
+            ));
+        }
     }
     let plan = SyntheticPlan {
         jobs: spec.jobs,
@@ -919,6 +1054,251 @@ mod tests {
             assert!(err.contains("alone on h200"), "{err}");
             assert!(err.contains("[1e-6, 1e10] s"), "{err}");
         }
+    }
+
+    /// Issue 34 items 14 and 20: negative `epochs` times negative `dataset_size` ran as positive
+    /// work, and `epochs: inf` said "work of NaN samples" (inf times 0) or "inf samples",
+    /// naming neither field; each number is checked on its own, naming its field.
+    #[test]
+    fn issue_34_epochs_and_dataset_size_are_checked_one_by_one() {
+        let job = |fields: &str| format!("Jobs([(model: \"resnet18:128:32\", {fields})])");
+        let cases = [
+            ("epochs: -5.0, dataset_size: -50000.0", "epochs: -5 must be"),
+            (
+                "epochs: 5.0, dataset_size: -50000.0",
+                "dataset_size: -50000 must be",
+            ),
+            ("epochs: inf, dataset_size: 0.0", "epochs: inf must be"),
+            (
+                "epochs: 5.0, dataset_size: NaN",
+                "dataset_size: NaN must be",
+            ),
+            ("samples: -1.0", "samples: -1 must be"),
+            (
+                "epochs: 1e300, dataset_size: 1e300",
+                "epochs: `epochs` times `dataset_size`",
+            ),
+        ];
+        for (fields, expected) in cases {
+            let err = error(&job(fields));
+            assert!(
+                err.contains(&format!("workload.Jobs[0].{expected}")),
+                "{fields}: {err}"
+            );
+        }
+    }
+
+    /// Issue 34 items 14 and 19: `gpus: 0` in a synthetic mix was made 1 without a word, and
+    /// 4e9 GPUs (a group, a job) were taken as written until memory ran out.
+    #[test]
+    fn issue_34_gpu_counts_outside_the_limits_are_refused() {
+        let synthetic = |gpus: &str| {
+            format!(
+                "Synthetic((jobs: 3, arrivals_per_hour: 10.0, median_minutes: 30.0, \
+                 mix: [(model: \"resnet18:128:32\")], gpus: [(gpus: 1), (gpus: {gpus})]))"
+            )
+        };
+        let err = error(&synthetic("0"));
+        assert!(
+            err.contains("workload.Synthetic.gpus[1].gpus: 0 must be in [1, 1000000]"),
+            "{err}"
+        );
+        let err = error(&synthetic("4000000000"));
+        assert!(err.contains("gpus[1].gpus: 4000000000 must be"), "{err}");
+        let err = error("Jobs([(model: \"resnet18:128:32\", samples: 1e6, gpus: 4000000000)])");
+        assert!(
+            err.contains("workload.Jobs[0].gpus: 4000000000 must be in [1, 1000000]"),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = "workload: Jobs([(model: \"resnet18:128:32\", samples: 1e6)])";
+        let err = build_fields(
+            &format!("cluster: [(gpu: \"h200\", count: 4000000000, mode: Mps)], {jobs}"),
+            dir.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cluster[0].count: 4000000000 GPUs are above the limit of 1000000"),
+            "{err}"
+        );
+        let err = build_fields(
+            &format!(
+                "cluster: [(gpu: \"h200\", count: 600000, mode: Mps), \
+                 (gpu: \"h200\", count: 600000, mode: Mps)], {jobs}"
+            ),
+            dir.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cluster[1].count: with this group's 600000, the cluster's 1200000"),
+            "{err}"
+        );
+    }
+
+    /// Issue 34 items 14 and 20: `FixedSlowdown(per_corunner: -0.2)` made co-located jobs
+    /// faster than alone, and below -1/(n-1) failed at run time with a negative "rate" that
+    /// never named the field.
+    #[test]
+    fn issue_34_a_negative_per_corunner_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for value in ["-0.2", "-1000.0", "inf"] {
+            let err = build_fields(
+                &format!(
+                    "perf_model: FixedSlowdown(per_corunner: {value}), cluster: [(gpu: \"h200\", \
+                     count: 1, mode: Mps)], workload: Jobs([(model: \"resnet18:128:32\", \
+                     samples: 1e6)])"
+                ),
+                dir.path(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                err.contains(&format!(
+                    "perf_model.FixedSlowdown.per_corunner: {} must be a finite number >= 0",
+                    value.trim_end_matches(".0")
+                )),
+                "{err}"
+            );
+        }
+    }
+
+    /// An AlibabaOpenb replay of one pod on the node list `nodes` (CSV rows after the header),
+    /// every node mapped to h200, the cluster its nodes (`from_trace`).
+    fn build_openb(nodes: &str, dir: &Path) -> String {
+        std::fs::write(
+            dir.join("pods.csv"),
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,\
+             deletion_time,scheduled_time\np0,12000,16384,1,1000,,LS,Running,100,1100,100\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("nodes.csv"),
+            format!("sn,cpu_milli,memory_mib,gpu,model\n{nodes}"),
+        )
+        .unwrap();
+        build_fields(
+            "cluster: [(gpu: \"h200\", from_trace: true, mode: Mps)], workload: \
+             Trace((format: AlibabaOpenb, path: \"pods.csv\", nodes: \"nodes.csv\", \
+             node_gpu: \"h200\", models: Mix([(model: \"resnet18:128:32\")])))",
+            dir,
+        )
+        .map(|_| String::new())
+        .unwrap_or_else(|e| e.to_string())
+    }
+
+    /// Issue 34 items 19 and 20: a node of 4e9 GPUs became a cluster of 4e9 GPUs (out of
+    /// memory); a node list without GPU nodes said "set the trace's `node_gpu`" although it
+    /// was set.
+    #[test]
+    fn issue_34_node_lists_too_large_or_without_gpus_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(build_openb("n0,64000,262144,8,A10\n", dir.path()), "");
+        let err = build_openb("n0,64000,262144,4000000000,A10\n", dir.path());
+        assert!(
+            err.contains(
+                "workload.Trace.nodes: the node list's GPUs, 4000000000 up to node `n0`, are \
+                 above the limit of 1000000 GPUs"
+            ),
+            "{err}"
+        );
+        let err = build_openb("n0,64000,262144,0,nan\n", dir.path());
+        assert!(
+            err.contains("cluster[0].from_trace: the trace's node list has no GPU node"),
+            "{err}"
+        );
+        assert!(!err.contains("set the trace's `node_gpu`"), "{err}");
+    }
+
+    /// Issue 34 item 14: `window_hours: (0.0, inf)` was accepted, though infinite values are
+    /// refused everywhere else.
+    #[test]
+    fn issue_34_an_infinite_trace_window_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("t.csv"),
+            "name,arrival_s,duration_s,gpus\na,0,60,1\n",
+        )
+        .unwrap();
+        for window in ["(0.0, inf)", "(0.0, 1e306)", "(inf, inf)", "(NaN, 1.0)"] {
+            let err = build(
+                &format!(
+                    "Trace((format: Colo, path: \"t.csv\", window_hours: {window}, models: \
+                     Mix([(model: \"resnet18:128:32\")])))"
+                ),
+                dir.path(),
+            )
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string());
+            assert!(
+                err.contains("workload.Trace.window_hours:") && err.contains("both finite"),
+                "{window}: {err}"
+            );
+        }
+    }
+
+    /// Issue 34 item 14: jobs slowed for centuries (`per_corunner: 1e12`) ended the run with a
+    /// makespan far past the accepted range of times (1.8e304 s with a larger slowdown) and exit
+    /// 0; the run stops with an error naming the time and the limit.
+    #[test]
+    fn issue_34_a_clock_past_the_limit_stops_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |per_corunner: &str| {
+            let (cfg, _) = build_fields(
+                &format!(
+                    "perf_model: FixedSlowdown(per_corunner: {per_corunner}), cluster: [(gpu: \
+                     \"h200\", count: 1, mode: Mps)], workload: Jobs([(model: \
+                     \"resnet18:128:32\", samples: 1e6), (model: \"resnet18:128:32\", \
+                     samples: 1e6)])"
+                ),
+                dir.path(),
+            )
+            .unwrap();
+            crate::engine::Simulation::run(&cfg, None).map(|record| record.outcomes.len())
+        };
+        assert_eq!(run("0.15").unwrap(), 2);
+        let err = run("1e12").unwrap_err().to_string();
+        assert!(
+            err.starts_with("the simulation's clock reached ")
+                && err.contains("past the limit of 2e10 s"),
+            "{err}"
+        );
+    }
+
+    /// Issue 34 item 13: under `perf_model: Kernel`, sets above the replay's 48 jobs went to
+    /// the parametric model while the run said `kernel`; a policy that allows them is refused.
+    #[test]
+    fn issue_34_kernel_sets_above_the_replay_limit_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = build_fields(
+            "perf_model: Kernel, cluster: [(gpu: \"h200\", count: 1, mode: Mps)], \
+             policy: (max_jobs_per_gpu: 49), workload: Jobs([(model: \"resnet18:128:32\", \
+             samples: 1e6)])",
+            dir.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("policy.max_jobs_per_gpu: 49 lets more than 48 jobs share one GPU"),
+            "{err}"
+        );
+    }
+
+    /// Issue 34 item 20: `profiles: []` failed later with "(profiles loaded for: )".
+    #[test]
+    fn issue_34_an_empty_profile_list_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "(name: \"t\", profiles: [], cluster: [(gpu: \"h200\", count: 1, mode: Mps)], \
+                    workload: Jobs([(model: \"resnet18:128:32\", samples: 1e6)]))";
+        let path = dir.path().join("t.ron");
+        let file: ScenarioFile = parse_ron(text, &path).unwrap();
+        let scenario = Scenario { path, file };
+        let variant = scenario.variants().remove(0);
+        let err = build_variant(&scenario, &variant, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("t.ron: profiles: is empty"), "{err}");
     }
 
     /// Listed arrivals are relative to the first, as trace arrivals are.

@@ -81,8 +81,22 @@ pub(super) fn node_gpus(
         return Ok(None);
     };
     let mut counts: Vec<(&'static GpuSpec, u32)> = Vec::new();
+    let mut total = 0u64;
     for node in nodes {
         let gpu = node_gpu(path, spec, &node.gpu_model)?;
+        total += u64::from(node.gpus);
+        if total > u64::from(limits::MAX_GPUS) {
+            return Err(ScenarioError::field(
+                path,
+                format!("{FIELD}.nodes"),
+                format!(
+                    "the node list's GPUs, {total} up to node `{}`, are above the limit of {} \
+                     GPUs in one cluster (see scenarios/README.md, \"Accepted ranges\")",
+                    node.name,
+                    limits::MAX_GPUS
+                ),
+            ));
+        }
         match counts.iter_mut().find(|(g, _)| g.name == gpu.name) {
             Some((_, count)) => *count += node.gpus,
             None => counts.push((gpu, node.gpus)),
@@ -628,11 +642,17 @@ fn check_scales(path: &Path, spec: &TraceSpec) -> Result<(), ScenarioError> {
 fn window_s(path: &Path, spec: &TraceSpec) -> Result<(f64, f64), ScenarioError> {
     match spec.window_hours {
         None => Ok((0.0, f64::INFINITY)),
-        Some((from, to)) if from >= 0.0 && to > from => Ok((from * 3600.0, to * 3600.0)),
+        // Finite in seconds too: `inf` (or 1e306 hours) would keep every later job.
+        Some((from, to)) if from >= 0.0 && to > from && (to * 3600.0).is_finite() => {
+            Ok((from * 3600.0, to * 3600.0))
+        }
         Some((from, to)) => Err(ScenarioError::field(
             path,
             format!("{FIELD}.window_hours"),
-            format!("({from}, {to}) must be (from, to) hours with 0 <= from < to"),
+            format!(
+                "({from}, {to}) must be (from, to) hours with 0 <= from < to, both finite (leave \
+                 `window_hours` out to keep every job)"
+            ),
         )),
     }
 }

@@ -33,6 +33,16 @@ pub const MAX_TIME_S: f64 = 1e10;
 pub const MIN_DURATION_S: f64 = 1e-6;
 /// Longest accepted duration (a job alone), s.
 pub const MAX_DURATION_S: f64 = 1e10;
+/// Latest time the clock may reach (any start or end, so the makespan), s: the latest accepted
+/// arrival plus the longest accepted duration, so every accepted job alone ends inside it. A run
+/// whose clock passes it (jobs queued or slowed for centuries, as under
+/// `FixedSlowdown(per_corunner: 1e300)`) stops with an error instead of reporting a makespan of
+/// 1e304 s, a time at which no accepted duration moves the clock.
+pub const MAX_CLOCK_S: f64 = MAX_TIME_S + MAX_DURATION_S;
+/// Most GPUs a cluster may hold (all groups together), and so the most a job may ask for: far
+/// above any real cluster, low enough that the per-GPU state of the engine fits in memory
+/// (4e9 GPUs were read as written and exhausted 24 GB).
+pub const MAX_GPUS: u32 = 1_000_000;
 
 // The shortest duration still moves the clock at the latest time.
 const _: () = assert!(MAX_TIME_S + MIN_DURATION_S > MAX_TIME_S);

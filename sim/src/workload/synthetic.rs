@@ -173,6 +173,16 @@ impl Generator {
             !plan.mix.is_empty(),
             "the model mix is empty; list at least one model".into(),
         )?;
+        if let Some((gpus, _)) = self
+            .gpu_choices
+            .iter()
+            .find(|(gpus, _)| !(1..=limits::MAX_GPUS).contains(gpus))
+        {
+            return Err(SyntheticError::Range(format!(
+                "a job of {gpus} GPUs must have 1 to {} GPUs",
+                limits::MAX_GPUS
+            )));
+        }
         let model_pick = WeightedIndex::new(plan.mix.iter().map(|m| m.weight))
             .map_err(|e| SyntheticError::Range(format!("mix weights: {e}")))?;
         let gpu_pick = WeightedIndex::new(self.gpu_choices.iter().map(|g| g.1))
@@ -201,9 +211,9 @@ impl Generator {
         &self.plan
     }
 
-    /// GPUs of a job drawn with GPU choice `choice` (at least 1).
+    /// GPUs of a job drawn with GPU choice `choice` (at least 1: [`Generator::new`] checks).
     fn gpus(&self, choice: usize) -> u32 {
-        self.gpu_choices[choice].0.max(1)
+        self.gpu_choices[choice].0
     }
 
     /// Every job, in order (the order of arrival), drawn anew from the seed: the jobs

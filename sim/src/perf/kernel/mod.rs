@@ -24,6 +24,13 @@ use super::{
 use crate::hardware::GpuSpec;
 use crate::workload::ModelKey;
 
+/// Whether the replay takes this set: at most [`MAX_JOBS`] tenants (the MPS client limit), and
+/// a job spanning GPUs only alone. Other sets go to the fallback, and say so
+/// ([`KernelModel::answering`]).
+fn replay_takes(tenants: &[Tenant<'_>]) -> bool {
+    tenants.len() <= MAX_JOBS && (tenants.len() <= 1 || tenants.iter().all(|t| t.gpus <= 1))
+}
+
 /// The global parameters of the kernel model on one GPU, in the replay's units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelGlobals {
@@ -421,10 +428,11 @@ impl KernelModel {
         self.stats.lock().map_or((0, 0), |s| *s)
     }
 
-    /// Which model answers for this set: `kernel` when every tenant is traced, else the
-    /// fallback's name.
+    /// Which model answers for this set: `kernel` when the replay takes it (every tenant
+    /// traced, at most [`MAX_JOBS`] of them, none spanning GPUs unless alone), else the
+    /// fallback's name: [`PerfModel::rates`] uses the fallback for exactly these sets.
     pub fn answering(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> &'static str {
-        if self.trace_indices(gpu, tenants).is_some() {
+        if self.trace_indices(gpu, tenants).is_some() && replay_takes(tenants) {
             "kernel"
         } else {
             self.fallback.name()
@@ -573,7 +581,7 @@ impl PerfModel for KernelModel {
         let Some((g, idx)) = self.trace_indices(gpu, tenants) else {
             return self.fallback.rates(set, out);
         };
-        if tenants.len() > MAX_JOBS || tenants.iter().any(|t| t.gpus > 1) && tenants.len() > 1 {
+        if !replay_takes(tenants) {
             return self.fallback.rates(set, out);
         }
         // Alone on a whole GPU without an SM budget a job runs at its alone rate in any mode:

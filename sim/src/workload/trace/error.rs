@@ -29,6 +29,32 @@ pub enum TraceError {
         /// The CSV or I/O error.
         source: csv::Error,
     },
+    /// A line is longer than any trace row could be: the file is not a trace, or has no line
+    /// breaks (`/dev/zero`, a gzip bomb). Fatal.
+    #[error(
+        "{}:{line}: line is longer than {limit} bytes; colo reads trace lines up to {limit} bytes \
+         (is this a CSV trace?)",
+        path.display()
+    )]
+    LineTooLong {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line that is too long.
+        line: u64,
+        /// The longest line accepted, bytes.
+        limit: usize,
+    },
+    /// The header names a column twice: which one holds the values is ambiguous (fatal).
+    #[error(
+        "trace file {} names column `{column}` twice in its header; rename or remove one",
+        path.display()
+    )]
+    RepeatedColumn {
+        /// The file.
+        path: PathBuf,
+        /// The repeated name (cut to 100 characters).
+        column: String,
+    },
     /// The header lacks a column the format needs (fatal).
     #[error(
         "trace file {} has no column `{column}`, which {} {format} trace needs (its header is `{header}`); \

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use csv::ByteRecord;
 
 use super::row::{Col, RawJob, Row, Skip, out_of_range, time_in_range};
-use super::source::{Header, csv_reader, open};
+use super::source::{Header, csv_reader, open, read_error};
 use super::{SkipReason, TraceError, TraceFormat, TraceNode};
 
 /// The node list's file name, looked for beside the pod list (plain or `.gz`).
@@ -137,10 +137,9 @@ pub(crate) fn nodes_from(
     let mut record = ByteRecord::new();
     let mut line = 1;
     loop {
-        let more = reader.read_byte_record(&mut record).map_err(|source| {
-            let path = path.to_owned();
-            TraceError::Read { path, line, source }
-        })?;
+        let more = reader
+            .read_byte_record(&mut record)
+            .map_err(|source| read_error(path, line, source))?;
         if !more {
             return Ok(nodes);
         }

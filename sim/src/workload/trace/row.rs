@@ -117,6 +117,11 @@ impl<'r> Row<'r> {
         let count = self.whole(col)?;
         match u32::try_from(count) {
             Ok(0) => Err(Skip::new(zero_reason, col, "is 0".into())),
+            Ok(gpus) if gpus > limits::MAX_GPUS => Err(Skip::new(
+                SkipReason::OutOfRange,
+                col,
+                format!("`{gpus}` is above the limit of {} GPUs", limits::MAX_GPUS),
+            )),
             Ok(gpus) => Ok(gpus),
             Err(_) if count < 0 => Err(Skip::new(
                 SkipReason::NegativeGpus,

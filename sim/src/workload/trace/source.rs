@@ -21,7 +21,94 @@ pub(crate) fn open(path: &Path) -> Result<Box<dyn Read + Send>, TraceError> {
     decode(file, path)
 }
 
-/// Wrap `input` in a gzip decoder when it starts with the gzip magic bytes.
+/// Longest line a trace may have, in bytes (after decompression): far above any real row
+/// (a few hundred bytes), low enough that a file with no line breaks (`/dev/zero`, a gzip bomb
+/// of one line) stops with an error instead of filling memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The error [`Lines`] reads as when a line is longer than [`MAX_LINE_BYTES`].
+#[derive(Debug, thiserror::Error)]
+#[error("line {line} is longer than {MAX_LINE_BYTES} bytes")]
+pub(crate) struct LineTooLong {
+    /// 1-based line (line breaks counted as [`Lines`] counts them).
+    pub line: u64,
+}
+
+/// `input` with every line break made `\n`, as a text editor counts them: `\r\n` becomes `\n` and
+/// a lone `\r` becomes `\n` (the CSV reader counts `\n` only, so CRLF lines were numbered one
+/// too low and CR-only files were all line 1). A line longer than [`MAX_LINE_BYTES`] is an
+/// error ([`LineTooLong`]).
+struct Lines<R> {
+    inner: R,
+    /// The last byte passed on was a `\r` (now `\n`): a `\n` next is its pair, dropped.
+    after_cr: bool,
+    /// Bytes of the current line so far.
+    line_bytes: usize,
+    /// Line breaks passed on.
+    breaks: u64,
+}
+
+impl<R: Read> Read for Lines<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.inner.read(buf)?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let mut out = 0;
+            for idx in 0..n {
+                let byte = buf[idx];
+                if byte == b'\n' && self.after_cr {
+                    self.after_cr = false;
+                    continue;
+                }
+                self.after_cr = byte == b'\r';
+                if byte == b'\n' || byte == b'\r' {
+                    self.breaks += 1;
+                    self.line_bytes = 0;
+                    buf[out] = b'\n';
+                } else {
+                    self.line_bytes += 1;
+                    if self.line_bytes > MAX_LINE_BYTES {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            LineTooLong {
+                                line: self.breaks + 1,
+                            },
+                        ));
+                    }
+                    buf[out] = byte;
+                }
+                out += 1;
+            }
+            if out > 0 {
+                return Ok(out);
+            }
+        }
+    }
+}
+
+/// The error for a failed read of `path` after `line`: [`TraceError::LineTooLong`] for an
+/// over-long line, else [`TraceError::Read`].
+pub(crate) fn read_error(path: &Path, line: u64, source: csv::Error) -> TraceError {
+    if let csv::ErrorKind::Io(io) = source.kind()
+        && let Some(long) = io.get_ref().and_then(|e| e.downcast_ref::<LineTooLong>())
+    {
+        return TraceError::LineTooLong {
+            path: path.to_owned(),
+            line: long.line,
+            limit: MAX_LINE_BYTES,
+        };
+    }
+    TraceError::Read {
+        path: path.to_owned(),
+        line,
+        source,
+    }
+}
+
+/// Wrap `input` in a gzip decoder when it starts with the gzip magic bytes, with line breaks
+/// made `\n` and lines capped in length ([`Lines`]).
 pub(crate) fn decode(
     input: impl Read + Send + 'static,
     path: &Path,
@@ -34,14 +121,20 @@ pub(crate) fn decode(
             source,
         })?
         .starts_with(&[0x1f, 0x8b]);
-    Ok(if is_gzip {
+    let decoded: Box<dyn Read + Send> = if is_gzip {
         Box::new(BufReader::with_capacity(
             1 << 16,
             MultiGzDecoder::new(buffered),
         ))
     } else {
         Box::new(buffered)
-    })
+    };
+    Ok(Box::new(Lines {
+        inner: decoded,
+        after_cr: false,
+        line_bytes: 0,
+        breaks: 0,
+    }))
 }
 
 /// A CSV reader over `input` that tolerates short and long rows (they are judged per field).
@@ -66,18 +159,25 @@ impl<'p> Header<'p> {
         path: &'p Path,
         format: TraceFormat,
     ) -> Result<Self, TraceError> {
-        let record = reader.byte_headers().map_err(|source| TraceError::Read {
-            path: path.to_owned(),
-            line: 0,
-            source,
-        })?;
-        let names = record
+        let record = reader
+            .byte_headers()
+            .map_err(|source| read_error(path, 0, source))?;
+        let names: Vec<String> = record
             .iter()
             .map(|field| {
                 let name = String::from_utf8_lossy(field);
                 name.trim_start_matches('\u{feff}').trim().to_owned()
             })
             .collect();
+        // A name given twice is ambiguous: which column holds the value is a guess.
+        for (idx, name) in names.iter().enumerate() {
+            if !name.is_empty() && names[..idx].contains(name) {
+                return Err(TraceError::RepeatedColumn {
+                    path: path.to_owned(),
+                    column: name.chars().take(100).collect(),
+                });
+            }
+        }
         Ok(Header {
             names,
             path,
@@ -160,11 +260,7 @@ impl TraceRows {
             let more = self
                 .reader
                 .read_byte_record(&mut self.record)
-                .map_err(|source| TraceError::Read {
-                    path: self.path.clone(),
-                    line: self.line,
-                    source,
-                })?;
+                .map_err(|source| read_error(&self.path, self.line, source))?;
             if !more {
                 break;
             }

@@ -386,3 +386,70 @@ proptest! {
         let _ = openb::nodes_from(input, Path::new("n.csv"));
     }
 }
+
+/// Issue 34 item 16: CRLF lines were numbered one too low and CR-only files were all line 1
+/// (the CSV reader counts `\n` only), which also shifted Philly's line-named jobs. Lines are
+/// counted as a text editor counts them, whatever the line break.
+#[test]
+fn issue_34_lines_are_counted_for_every_line_break() {
+    let strict = ReadOptions {
+        strict: true,
+        limit: None,
+    };
+    let philly = "timestamp,duration,num_gpus\n2020-01-01 00:00:00,60,1\n\
+                  2020-01-01 00:01:00,60,2\n";
+    for newline in ["\n", "\r\n", "\r"] {
+        let text = COLO.replace('\n', newline) + &format!("d,30,1,0{newline}");
+        let err = read_bytes(TraceFormat::Colo, text.as_bytes(), &strict).unwrap_err();
+        assert!(
+            err.to_string().starts_with("mem.csv:5: field `gpus` is 0"),
+            "{newline:?}: {err}"
+        );
+        let trace = read_text(TraceFormat::Philly, &philly.replace('\n', newline));
+        let names: Vec<_> = trace
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.line))
+            .collect();
+        assert_eq!(names, [("philly-2", 2), ("philly-3", 3)], "{newline:?}");
+    }
+}
+
+/// Issue 34 item 16: a column named twice in the header silently used the first; it is an
+/// error naming the column.
+#[test]
+fn issue_34_a_repeated_column_is_an_error() {
+    let text = "name,arrival_s,duration_s,gpus,arrival_s\na,0,5,1,100\n";
+    let err = read_bytes(TraceFormat::Colo, text.as_bytes(), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("mem.csv names column `arrival_s` twice in its header"),
+        "{err}"
+    );
+}
+
+/// Issue 34 item 19: a file with no line breaks (`/dev/zero`, a gzip bomb of one line) was
+/// read into one ever-growing record until the OOM killer struck; a line over the limit is an
+/// error naming the line and the limit, plain or gzip.
+#[test]
+fn issue_34_an_overlong_line_is_an_error() {
+    let mut text = COLO.as_bytes().to_vec();
+    text.extend(std::iter::repeat_n(b'7', source::MAX_LINE_BYTES + 1));
+    for bytes in [text.clone(), gzip(&text)] {
+        let err = read_bytes(TraceFormat::Colo, &bytes, &ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "mem.csv:5: line is longer than 1048576 bytes; colo reads trace lines up to \
+             1048576 bytes (is this a CSV trace?)"
+        );
+    }
+    let zeros = vec![0u8; source::MAX_LINE_BYTES + 1];
+    let err = read_bytes(TraceFormat::Colo, &zeros, &ReadOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, TraceError::LineTooLong { line: 1, .. }),
+        "{err}"
+    );
+}
