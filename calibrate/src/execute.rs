@@ -41,6 +41,12 @@ pub struct RunOutcome {
     pub stopped_early: bool,
     /// Unreadable store lines `(line, message)`, skipped.
     pub bad_lines: Vec<(usize, String)>,
+    /// Store records dropped as written twice (the latest of each process of a set repeat
+    /// is kept).
+    pub duplicates: usize,
+    /// Whether Ctrl-C or SIGTERM stopped the run: no work was started after it, the workers
+    /// were stopped, and what was recorded before it stays (a re-run resumes).
+    pub interrupted: bool,
     /// Kernel traces written by this run (groups with `trace: true`, into `OUT/traces/`).
     pub traced: usize,
     /// Points of such groups the tracer failed on (no trace file; a re-run tries again).
@@ -70,14 +76,16 @@ pub fn pending_steps(
 }
 
 /// Opens `out_dir/<name>.jsonl` for appending: the records it already holds, the appender, and
-/// an outcome that reports its unreadable lines.
+/// an outcome that reports its unreadable lines. The appender locks the store before it is
+/// read, so no other run appends between the reading and the end of this run.
 fn open_store(out_dir: &Path, name: &str) -> Result<(Vec<Record>, Appender, RunOutcome), RunError> {
     let path = store::store_path(out_dir, name);
-    let loaded = store::load(&path)?;
     let appender = Appender::open(&path)?;
+    let loaded = store::load(&path)?;
     let outcome = RunOutcome {
         store: path,
         bad_lines: loaded.skipped,
+        duplicates: loaded.duplicates,
         ..RunOutcome::default()
     };
     Ok((loaded.records, appender, outcome))
@@ -106,6 +114,10 @@ pub fn run_plan(
             outcome.stopped_early = true;
             break;
         }
+        if crate::runner::interrupted() {
+            outcome.interrupted = true;
+            break;
+        }
         let (steps, already) = pending_steps(plan, group, done);
         outcome.already_done += already;
         if !steps.is_empty() {
@@ -124,16 +136,41 @@ pub fn run_plan(
                 deadline: opts.deadline,
                 allow_mig_reconfigure: opts.allow_mig_reconfigure,
             };
-            run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress)?;
+            let res = run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress);
+            if stopped_by_interrupt(res, &mut outcome)? {
+                break;
+            }
         }
-        if group.trace && opts.deadline.is_none_or(|d| Instant::now() <= d) {
-            trace_group(plan, group, runner, out_dir, opts, &mut outcome, progress)?;
+        if group.trace
+            && opts.deadline.is_none_or(|d| Instant::now() <= d)
+            && !crate::runner::interrupted()
+        {
+            let res = trace_group(plan, group, runner, out_dir, opts, &mut outcome, progress);
+            if stopped_by_interrupt(res, &mut outcome)? {
+                break;
+            }
         }
     }
     if opts.deadline.is_some_and(|d| Instant::now() > d) {
         outcome.stopped_early = true;
     }
     Ok(outcome)
+}
+
+/// Whether `res` is the runner's [`RunError::Interrupted`] (then marked in `outcome`); other
+/// errors are returned.
+fn stopped_by_interrupt(
+    res: Result<(), RunError>,
+    outcome: &mut RunOutcome,
+) -> Result<bool, RunError> {
+    match res {
+        Ok(()) => Ok(false),
+        Err(RunError::Interrupted) => {
+            outcome.interrupted = true;
+            Ok(true)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// Traces every distinct point of a `trace: true` group once into `out_dir/traces/` (points
@@ -223,7 +260,8 @@ fn refuse_another_gpu_type(plan: &Plan, gpu_name: &str) -> Result<(), RunError> 
     }
 }
 
-/// Runs one launch, appending each record as it arrives.
+/// Runs one launch, appending each record as it arrives, and syncing the store to the disk
+/// when a set repeat has all its records (and at the launch's end).
 fn run_launch(
     plan: &Plan,
     launch: &Launch<'_>,
@@ -234,6 +272,9 @@ fn run_launch(
 ) -> Result<(), RunError> {
     let gpu = runner.gpu().clone();
     let source = runner.source();
+    let n_procs = launch.group.n_procs();
+    let mut arrived = vec![0usize; launch.steps.len()];
+    let mut unsynced = false;
     let mut on_report = |report: Report| -> Result<(), RunError> {
         let rec = make_record(plan, launch, &report, &gpu, source);
         let measured = &rec.measurement;
@@ -247,9 +288,21 @@ fn run_launch(
         }
         outcome.written += 1;
         appender.append(&rec)?;
+        unsynced = true;
+        if let Some(count) = arrived.get_mut(report.step) {
+            *count += 1;
+            if *count == n_procs {
+                appender.sync()?;
+                unsynced = false;
+            }
+        }
         Ok(())
     };
-    runner.run(launch, &mut on_report)
+    let res = runner.run(launch, &mut on_report);
+    if unsynced {
+        appender.sync()?;
+    }
+    res
 }
 
 fn make_record(
@@ -360,6 +413,10 @@ pub fn profile_commands(
             outcome.already_done += 1;
             continue;
         }
+        if crate::runner::interrupted() {
+            outcome.interrupted = true;
+            break;
+        }
         progress(&format!(
             "repeat {repeat}: {} commands ({})",
             plan.commands.len(),
@@ -372,12 +429,22 @@ pub fn profile_commands(
             warmup_s: plan.warmup_s,
             timeout_s: plan.timeout_s,
         };
-        for result in runner.profile_commands(&set)? {
-            let rec = command_record(plan, repeat, &result, runner.gpu());
+        let results = match runner.profile_commands(&set) {
+            Ok(results) => results,
+            Err(RunError::Interrupted) => {
+                outcome.interrupted = true;
+                break;
+            }
+            Err(err) => return Err(err),
+        };
+        let source = runner.source();
+        for result in results {
+            let rec = command_record(plan, repeat, &result, runner.gpu(), source);
             outcome.written += 1;
             outcome.failed += usize::from(rec.measurement.status != Status::Ok);
             appender.append(&rec)?;
         }
+        appender.sync()?;
     }
     Ok(outcome)
 }
@@ -387,11 +454,12 @@ fn command_record(
     repeat: u32,
     res: &CommandResult,
     gpu: &crate::gpu::GpuInfo,
+    source: Source,
 ) -> Record {
     let proc = &plan.procs[res.rank];
     Record {
         format_version: RECORD_FORMAT_VERSION,
-        source: Source::Measured,
+        source,
         plan: plan.name.clone(),
         group: "cmd".into(),
         set_index: 0,
@@ -662,6 +730,53 @@ mod tests {
             ]
         );
         assert!(entries.iter().all(|e| e.group.as_deref() == Some("alone")));
+    }
+
+    #[test]
+    fn issue_34_the_store_is_synced_once_per_set_repeat() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let before = store::SYNCS.with(std::cell::Cell::get);
+        let outcome = run(&plan(), dir.path());
+        let syncs = store::SYNCS.with(std::cell::Cell::get) - before;
+        // 2 + 2 sets, 3 repeats each; 18 records.
+        assert_eq!((syncs, outcome.written), (12, 18));
+    }
+
+    #[test]
+    fn issue_34_a_store_another_run_holds_is_refused_before_anything_runs() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = store::store_path(dir.path(), "t");
+        let _held = Appender::open(&path).expect("the other run");
+        let err = run_plan(
+            &plan(),
+            &mut FakeRunner::new(),
+            dir.path(),
+            &RunOptions::default(),
+            &mut |_| {},
+        )
+        .expect_err("locked")
+        .to_string();
+        assert!(
+            err.contains("t.jsonl: another colo process holds this store"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&path).expect("store").len(), 0);
+    }
+
+    #[test]
+    fn issue_34_a_repeat_written_again_on_resume_counts_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = run(&plan(), dir.path());
+        // A kill after the first record of a pair's repeat: the resumed run writes it again.
+        let text = std::fs::read_to_string(&first.store).expect("read");
+        let kept: Vec<&str> = text.lines().collect();
+        std::fs::write(&first.store, kept[..kept.len() - 1].join("\n") + "\n").expect("write");
+        let resumed = run(&plan(), dir.path());
+        assert_eq!(resumed.written, 2);
+        let loaded = store::load(&first.store).expect("store");
+        assert_eq!((loaded.records.len(), loaded.duplicates), (18, 1));
+        let rows = crate::summary::summarize(&loaded.records);
+        assert!(rows.iter().all(|r| r.n_ok + r.n_failed == 3), "{rows:?}");
     }
 
     #[test]

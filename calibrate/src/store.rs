@@ -44,6 +44,31 @@ pub enum StoreError {
         /// [`RECORD_FORMAT_VERSION`].
         supported: u32,
     },
+    /// Another process holds the store's lock: two runs must not append to one store.
+    #[error(
+        "{}: another colo process holds this store (a `colo calibrate run` or `profile` \
+         writing to it); wait for it to finish, or give this run another --out",
+        path.display()
+    )]
+    Locked {
+        /// Store file.
+        path: PathBuf,
+    },
+    /// A file a command would write is one of its input stores, or a new store in their
+    /// folder.
+    #[error(
+        "refusing to write {}: {why} {}; write it somewhere else",
+        output.display(),
+        input.display()
+    )]
+    WouldOverwrite {
+        /// The file to be written.
+        output: PathBuf,
+        /// What it collides with: an input store, or the folder of the stores.
+        input: PathBuf,
+        /// How.
+        why: &'static str,
+    },
     /// A record could not be encoded (a bug: please report it).
     #[error("{path}: cannot encode record: {source}")]
     Encode {
@@ -330,6 +355,58 @@ fn co_runner_point(text: &str) -> Result<ModelKey, String> {
     Ok(key)
 }
 
+/// The numbers of a record that must agree with each other.
+struct Numbers {
+    status: Status,
+    samples_per_s: Option<f64>,
+    iterations: Option<u64>,
+    window_s: Option<f64>,
+    /// The point's batch (none for a user command).
+    batch: Option<u32>,
+}
+
+impl Numbers {
+    /// Refuses impossible values: any of `fields` negative or not finite, a window of no
+    /// time, and an ok rate that is not its iterations times the batch over the window (the
+    /// worker computes it so; 1 % and a batch are allowed for rounding).
+    fn check(&self, fields: &[(&str, Option<f64>)]) -> Result<(), String> {
+        for (name, value) in fields {
+            match value {
+                Some(v) if !v.is_finite() => {
+                    return Err(format!("field `{name}` is {v}: it must be a finite number"));
+                }
+                Some(v) if *v < 0.0 => {
+                    return Err(format!("field `{name}` is {v}: it cannot be negative"));
+                }
+                _ => {}
+            }
+        }
+        if let Some(window) = self.window_s.filter(|w| *w == 0.0) {
+            return Err(format!(
+                "field `window_s` is {window}: a measured window takes time"
+            ));
+        }
+        let (Status::Ok, Some(rate), Some(iterations), Some(window), Some(batch)) = (
+            self.status,
+            self.samples_per_s,
+            self.iterations,
+            self.window_s,
+            self.batch,
+        ) else {
+            return Ok(());
+        };
+        let samples = iterations as f64 * f64::from(batch);
+        if (rate * window - samples).abs() > 0.01 * samples + f64::from(batch) {
+            return Err(format!(
+                "field `samples_per_s` ({rate}) disagrees with `iterations` ({iterations}) × \
+                 batch ({batch}) / `window_s` ({window}) = {}",
+                samples / window
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl TryFrom<RecordWire> for Record {
     type Error = String;
 
@@ -398,6 +475,40 @@ impl TryFrom<RecordWire> for Record {
                 Workload::Point(key)
             }
         };
+        let numbers = Numbers {
+            status,
+            samples_per_s,
+            iterations,
+            window_s,
+            batch: workload.point().map(|k| k.batch),
+        };
+        numbers.check(&[
+            ("t_start", Some(t_start)),
+            ("t_end", Some(t_end)),
+            ("samples_per_s", samples_per_s),
+            ("window_s", window_s),
+            ("warmup_s", warmup_s),
+            ("cpu_time_s", cpu_time_s),
+            ("peak_allocated_mib", peak_allocated_mib),
+            ("peak_reserved_mib", peak_reserved_mib),
+            ("lifetime_s", lifetime_s),
+            ("gpu.util_pct", gpu.util_pct),
+            ("gpu.sm_clock_mhz", gpu.sm_clock_mhz),
+            ("gpu.power_w", gpu.power_w),
+            ("gpu.gpu_mem_used_mib", gpu.gpu_mem_used_mib),
+            ("gpu.proc_mem_mib", gpu.proc_mem_mib),
+        ])?;
+        if t_end < t_start {
+            return Err(format!(
+                "field `t_end` ({t_end}) is before `t_start` ({t_start}): the window ends before \
+                 it starts"
+            ));
+        }
+        if rank >= n_procs {
+            return Err(format!(
+                "field `rank` ({rank}) is not below `n_procs` ({n_procs})"
+            ));
+        }
         let co_runners = co_runners
             .into_iter()
             .map(|text| match workload {
@@ -551,10 +662,41 @@ impl Record {
 /// Records of a store file, and the lines that could not be read.
 #[derive(Debug, Default)]
 pub struct Loaded {
-    /// Records in file order.
+    /// Records in file order, one per process of a set repeat ([`Record::key`] on one GPU of
+    /// one plan): where a resumed or concurrent run wrote one again, the latest is kept.
     pub records: Vec<Record>,
     /// `(line number, message)` of unreadable lines (skipped, reported).
     pub skipped: Vec<(usize, String)>,
+    /// Records dropped because a later line records the same process of the same set repeat
+    /// (a set repeat that a kill left half-written and the resumed run wrote again).
+    pub duplicates: usize,
+}
+
+impl Loaded {
+    /// The warnings a command prints about this store file: each unreadable line
+    /// (`FILE:LINE: ...`) and the records dropped as written twice.
+    pub fn warnings(&self, path: &Path) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(line, message)| {
+                format!(
+                    "{}:{line}: unreadable record skipped: {message}",
+                    path.display()
+                )
+            })
+            .collect();
+        if self.duplicates > 0 {
+            out.push(format!(
+                "{}: {} records dropped: a later line records the same process of the same set \
+                 repeat (a repeat resumed after a kill, or two runs into one store); the latest \
+                 of each is kept",
+                path.display(),
+                self.duplicates
+            ));
+        }
+        out
+    }
 }
 
 /// Path of a plan's store file.
@@ -562,7 +704,8 @@ pub fn store_path(dir: &Path, plan: &str) -> PathBuf {
     dir.join(format!("{plan}.jsonl"))
 }
 
-/// Reads a store file; a missing file is empty.
+/// Reads a store file; a missing file is empty. A line that is not UTF-8 or not a record is
+/// skipped and reported with its number, as is any other bad line.
 ///
 /// # Errors
 /// [`StoreError::Io`], or [`StoreError::NewerFormat`] naming the first record too new to read.
@@ -577,9 +720,10 @@ pub fn load(path: &Path) -> Result<Loaded, StoreError> {
         Err(err) => return Err(io(err)),
     };
     let mut loaded = Loaded::default();
-    for (idx, line) in BufReader::new(file).lines().enumerate() {
-        loaded.take(path, idx + 1, &line.map_err(io)?)?;
+    for (idx, line) in BufReader::new(file).split(b'\n').enumerate() {
+        loaded.take_bytes(path, idx + 1, &line.map_err(io)?)?;
     }
+    loaded.keep_latest();
     Ok(loaded)
 }
 
@@ -588,14 +732,76 @@ pub fn load(path: &Path) -> Result<Loaded, StoreError> {
 /// # Errors
 /// [`StoreError::NewerFormat`] naming the first record too new to read.
 pub fn parse(text: &str, path: &Path) -> Result<Loaded, StoreError> {
+    parse_bytes(text.as_bytes(), path)
+}
+
+/// Reads the records of store bytes, as [`load`] reads a file (a line that is not UTF-8 is
+/// skipped and reported); `path` names it in errors.
+///
+/// # Errors
+/// [`StoreError::NewerFormat`] naming the first record too new to read.
+pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Loaded, StoreError> {
     let mut loaded = Loaded::default();
-    for (idx, line) in text.lines().enumerate() {
-        loaded.take(path, idx + 1, line)?;
+    for (idx, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        loaded.take_bytes(path, idx + 1, line)?;
     }
+    loaded.keep_latest();
     Ok(loaded)
 }
 
+/// What makes two records the same process of the same set repeat: plan, GPU UUID, group,
+/// set index, repeat, rank.
+type ProcessKey<'a> = (&'a str, &'a str, &'a str, usize, u32, usize);
+
 impl Loaded {
+    /// Takes line `number` as bytes: a line that is not UTF-8 is skipped, naming the byte.
+    fn take_bytes(&mut self, path: &Path, number: usize, line: &[u8]) -> Result<(), StoreError> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match std::str::from_utf8(line) {
+            Ok(text) => self.take(path, number, text),
+            Err(err) => {
+                let at = err.valid_up_to();
+                self.skipped.push((
+                    number,
+                    format!(
+                        "not UTF-8: byte {} (0x{:02x}) at column {}",
+                        at + 1,
+                        line[at],
+                        at + 1
+                    ),
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps the latest record of each process of a set repeat ([`ProcessKey`]), counting the
+    /// others in `duplicates`.
+    fn keep_latest(&mut self) {
+        let mut latest: BTreeMap<ProcessKey<'_>, usize> = BTreeMap::new();
+        for (idx, r) in self.records.iter().enumerate() {
+            let key = (
+                r.plan.as_str(),
+                r.gpu_uuid.as_str(),
+                r.group.as_str(),
+                r.set_index,
+                r.repeat,
+                r.rank,
+            );
+            latest.insert(key, idx);
+        }
+        if latest.len() == self.records.len() {
+            return;
+        }
+        let mut keep = vec![false; self.records.len()];
+        for idx in latest.into_values() {
+            keep[idx] = true;
+        }
+        self.duplicates = keep.iter().filter(|k| !**k).count();
+        let mut keep = keep.into_iter();
+        self.records.retain(|_| keep.next().unwrap_or(true));
+    }
+
     /// Takes line `number` of a store: a record, a skipped line, or nothing when blank; a
     /// record newer than [`RECORD_FORMAT_VERSION`] is an error (skipping it would fit a
     /// store with its newest measurements silently left out).
@@ -637,6 +843,57 @@ pub fn load_dir(dir: &Path) -> Result<Vec<(PathBuf, Loaded)>, StoreError> {
         .into_iter()
         .map(|p| load(&p).map(|l| (p, l)))
         .collect()
+}
+
+/// Refuses `output`, a file a command is about to write after reading the stores of
+/// `data_dir`, when it is one of those stores (the same file by any path or link) or a
+/// `*.jsonl` file anywhere in that folder (a store every later read would take, or a traces
+/// index).
+///
+/// # Errors
+/// [`StoreError::WouldOverwrite`] naming both.
+pub fn refuse_overwriting_inputs(output: &Path, data_dir: &Path) -> Result<(), StoreError> {
+    let Some(resolved) = resolve(output) else {
+        return Ok(());
+    };
+    let Ok(dir) = data_dir.canonicalize() else {
+        return Ok(());
+    };
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let input = entry.path();
+            let is_store = input.extension().is_some_and(|ext| ext == "jsonl");
+            if is_store && input.canonicalize().is_ok_and(|real| real == resolved) {
+                return Err(StoreError::WouldOverwrite {
+                    output: output.to_path_buf(),
+                    input,
+                    why: "it is the input store",
+                });
+            }
+        }
+    }
+    if resolved.starts_with(&dir) && resolved.extension().is_some_and(|ext| ext == "jsonl") {
+        return Err(StoreError::WouldOverwrite {
+            output: output.to_path_buf(),
+            input: data_dir.to_path_buf(),
+            why: "a .jsonl file there would be read as a store of the input folder",
+        });
+    }
+    Ok(())
+}
+
+/// `path` with its folder (and the file itself, when it exists) resolved through links; `None`
+/// when its folder does not exist (then it cannot be an input).
+fn resolve(path: &Path) -> Option<PathBuf> {
+    if let Ok(real) = path.canonicalize() {
+        return Some(real);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Some(parent.canonicalize().ok()?.join(name))
 }
 
 /// Keys already recorded.
@@ -686,14 +943,25 @@ pub fn done_keys_on(records: &[Record], gpu_uuid: &str) -> BTreeSet<RecordKey> {
         .collect()
 }
 
-/// Appends records to a store file, one line each, flushed per record.
+/// Appends records to a store file, one line each, flushed per record and synced to the disk
+/// per set ([`Appender::sync`]). It holds an advisory lock on the file while it lives, so two
+/// colo processes never append to one store at once.
 pub struct Appender {
     path: PathBuf,
     file: File,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Syncs made on this thread (tests count them; a sync cannot be seen in the file).
+    pub(crate) static SYNCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Appender {
-    /// Opens (creating folder and file) for appending.
+    /// Opens (creating folder and file) for appending, and locks the file: another colo
+    /// process that holds it is an error, [`StoreError::Locked`]. A file whose last line was
+    /// cut short (a kill or a full disk mid-write) gets a newline first, so the next record
+    /// starts on a line of its own and the torn line stays one bad line, reported.
     pub fn open(path: &Path) -> Result<Appender, StoreError> {
         let io = |source| StoreError::Io {
             path: path.to_path_buf(),
@@ -702,11 +970,24 @@ impl Appender {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Locked {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(err)) => return Err(io(err)),
+        }
+        if !ends_with_newline(&mut file).map_err(io)? {
+            file.write_all(b"\n").map_err(io)?;
+        }
         Ok(Appender {
             path: path.to_path_buf(),
             file,
@@ -728,6 +1009,30 @@ impl Appender {
                 source,
             })
     }
+
+    /// Makes the lines appended so far durable (`fsync`): called after each set, so a power
+    /// loss cannot take records that the run reported written, and no cost per line.
+    pub fn sync(&mut self) -> Result<(), StoreError> {
+        #[cfg(test)]
+        SYNCS.with(|n| n.set(n.get() + 1));
+        self.file.sync_data().map_err(|source| StoreError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// Whether a file is empty or ends with a newline.
+fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 #[cfg(test)]
@@ -746,6 +1051,9 @@ mod tests {
             rec.rank,
             rec.measurement.samples_per_s,
         ) = (gpu.to_owned(), repeat, rank, Some(rate));
+        // The window that makes the rate agree with the iterations.
+        let samples = rec.measurement.iterations.expect("iterations") as f64 * 128.0;
+        rec.measurement.window_s = Some(samples / rate);
         rec
     }
 
@@ -957,6 +1265,160 @@ mod tests {
         let at = format!("{}:2: record format version 2 is newer", path.display());
         assert!(err.starts_with(&at), "{err}");
         assert!(err.contains("(up to 1)"), "{err}");
+    }
+
+    /// The text of a record as the store writes it, one line.
+    fn line_of(rec: &Record) -> String {
+        serde_json::to_string(rec).expect("encodes")
+    }
+
+    #[test]
+    fn issue_34_a_torn_last_line_is_reported_and_the_next_record_starts_a_new_line() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.jsonl");
+        let first = line_of(&record("GPU-a", 0, 0, 1.0));
+        let torn = &line_of(&record("GPU-a", 1, 0, 1.0))[..40];
+        std::fs::write(&path, format!("{first}\n{torn}")).expect("write");
+        let mut appender = Appender::open(&path).expect("opens");
+        appender
+            .append(&record("GPU-a", 2, 0, 3.0))
+            .expect("appends");
+        drop(appender);
+        let loaded = load(&path).expect("reads");
+        let repeats: Vec<u32> = loaded.records.iter().map(|r| r.repeat).collect();
+        assert_eq!(repeats, vec![0, 2], "the appended record is whole");
+        assert_eq!(loaded.skipped.len(), 1, "{:?}", loaded.skipped);
+        assert_eq!(loaded.skipped[0].0, 2, "the torn line, by its number");
+    }
+
+    #[test]
+    fn issue_34_a_line_that_is_not_utf8_is_skipped_with_its_number() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.jsonl");
+        let mut bytes = line_of(&record("GPU-a", 0, 0, 1.0)).into_bytes();
+        bytes.push(b'\n');
+        let mut bad = line_of(&record("GPU-a", 1, 0, 1.0)).into_bytes();
+        bad[20] = 0xff;
+        bytes.extend_from_slice(&bad);
+        bytes.push(b'\n');
+        bytes.extend_from_slice(line_of(&record("GPU-a", 2, 0, 1.0)).as_bytes());
+        std::fs::write(&path, &bytes).expect("write");
+        let loaded = load(&path).expect("a bad byte is a bad line, not a fatal error");
+        assert_eq!(loaded.records.len(), 2);
+        let (number, message) = &loaded.skipped[0];
+        assert_eq!(*number, 2);
+        assert!(message.contains("not UTF-8: byte 21 (0xff)"), "{message}");
+        assert_eq!(parse_bytes(&bytes, &path).expect("reads").records.len(), 2);
+    }
+
+    #[test]
+    fn issue_34_impossible_values_are_bad_lines_naming_the_field() {
+        let good = line_of(&record("GPU-a", 0, 0, 1.0));
+        let cases = [
+            (
+                "\"samples_per_s\":1.0",
+                "\"samples_per_s\":-1.0",
+                "`samples_per_s` is -1",
+            ),
+            (
+                "\"peak_reserved_mib\":",
+                "\"peak_reserved_mib\":-5,\"x\":",
+                "`peak_reserved_mib` is -5",
+            ),
+        ];
+        for (from, to, expected) in cases {
+            let bad = good.replacen(from, to, 1);
+            assert_ne!(bad, good, "{from}");
+            let loaded = parse(&bad, Path::new("t.jsonl")).expect("version 1");
+            assert!(loaded.records.is_empty(), "{bad}");
+            assert!(
+                loaded.skipped[0].1.contains(expected),
+                "{:?}",
+                loaded.skipped
+            );
+        }
+        // A rate that is not its iterations over the window (a real one, doubled).
+        let mut doubled = record("GPU-a", 0, 0, 1.0);
+        doubled.measurement.samples_per_s = Some(2.0);
+        let loaded = parse(&line_of(&doubled), Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0].1.contains("disagrees with `iterations`"),
+            "{:?}",
+            loaded.skipped
+        );
+        let mut no_window = record("GPU-a", 0, 0, 1.0);
+        no_window.measurement.window_s = Some(0.0);
+        let loaded = parse(&line_of(&no_window), Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0].1.contains("`window_s` is 0"),
+            "{:?}",
+            loaded.skipped
+        );
+        let mut torn_time = record("GPU-a", 0, 0, 1.0);
+        torn_time.measurement.t_end = torn_time.measurement.t_start - 1.0;
+        let loaded = parse(&line_of(&torn_time), Path::new("t.jsonl")).expect("version 1");
+        assert!(
+            loaded.skipped[0].1.contains("`t_end`"),
+            "{:?}",
+            loaded.skipped
+        );
+    }
+
+    #[test]
+    fn issue_34_a_process_recorded_twice_keeps_its_latest_record_and_counts_the_other() {
+        let records = [
+            record("GPU-a", 0, 0, 1.0),
+            record("GPU-a", 0, 0, 2.0), // the same process, written again on resume
+            record("GPU-b", 0, 0, 3.0), // another GPU: another process
+        ];
+        let text: Vec<String> = records.iter().map(line_of).collect();
+        let loaded = parse(&text.join("\n"), Path::new("t.jsonl")).expect("reads");
+        let rates: Vec<Option<f64>> = loaded
+            .records
+            .iter()
+            .map(|r| r.measurement.samples_per_s)
+            .collect();
+        assert_eq!(rates, vec![Some(2.0), Some(3.0)]);
+        assert_eq!(loaded.duplicates, 1);
+        let warnings = loaded.warnings(Path::new("t.jsonl"));
+        assert!(
+            warnings[0].starts_with("t.jsonl: 1 records dropped"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn issue_34_a_store_held_by_one_appender_is_refused_to_another() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.jsonl");
+        let first = Appender::open(&path).expect("opens");
+        let err = Appender::open(&path).err().expect("locked").to_string();
+        assert!(
+            err.contains("t.jsonl: another colo process holds this store"),
+            "{err}"
+        );
+        drop(first);
+        Appender::open(&path).expect("free again once the first is gone");
+    }
+
+    #[test]
+    fn issue_34_outputs_never_overwrite_an_input_store() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).expect("mkdir");
+        std::fs::write(data.join("a.jsonl"), "").expect("write");
+        let err = refuse_overwriting_inputs(&data.join("a.jsonl"), &data)
+            .expect_err("the input itself")
+            .to_string();
+        assert!(err.contains("it is the input store"), "{err}");
+        let dotted = data.join(".").join("a.jsonl");
+        refuse_overwriting_inputs(&dotted, &data).expect_err("by another path");
+        let err = refuse_overwriting_inputs(&data.join("new.jsonl"), &data)
+            .expect_err("a new store in the folder")
+            .to_string();
+        assert!(err.contains("read as a store"), "{err}");
+        refuse_overwriting_inputs(&data.join("summary.csv"), &data).expect("not a store");
+        refuse_overwriting_inputs(&dir.path().join("b.jsonl"), &data).expect("elsewhere");
     }
 
     #[test]

@@ -303,13 +303,21 @@ pub fn render_csv(rows: &[Row]) -> String {
 /// What `colo calibrate profile` prints: one line per repeat and rank of the user commands'
 /// records, with samples/s from their progress lines and their lifetime.
 pub fn render_commands(records: &[Record]) -> String {
-    let mut out = String::from(
-        "measured: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
-    );
-    for rec in records
+    let commands: Vec<&Record> = records
         .iter()
         .filter(|r| matches!(r.workload, Workload::Command(_)))
-    {
+        .collect();
+    // `fake` when any record is (`--fake-gpu`), so that no invented number reads as measured.
+    let source = commands
+        .iter()
+        .map(|r| r.source)
+        .find(|s| *s != crate::store::Source::Measured)
+        .unwrap_or(crate::store::Source::Measured);
+    let mut out = format!(
+        "{}: samples/s from samples=<N> progress lines (\"-\" where none), lifetime in seconds\n",
+        source.label()
+    );
+    for rec in commands {
         let rate = rec
             .measurement
             .samples_per_s

@@ -4,8 +4,10 @@
 //! A traces folder (`colo calibrate trace --out DIR`, or `OUT/traces/` of a plan run) holds one
 //! `<model>_<batch>_<image>.trace.json.gz` per point ([`crate::trace`] reads them) and
 //! `index.jsonl`: one JSON line ([`IndexEntry`]) per point the tracer was run on, appended and
-//! flushed as each point finishes, never rewritten. A store record is linked to its trace by
-//! its point and GPU UUID ([`trace_for`]). Points whose file exists are skipped and add no line.
+//! synced to the disk as each point finishes, never rewritten. A store record is linked to its
+//! trace by its point and GPU UUID ([`trace_for`]). Points whose file exists are skipped and add
+//! no line, unless the index has no ok line for the file (a run stopped between writing the file
+//! and its line): that line is then written from the file, its `error` saying so.
 use std::fmt::Write as _;
 use std::fs::OpenOptions;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -128,14 +130,32 @@ pub fn trace_points(
         ..Traced::default()
     };
     let mut to_trace = Vec::new();
+    let mut unindexed = Vec::new();
+    let indexed = indexed_files(job.out_dir)?;
     for point in &points {
         let file = job.out_dir.join(trace_file_name(point));
         if file.is_file() {
+            if !indexed.contains(&trace_file_name(point)) {
+                unindexed.push((point.clone(), file.clone()));
+            }
             let report = TraceReport::skipped(point, file);
             on_report(&report);
             traced.reports.push(report);
         } else {
             to_trace.push(point.clone());
+        }
+    }
+    if !unindexed.is_empty() {
+        let mut index = Index::open(&index_path)?;
+        let gpu = runner.gpu().clone();
+        for (point, file) in &unindexed {
+            index.append(&resumed_entry(
+                point,
+                file,
+                origin,
+                &gpu,
+                runner.source().label(),
+            ))?;
         }
     }
     if !to_trace.is_empty() {
@@ -167,6 +187,68 @@ pub fn trace_points(
         .reports
         .sort_by_key(|r| points.iter().position(|p| *p == r.point));
     Ok(traced)
+}
+
+/// Files of the ok lines of a traces folder's index (none when it has no index).
+fn indexed_files(dir: &Path) -> Result<std::collections::BTreeSet<String>, RunError> {
+    Ok(load_index(dir)?
+        .entries
+        .into_iter()
+        .filter(|e| e.status == TraceStatus::Ok)
+        .filter_map(|e| e.file)
+        .collect())
+}
+
+/// What an index line takes from a trace file beyond [`crate::trace::RawTrace`].
+#[derive(Deserialize)]
+struct TraceIdentity {
+    #[serde(default)]
+    gpu_uuid: Option<String>,
+}
+
+/// The index line of a trace file that has none, read from the file: its GPU (this runner's
+/// where the file does not say), torch and speeds; `error` says it was indexed on resume (and
+/// why the file cannot be read, if it cannot).
+fn resumed_entry(
+    point: &ModelKey,
+    file: &Path,
+    origin: Option<Origin<'_>>,
+    gpu: &crate::gpu::GpuInfo,
+    source: &str,
+) -> IndexEntry {
+    let note = "indexed on resume: the trace file had no index line (a run stopped between \
+                writing the file and its line); this line is read from the file";
+    let report = TraceReport::skipped(point, file.to_path_buf());
+    let mut entry = index_entry(&report, origin, gpu, source);
+    entry.status = TraceStatus::Ok;
+    entry.t = crate::gpu::unix_now();
+    let bytes = std::fs::read(file);
+    let raw = bytes
+        .as_ref()
+        .map_err(ToString::to_string)
+        .and_then(|b| crate::trace::parse_raw(b, file).map_err(|e| e.to_string()));
+    match raw {
+        Ok(raw) => {
+            let identity = bytes.ok().and_then(|b| {
+                let mut text = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&b[..]), &mut text)
+                    .ok()?;
+                serde_json::from_slice::<TraceIdentity>(&text).ok()
+            });
+            if let Some(uuid) = identity.and_then(|i| i.gpu_uuid) {
+                entry.gpu_uuid = uuid;
+            }
+            entry.gpu_name = raw.gpu_name;
+            entry.driver = raw.driver.unwrap_or(entry.driver);
+            entry.source = raw.source.unwrap_or(entry.source);
+            entry.unprofiled_samples_per_s = Some(raw.unprofiled.samples_per_s);
+            entry.profiled_samples_per_s = Some(raw.profiled.samples_per_s);
+            entry.n_kernels = Some(raw.kernels.name.len() as u64);
+            entry.error = Some(note.to_string());
+        }
+        Err(why) => entry.error = Some(format!("{note}; trace written but unreadable: {why}")),
+    }
+    entry
 }
 
 /// The index line of one report; an ok trace that colo cannot read back says why in `error`.
@@ -206,7 +288,7 @@ fn index_entry(
     }
 }
 
-/// Appends index lines, one write and flush each.
+/// Appends index lines, one write, flush and sync each.
 struct Index {
     path: PathBuf,
     file: std::fs::File,
@@ -240,6 +322,7 @@ impl Index {
         self.file
             .write_all(&line)
             .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data())
             .map_err(io)
     }
 }
@@ -266,8 +349,12 @@ pub fn load_index(dir: &Path) -> Result<LoadedIndex, RunError> {
         Err(err) => return Err(io(err)),
     };
     let mut loaded = LoadedIndex::default();
-    for (idx, line) in BufReader::new(file).lines().enumerate() {
+    for (idx, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(io)?;
+        let Ok(line) = String::from_utf8(line) else {
+            loaded.skipped.push((idx + 1, "not UTF-8".into()));
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -457,6 +544,57 @@ mod tests {
         let entries = load_index(dir.path()).expect("index").entries;
         // 2 lines of the first run, then the oom retried and the new point.
         assert_eq!(entries.len(), 4);
+    }
+
+    #[test]
+    fn issue_34_a_trace_file_without_its_index_line_is_indexed_on_resume() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        trace(dir.path(), &["resnet18:128:32", "resnet50:64:224"]);
+        // A kill between the second file and its line: the index holds the first line only.
+        let index = dir.path().join(INDEX_FILE);
+        let text = std::fs::read_to_string(&index).expect("index");
+        std::fs::write(
+            &index,
+            format!("{}\n", text.lines().next().expect("a line")),
+        )
+        .expect("write");
+        let again = trace(dir.path(), &["resnet18:128:32", "resnet50:64:224"]);
+        assert!(
+            again
+                .reports
+                .iter()
+                .all(|r| r.status == TraceStatus::Skipped)
+        );
+        let entries = load_index(dir.path()).expect("index").entries;
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        let resumed = &entries[1];
+        assert_eq!(
+            (
+                resumed.point.as_str(),
+                resumed.status,
+                resumed.file.as_deref()
+            ),
+            (
+                "resnet50:64:224",
+                TraceStatus::Ok,
+                Some("resnet50_64_224.trace.json.gz")
+            )
+        );
+        assert!(
+            resumed
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("indexed on resume")),
+            "{resumed:?}"
+        );
+        assert_eq!(
+            (resumed.gpu_uuid.as_str(), resumed.torch.as_deref()),
+            ("GPU-fake", Some("fake"))
+        );
+        assert!(trace_for(&entries, "resnet50:64:224", "GPU-fake").is_some());
+        // Once indexed, a third run adds nothing.
+        trace(dir.path(), &["resnet18:128:32", "resnet50:64:224"]);
+        assert_eq!(load_index(dir.path()).expect("index").entries.len(), 2);
     }
 
     #[test]

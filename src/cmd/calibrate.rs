@@ -135,7 +135,8 @@ struct GpuArgs {
     #[arg(long, default_value_t = 200, hide_default_value = true)]
     sample_ms: u64,
     /// Use no GPU: `run` replays a synthetic profile (and writes synthetic traces), `profile`
-    /// runs the commands with a fake GPU identity and no sampling. Its records are labelled
+    /// runs the commands with a fake GPU identity, no sampling and no MPS daemon (MPS modes set
+    /// the commands' MPS variables only). Its records are labelled
     /// `fake` (invented numbers, not measurements; fit and validate take them only with
     /// --allow-fake).
     #[arg(long)]
@@ -342,12 +343,7 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = execute::run_plan(&plan, runner.as_mut(), &args.out, &opts, &mut |line| {
         eprintln!("{line}")
     })?;
-    for (line, message) in &outcome.bad_lines {
-        eprintln!(
-            "warning: {}:{line}: unreadable record skipped: {message}",
-            outcome.store.display()
-        );
-    }
+    store_warnings(&outcome);
     let traces = if plan.groups.iter().any(|g| g.trace) {
         format!(
             "; {} kernel traces written ({} failed) into {}",
@@ -370,9 +366,33 @@ fn run_plan(args: RunArgs) -> anyhow::Result<ExitCode> {
             ""
         }
     );
+    if outcome.interrupted {
+        return Ok(interrupted_exit());
+    }
     let loaded = store::load(&outcome.store)?;
     super::print(&summary::render_table(&summary::summarize(&loaded.records)))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The store's unreadable lines and dropped duplicates, as warnings.
+fn store_warnings(outcome: &execute::RunOutcome) {
+    let loaded = store::Loaded {
+        skipped: outcome.bad_lines.clone(),
+        duplicates: outcome.duplicates,
+        ..store::Loaded::default()
+    };
+    for warning in loaded.warnings(&outcome.store) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// Ctrl-C or SIGTERM stopped a run: what was recorded stays; exit status 130.
+fn interrupted_exit() -> ExitCode {
+    eprintln!(
+        "interrupted: no work started after it, workers stopped (and the MPS daemon shut \
+         down); what was recorded stays: re-run the same command to resume"
+    );
+    ExitCode::from(130)
 }
 
 fn runner_config(gpu: &GpuArgs, worker: &str) -> ProcessRunnerConfig {
@@ -465,7 +485,7 @@ fn profile_commands(args: &ProfileArgs, commands: Vec<String>) -> anyhow::Result
     };
     let mut runner = if args.gpu.fake_gpu {
         let gpu = FakeRunner::new().gpu().clone();
-        ProcessRunner::without_sampling(runner_config(&args.gpu, ""), gpu)
+        ProcessRunner::on_fake_gpu(runner_config(&args.gpu, ""), gpu)
     } else {
         match ProcessRunner::open(runner_config(&args.gpu, "")) {
             Ok(runner) => runner,
@@ -479,6 +499,7 @@ fn profile_commands(args: &ProfileArgs, commands: Vec<String>) -> anyhow::Result
     let outcome = execute::profile_commands(&cmd_plan, &mut runner, &args.out, &mut |line| {
         eprintln!("{line}")
     })?;
+    store_warnings(&outcome);
     eprintln!(
         "{}: {} records written ({} failed), {} repeats already recorded",
         outcome.store.display(),
@@ -486,6 +507,9 @@ fn profile_commands(args: &ProfileArgs, commands: Vec<String>) -> anyhow::Result
         outcome.failed,
         outcome.already_done
     );
+    if outcome.interrupted {
+        return Ok(interrupted_exit());
+    }
     let loaded = store::load(&outcome.store)?;
     super::print(&summary::render_commands(&loaded.records))?;
     Ok(ExitCode::SUCCESS)
@@ -561,6 +585,9 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
     };
     let traced = tracing::trace_points(runner.as_mut(), &job, None, &mut on_report);
     bar.finish_and_clear();
+    if let Err(runner::RunError::Interrupted) = traced {
+        return Ok(interrupted_exit());
+    }
     let traced = traced?;
     eprintln!(
         "{} traced, {} skipped (trace file exists), {} failed{}; index {}",
@@ -681,13 +708,13 @@ fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
             args.dir.display()
         );
     }
+    if let Some(csv) = &args.csv {
+        store::refuse_overwriting_inputs(csv, &args.dir)?;
+    }
     let mut records = Vec::new();
     for (path, loaded) in files {
-        for (line, message) in &loaded.skipped {
-            eprintln!(
-                "warning: {}:{line}: unreadable record skipped: {message}",
-                path.display()
-            );
+        for warning in loaded.warnings(&path) {
+            eprintln!("warning: {warning}");
         }
         records.extend(loaded.records);
     }

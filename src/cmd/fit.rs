@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use colo_calibrate::fit::pipeline::{self, FitProgress, FitRequest, today};
 use colo_calibrate::fit::{gavel, measured, power, report, validate};
+use colo_calibrate::store;
 use colo_sim::fsutil::{self, WholeDir, write_atomic};
 use colo_sim::hardware;
 use colo_sim::perf::Profile;
@@ -110,6 +111,13 @@ pub struct MisoArgs {
 /// Runs `colo calibrate fit`.
 pub fn fit(args: FitArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
+    for suffix in ["", "-fit-report.txt", "-fit-predictions.csv"] {
+        let output = match suffix {
+            "" => args.out.clone(),
+            _ => pipeline::beside(&args.out, suffix),
+        };
+        store::refuse_overwriting_inputs(&output, &args.data)?;
+    }
     let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     eprintln!(
         "fitting {} classes on {} sets of {} ...",
@@ -156,6 +164,9 @@ fn selection(allow_fake: bool) -> measured::Selection {
 /// Runs `colo calibrate validate`.
 pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
+    for csv in args.csv.iter().chain(&args.kernel_csv) {
+        store::refuse_overwriting_inputs(csv, &args.data)?;
+    }
     let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     let progress = Progress::new("calibrate validate: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);

@@ -196,7 +196,7 @@ fn profile_measures_commands_by_progress_or_lifetime() {
         "--mode",
         "timeslice",
     ]);
-    assert!(stdout.contains("measured"), "{stdout}");
+    assert!(stdout.contains("fake"), "{stdout}");
     let records = lines(&out_dir.join("profile.jsonl"));
     assert_eq!(records.len(), 6);
     let rate = records[0]["samples_per_s"].as_f64().expect("progress rate");

@@ -1,6 +1,7 @@
 //! CLI integration tests: one binary, one module per subcommand.
 mod bench;
 mod calibrate;
+mod calibrate_trust;
 mod common;
 mod fit;
 mod merge_trust;

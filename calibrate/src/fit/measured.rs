@@ -286,13 +286,26 @@ pub fn load_dataset(
     let stores = store::load_dir(dir)?;
     let mut records: Vec<(usize, Record)> = Vec::new();
     let mut paths = Vec::new();
+    let mut commands = 0usize;
     for (idx, (path, loaded)) in stores.into_iter().enumerate() {
         paths.push(path.display().to_string());
-        let training = loaded
+        let (training, of_commands): (Vec<Record>, Vec<Record>) = loaded
             .records
             .into_iter()
-            .filter(|r| r.workload.point().is_some());
-        records.extend(training.map(|r| (idx, r)));
+            .partition(|r| r.workload.point().is_some());
+        commands += of_commands.len();
+        records.extend(training.into_iter().map(|r| (idx, r)));
+    }
+    if records.is_empty() && commands > 0 {
+        return Err(DataError::Empty {
+            dir: dir.to_owned(),
+            message: format!(
+                "{commands} records in {}, all of user commands (`colo calibrate profile`): a \
+                 command has no training point (MODEL:BATCH:IMAGE), so no model can be fitted \
+                 to it; fit the records of `colo calibrate run PLAN`",
+                paths.join(", ")
+            ),
+        });
     }
     if records.is_empty() {
         return Err(DataError::Empty { dir: dir.to_owned(), message: "no calibration records (*.jsonl); run `colo calibrate run PLAN --out DIR` on a GPU first".into() });

@@ -5,6 +5,7 @@
 //! measured by its progress: samples/s between the first report after the warm-up and the last
 //! report. A command that prints none is measured by its lifetime only.
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -195,6 +196,8 @@ fn spawn_command(
     tx: mpsc::Sender<(usize, f64)>,
 ) -> Result<Running, RunError> {
     let mut cmd = Command::new("sh");
+    // Its own process group, so that stopping it stops what it started too.
+    cmd.process_group(0);
     cmd.args(["-c", command])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -227,8 +230,7 @@ impl Drop for Running {
     /// A command still running when the watch ends early (Ctrl-C) is killed.
     fn drop(&mut self) {
         if let (None, Some(child)) = (&self.ended, self.child.as_mut()) {
-            let _ = child.kill();
-            let _ = child.wait();
+            super::process::kill_group(child);
         }
     }
 }
@@ -239,8 +241,7 @@ fn check_exit(run: &mut Running, stop: bool) {
         return;
     };
     if stop {
-        let _ = child.kill();
-        let _ = child.wait();
+        super::process::kill_group(child);
         run.ended = Some((
             gpu::unix_now(),
             Status::Timeout,

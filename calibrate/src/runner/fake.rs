@@ -6,7 +6,9 @@
 //! time and fills a fraction `s` of its SMs. Time-sliced sets share time (`1 / max(1, sum u)`),
 //! MPS sets share SMs (`1 / max(1, sum u*s)`), an SM budget `p` stretches the busy part by
 //! `max(1, s/p)`. Model `oom` (or a point over its memory limit) fails with status `oom`; model
-//! `crash` fails with status `crash`.
+//! `crash` fails with status `crash`; model `slow` takes its window in real time (so that a
+//! test can interrupt a run). Ctrl-C or SIGTERM ([`super::interrupted`]) stops a launch between
+//! its points, as the real runner stops its workers.
 //!
 //! Traces ([`Runner::trace`]) are small synthetic `colo-kernel-trace` files in trace.py's schema
 //! (gzip'd JSON): two iterations of six activities whose GPU time is the point's `u` share of
@@ -20,7 +22,7 @@ use std::time::Instant;
 use super::process::failure_report;
 use super::{
     Launch, MpsDirs, Report, RunError, Runner, Step, TraceJob, TraceReport, TraceStatus,
-    trace_file_name, worker_env,
+    interrupted, trace_file_name, worker_env,
 };
 use crate::gpu::{GpuInfo, WindowStats, unix_now};
 use crate::store::{Measurement, Source, Status};
@@ -282,6 +284,18 @@ fn fake_trace(point: &ModelKey, out_dir: &Path, gpu: &GpuInfo) -> Result<TraceRe
     })
 }
 
+/// Sleeps `seconds` of real time (a `slow` point's window), stopping early at an interrupt.
+fn wait_out(seconds: f64) -> Result<(), RunError> {
+    let end = Instant::now() + std::time::Duration::from_secs_f64(seconds.max(0.0));
+    while Instant::now() < end {
+        if interrupted() {
+            return Err(RunError::Interrupted);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Ok(())
+}
+
 impl Runner for FakeRunner {
     fn gpu(&self) -> &GpuInfo {
         &self.gpu
@@ -299,6 +313,9 @@ impl Runner for FakeRunner {
         for point in job.points {
             if job.deadline.is_some_and(|d| Instant::now() > d) {
                 return Ok(());
+            }
+            if interrupted() {
+                return Err(RunError::Interrupted);
             }
             on_report(fake_trace(point, job.out_dir, &self.gpu)?)?;
         }
@@ -322,6 +339,13 @@ impl Runner for FakeRunner {
         }
         let dirs = MpsDirs::under(std::path::Path::new("/tmp/colo-calibrate-fake"));
         for (step_idx, step) in launch.steps.iter().enumerate() {
+            let set = &launch.group.sets[step.set_index];
+            if set.iter().any(|p| p.model == "slow") {
+                wait_out(launch.window_s)?;
+            }
+            if interrupted() {
+                return Err(RunError::Interrupted);
+            }
             for rank in 0..launch.group.n_procs() {
                 let proc = &launch.group.procs[rank];
                 let env = worker_env(launch.group.mode, proc, &self.gpu.uuid, Some(&dirs));

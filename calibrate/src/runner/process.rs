@@ -7,6 +7,7 @@
 //! on stdout with `"kind": "colo_point"` and `"step"`. When a worker exits, the runner writes
 //! `DIR/gone.r<rank>` so co-runners stop waiting for it at the barrier.
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -76,6 +77,8 @@ pub struct ProcessRunner {
     pub(super) cfg: ProcessRunnerConfig,
     pub(super) gpu: GpuInfo,
     pub(super) source: Option<Source>,
+    /// A fake GPU (`--fake-gpu`): records say `fake`, and no MPS daemon is started.
+    pub(super) fake: bool,
 }
 
 /// Result of a launch: finished, or stopped at the caller's deadline (unfinished points are not
@@ -96,6 +99,7 @@ impl ProcessRunner {
             cfg,
             gpu,
             source: Some(source),
+            fake: false,
         })
     }
 
@@ -105,6 +109,17 @@ impl ProcessRunner {
             cfg,
             gpu,
             source: Some(Source::Off),
+            fake: false,
+        }
+    }
+
+    /// A runner on a fake GPU (`colo calibrate profile --fake-gpu`): the processes run, but
+    /// nothing is sampled, no MPS daemon is started (MPS modes set the workers' variables
+    /// only), and records are labelled `fake`.
+    pub fn on_fake_gpu(cfg: ProcessRunnerConfig, gpu: GpuInfo) -> ProcessRunner {
+        ProcessRunner {
+            fake: true,
+            ..ProcessRunner::without_sampling(cfg, gpu)
         }
     }
 
@@ -116,7 +131,7 @@ impl ProcessRunner {
         mode: MeasuredMode,
         dirs: &MpsDirs,
     ) -> Result<(Option<MpsDaemon>, Sampler), RunError> {
-        let daemon = match mode.uses_mps() {
+        let daemon = match mode.uses_mps() && !self.fake {
             true => Some(MpsDaemon::start(
                 &self.cfg.mps_control,
                 dirs,
@@ -182,6 +197,8 @@ impl ProcessRunner {
                 source,
             })?;
             let mut cmd = self.worker_command(launch, rank, &workers.barrier);
+            // Its own process group, so that stopping it stops what it started too.
+            cmd.process_group(0);
             cmd.stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(stderr);
@@ -403,7 +420,10 @@ impl Runner for ProcessRunner {
     }
 
     fn source(&self) -> crate::store::Source {
-        crate::store::Source::Measured
+        match self.fake {
+            true => crate::store::Source::Fake,
+            false => crate::store::Source::Measured,
+        }
     }
 
     fn trace(
@@ -552,8 +572,7 @@ impl Workers {
     fn kill_all(&mut self) {
         for rank in 0..self.children.len() {
             if let Some(child) = self.children[rank].as_mut() {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_group(child);
                 let _ = std::fs::write(self.barrier.join(format!("gone.r{rank}")), b"killed");
             }
             self.children[rank] = None;
@@ -565,6 +584,21 @@ impl Drop for Workers {
     fn drop(&mut self) {
         self.kill_all();
     }
+}
+
+/// Kills a child started in its own process group (`process_group(0)`) and everything in the
+/// group (a shell's children, a worker's data loaders), then reaps it.
+pub(super) fn kill_group(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        // No libc here (unsafe code is denied): kill(1) signals the group by its negative id.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The last 1500 bytes of a captured stderr file on one line, its last exception line first.

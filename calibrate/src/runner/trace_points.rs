@@ -11,6 +11,7 @@
 //! `crash` when it exits, or `timeout` when no point was reported for a point's time limit.
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -242,8 +243,7 @@ impl Tracer {
 impl Drop for Tracer {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+            super::process::kill_group(&mut child);
         }
     }
 }
@@ -300,6 +300,8 @@ impl ProcessRunner {
         let stderr_path = dir.path.join("tracer.stderr");
         let stderr = std::fs::File::create(&stderr_path).map_err(io(&stderr_path))?;
         let mut cmd = self.tracer_command(job);
+        // Its own process group, so that stopping it stops what it started too.
+        cmd.process_group(0);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr);
