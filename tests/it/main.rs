@@ -1,5 +1,6 @@
 //! CLI integration tests: one binary, one module per subcommand.
 mod bench;
+mod byo;
 mod calibrate;
 mod calibrate_trust;
 mod common;

@@ -161,6 +161,21 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
     })
 }
 
+/// The origins of the jobs' alone rates in words: one word when they agree, else each once
+/// in order (`measured` for traced commands beside `fitted` profile entries).
+fn alone_origins(origins: &[String]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for o in origins {
+        if !distinct.contains(&o.as_str()) {
+            distinct.push(o);
+        }
+    }
+    match distinct.as_slice() {
+        [one] => (*one).to_owned(),
+        many => format!("{} (see the origin column)", many.join(" and ")),
+    }
+}
+
 /// The set's predicted board power, or why there is none.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetPower {
@@ -416,7 +431,14 @@ impl Answer {
             let _ = writeln!(
                 out,
                 "total fraction of exclusive: {:.3} (predicted by {model}; rates alone are {}, sharing parameters {})",
-                p.total_fraction, self.origin, self.sharing_origin
+                p.total_fraction,
+                alone_origins(
+                    &p.jobs
+                        .iter()
+                        .map(|j| j.origin.to_string())
+                        .collect::<Vec<_>>()
+                ),
+                self.sharing_origin
             );
             let _ = writeln!(out, "{}", self.band_note());
         } else {
