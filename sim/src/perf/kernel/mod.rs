@@ -228,6 +228,7 @@ pub struct KernelModel {
     memo: Mutex<Memo>,
     stats: Mutex<(u64, u64)>,
     user_points: std::collections::HashSet<ModelKey>,
+    cap_at_alone: bool,
 }
 
 impl std::fmt::Debug for KernelModel {
@@ -267,6 +268,7 @@ impl KernelModel {
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
             user_points: Default::default(),
+            cap_at_alone: true,
         }
     }
 
@@ -338,6 +340,14 @@ impl KernelModel {
         true
     }
 
+    /// The raw replay, a job faster sharing than alone included: what the globals are fitted
+    /// and validated on (`calibrate fit`/`validate`). Answers (predict, pack, simulate) cap each
+    /// job at its alone speed.
+    pub fn uncapped(mut self) -> Self {
+        self.cap_at_alone = false;
+        self
+    }
+
     /// Whether `key` was added from a user's traces ([`KernelModel::add_traces`]).
     pub fn is_user_traced(&self, key: &ModelKey) -> bool {
         self.user_points.contains(key)
@@ -381,7 +391,8 @@ impl KernelModel {
             gpus: vec![GpuTraces::new(tables, g.globals, g.origin)],
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
-            user_points: Default::default(),
+            user_points: self.user_points.clone(),
+            cap_at_alone: self.cap_at_alone,
         })
     }
 
@@ -621,7 +632,8 @@ impl PerfModel for KernelModel {
         // 32 ms of CPU per 32 ms step, at 1.06 of alone beside a ResNet-50), and a lone client
         // under an SM budget (resnet18:128:32 at 50%: 1.07); no measurement shows either.
         for ((o, t), f) in out.iter_mut().zip(tenants).zip(fractions) {
-            *o = t.class.solo_rate * f64::from(t.gpus) * f.min(1.0) * efficiency;
+            let f = if self.cap_at_alone { f.min(1.0) } else { f };
+            *o = t.class.solo_rate * f64::from(t.gpus) * f * efficiency;
         }
     }
 }
