@@ -225,6 +225,9 @@ fn trace_group(
             ));
         }
     })?;
+    for warning in traced.warnings() {
+        progress(&format!("warning: {warning}"));
+    }
     outcome.traced += traced.count(crate::runner::TraceStatus::Ok);
     outcome.trace_failed += traced.failed();
     Ok(())

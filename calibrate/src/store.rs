@@ -1023,7 +1023,7 @@ impl Appender {
 }
 
 /// Whether a file is empty or ends with a newline.
-fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
+pub(crate) fn ends_with_newline(file: &mut File) -> std::io::Result<bool> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let len = file.metadata()?.len();
     if len == 0 {

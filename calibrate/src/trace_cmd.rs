@@ -10,7 +10,7 @@
 //! failure: no optimizer step within the time limit (naming the hook waited on), the command
 //! exiting or crashing first (its exit status and the tail of its output), out of memory, or no
 //! GPU. A failed trace writes no trace file; every outcome adds one line to `OUT/index.jsonl`.
-use std::io::{BufRead as _, Write as _};
+use std::io::BufRead as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -553,20 +553,9 @@ fn index_entry(traced: &CommandTraced, gpu: &GpuInfo, source: &str) -> IndexEntr
     }
 }
 
-fn append_index(out_dir: &Path, entry: &IndexEntry) -> Result<(), RunError> {
-    let path = out_dir.join(INDEX_FILE);
-    let io = |source| RunError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io)?;
-    let line = serde_json::to_string(entry).unwrap_or_default();
-    writeln!(file, "{line}").map_err(io)?;
-    file.sync_all().map_err(io)
+/// Appends one line to `out_dir`'s index ([`crate::tracing::Index`]).
+pub(crate) fn append_index(out_dir: &Path, entry: &IndexEntry) -> Result<(), RunError> {
+    crate::tracing::Index::open(&out_dir.join(INDEX_FILE))?.append(entry)
 }
 
 #[cfg(test)]

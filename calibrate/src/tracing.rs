@@ -88,9 +88,25 @@ pub struct Traced {
     pub unfinished: usize,
     /// The index file.
     pub index: PathBuf,
+    /// `(line number, message)` of the index's unreadable lines (skipped), e.g. a line cut
+    /// short by a kill or a full disk.
+    pub skipped_index_lines: Vec<(usize, String)>,
 }
 
 impl Traced {
+    /// One warning per unreadable index line: `INDEX:LINE: ...`.
+    pub fn warnings(&self) -> Vec<String> {
+        self.skipped_index_lines
+            .iter()
+            .map(|(line, why)| {
+                format!(
+                    "{}:{line}: unreadable index line skipped: {why}",
+                    self.index.display()
+                )
+            })
+            .collect()
+    }
+
     /// Reports of this status.
     pub fn count(&self, status: TraceStatus) -> usize {
         self.reports.iter().filter(|r| r.status == status).count()
@@ -131,7 +147,14 @@ pub fn trace_points(
     };
     let mut to_trace = Vec::new();
     let mut unindexed = Vec::new();
-    let indexed = indexed_files(job.out_dir)?;
+    let loaded = load_index(job.out_dir)?;
+    traced.skipped_index_lines = loaded.skipped;
+    let indexed: std::collections::BTreeSet<String> = loaded
+        .entries
+        .into_iter()
+        .filter(|e| e.status == TraceStatus::Ok)
+        .filter_map(|e| e.file)
+        .collect();
     for point in &points {
         let file = job.out_dir.join(trace_file_name(point));
         if file.is_file() {
@@ -187,16 +210,6 @@ pub fn trace_points(
         .reports
         .sort_by_key(|r| points.iter().position(|p| *p == r.point));
     Ok(traced)
-}
-
-/// Files of the ok lines of a traces folder's index (none when it has no index).
-fn indexed_files(dir: &Path) -> Result<std::collections::BTreeSet<String>, RunError> {
-    Ok(load_index(dir)?
-        .entries
-        .into_iter()
-        .filter(|e| e.status == TraceStatus::Ok)
-        .filter_map(|e| e.file)
-        .collect())
 }
 
 /// What an index line takes from a trace file beyond [`crate::trace::RawTrace`].
@@ -288,29 +301,36 @@ fn index_entry(
     }
 }
 
-/// Appends index lines, one write, flush and sync each.
-struct Index {
+/// Appends index lines, one write, flush and sync each. An index whose last line was cut short
+/// (a kill or a full disk mid-write) gets a newline first, so the next line starts on its own and
+/// the torn line stays one unreadable line, reported ([`Traced::warnings`]).
+pub(crate) struct Index {
     path: PathBuf,
     file: std::fs::File,
 }
 
 impl Index {
-    fn open(path: &Path) -> Result<Index, RunError> {
-        let file = OpenOptions::new()
+    pub(crate) fn open(path: &Path) -> Result<Index, RunError> {
+        let io = |source| RunError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
-            .map_err(|source| RunError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+            .map_err(io)?;
+        if !crate::store::ends_with_newline(&mut file).map_err(io)? {
+            file.write_all(b"\n").map_err(io)?;
+        }
         Ok(Index {
             path: path.to_path_buf(),
             file,
         })
     }
 
-    fn append(&mut self, entry: &IndexEntry) -> Result<(), RunError> {
+    pub(crate) fn append(&mut self, entry: &IndexEntry) -> Result<(), RunError> {
         let io = |source| RunError::Io {
             path: self.path.clone(),
             source,
@@ -595,6 +615,32 @@ mod tests {
         // Once indexed, a third run adds nothing.
         trace(dir.path(), &["resnet18:128:32", "resnet50:64:224"]);
         assert_eq!(load_index(dir.path()).expect("index").entries.len(), 2);
+    }
+
+    #[test]
+    fn a_torn_last_index_line_is_reported_and_the_next_line_starts_a_new_line() {
+        // A kill or a full disk cut the index's last line short (found by docs/trust's kill
+        // pass review): the next point's line must not be glued onto it, and lost.
+        let dir = tempfile::tempdir().expect("temp dir");
+        trace(dir.path(), &["resnet18:128:32"]);
+        let index = dir.path().join(INDEX_FILE);
+        let whole = std::fs::read_to_string(&index).expect("index");
+        std::fs::write(&index, format!("{whole}{}", &whole[..40])).expect("tear");
+        let traced = trace(dir.path(), &["resnet18:128:32", "resnet50:64:224"]);
+        let LoadedIndex { entries, skipped } = load_index(dir.path()).expect("index");
+        let points: Vec<&str> = entries.iter().map(|e| e.point.as_str()).collect();
+        assert_eq!(points, vec!["resnet18:128:32", "resnet50:64:224"]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].0, 2, "the torn line, by its number");
+        let warnings = traced.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let at = format!("{}:2: unreadable index line skipped", index.display());
+        assert!(warnings[0].starts_with(&at), "{warnings:?}");
+        // The command tracer's index lines start on a line of their own too.
+        std::fs::write(&index, &whole[..40]).expect("tear");
+        crate::trace_cmd::append_index(dir.path(), &entries[0]).expect("append");
+        let LoadedIndex { entries, skipped } = load_index(dir.path()).expect("index");
+        assert_eq!((entries.len(), skipped.len()), (1, 1));
     }
 
     #[test]

@@ -589,6 +589,9 @@ fn trace(args: TraceArgs) -> anyhow::Result<ExitCode> {
         return Ok(interrupted_exit());
     }
     let traced = traced?;
+    for warning in traced.warnings() {
+        eprintln!("warning: {warning}");
+    }
     eprintln!(
         "{} traced, {} skipped (trace file exists), {} failed{}; index {}",
         traced.count(runner::TraceStatus::Ok),

@@ -1,6 +1,7 @@
 //! `colo calibrate` under the failures of issue 34: Ctrl-C and SIGTERM during `run` and
 //! `profile`, two runs into one store, outputs that would overwrite the input store, a bad byte
 //! in a store, and `profile --fake-gpu` records (labelled, never fitted).
+//! A kill cut short the last line of a traces index: the next `trace` reports it by line.
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -256,4 +257,36 @@ fn issue_34_a_bad_byte_in_a_store_is_one_skipped_line_named_by_number() {
         "{}",
         again.stderr
     );
+}
+
+#[test]
+fn a_torn_trace_index_line_is_reported_by_line_and_the_next_point_is_indexed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("traces");
+    let out_arg = out.to_str().expect("utf8");
+    let first = colo(&[
+        "calibrate",
+        "trace",
+        "--fake-gpu",
+        "--out",
+        out_arg,
+        "resnet18:128:32",
+    ]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let index = out.join("index.jsonl");
+    let whole = std::fs::read_to_string(&index).expect("index");
+    std::fs::write(&index, format!("{whole}{}", &whole[..40])).expect("tear");
+    let args = ["calibrate", "trace", "--fake-gpu", "--out", out_arg];
+    let second = colo(&[&args[..], &["resnet18:128:32", "resnet50:64:224"]].concat());
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains("index.jsonl:2: unreadable index line skipped"),
+        "{}",
+        second.stderr
+    );
+    let text = std::fs::read_to_string(&index).expect("index");
+    let last = text.lines().last().expect("a line");
+    assert!(last.starts_with(r#"{"point":"resnet50:64:224""#), "{text}");
 }
