@@ -86,6 +86,17 @@ pub struct CommandTraced {
     pub error: Option<String>,
 }
 
+impl CommandTraced {
+    /// Takes the tracer's `done` event: the trace is written.
+    fn take_done(&mut self, event: Event) {
+        self.status = TraceStatus::Ok;
+        self.point = event.point;
+        self.n_kernels = event.n_kernels;
+        self.unprofiled_samples_per_s = event.unprofiled_samples_per_s;
+        self.recipe = event.recipe;
+    }
+}
+
 /// One line of the tracer's events file.
 #[derive(Debug, Deserialize)]
 struct Event {
@@ -304,11 +315,7 @@ fn watch(
                 }
                 "window" => on_line("unprofiled window timed: profiling"),
                 "done" => {
-                    traced.status = TraceStatus::Ok;
-                    traced.point = event.point;
-                    traced.n_kernels = event.n_kernels;
-                    traced.unprofiled_samples_per_s = event.unprofiled_samples_per_s;
-                    traced.recipe = event.recipe;
+                    traced.take_done(event);
                     done_at = Some(Instant::now());
                     if job.let_finish {
                         on_line("trace written; --let-finish: waiting for the command to end");
@@ -334,11 +341,7 @@ fn watch(
         if let Some(status) = exited {
             for event in read_events(events, &mut read) {
                 if event.event == "done" {
-                    traced.status = TraceStatus::Ok;
-                    traced.point = event.point;
-                    traced.n_kernels = event.n_kernels;
-                    traced.unprofiled_samples_per_s = event.unprofiled_samples_per_s;
-                    traced.recipe = event.recipe;
+                    traced.take_done(event);
                 }
             }
             if traced.status != TraceStatus::Ok && traced.error.is_none() {

@@ -14,8 +14,8 @@ use colo_sim::perf::MeasuredMode;
 /// The kernel model over `tables` with the dataset's measured alone rates as classes: the raw
 /// replay, uncapped (a fit needs its smooth error surface; answers cap at alone speed).
 pub fn model_for(ds: &Dataset, tables: &KernelTables, globals: KernelGlobals) -> KernelModel {
-    let mut model = KernelModel::with_tables(Arc::new(ProfileSet::default()), vec![tables.clone()])
-        .uncapped();
+    let mut model =
+        KernelModel::with_tables(Arc::new(ProfileSet::default()), vec![tables.clone()]).uncapped();
     model.set_globals(ds.gpu, globals);
     model
 }

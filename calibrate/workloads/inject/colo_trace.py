@@ -257,8 +257,6 @@ class _Tracer:
             return
         try:
             self.advance(now)
-        except SystemExit:
-            raise
         except Exception as err:  # noqa: BLE001 - a tracer failure is reported, never hidden
             self.event("failed", error=f"{type(err).__name__}: {str(err)[:400]}")
             self.phase = "failed"
@@ -432,12 +430,9 @@ class _TorchWatcher:
         if fullname != "torch":
             return None
         sys.meta_path.remove(self)
-        try:
-            import importlib.util
+        import importlib.util
 
-            spec = importlib.util.find_spec("torch")
-        finally:
-            pass
+        spec = importlib.util.find_spec("torch")
         if spec is None or spec.loader is None:
             return spec
         loader = spec.loader

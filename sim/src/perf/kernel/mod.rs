@@ -214,6 +214,18 @@ impl GpuTraces {
     }
 }
 
+/// The globals of `gpu` from its profile's `kernel` section, and their origin; alone-only
+/// (provisional) where it has none.
+fn globals_of(profiles: &ProfileSet, gpu: &str) -> (KernelGlobals, Origin) {
+    profiles
+        .profiles()
+        .find(|(p, _)| p.gpu.eq_ignore_ascii_case(gpu))
+        .and_then(|(p, _)| p.kernel.as_ref())
+        .map_or((KernelGlobals::ALONE_ONLY, Origin::Provisional), |k| {
+            (KernelGlobals::of(k), k.origin)
+        })
+}
+
 /// A set as the memo knows it: mode, partition and (trace, budget) per job, in canonical order.
 type SetKey = (u8, u64, Vec<(usize, u64)>);
 
@@ -249,15 +261,7 @@ impl KernelModel {
         let gpus = tables
             .into_iter()
             .map(|t| {
-                let params = profiles
-                    .profiles()
-                    .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&t.gpu))
-                    .and_then(|(p, _)| p.kernel.clone());
-                let (globals, origin) = params
-                    .as_ref()
-                    .map_or((KernelGlobals::ALONE_ONLY, Origin::Provisional), |k| {
-                        (KernelGlobals::of(k), k.origin)
-                    });
+                let (globals, origin) = globals_of(&profiles, &t.gpu);
                 GpuTraces::new(t, globals, origin)
             })
             .collect();
@@ -290,16 +294,7 @@ impl KernelModel {
     /// The class of each added point (alone rate, memory) comes from its trace, measured, even
     /// where the profile has an entry for it. Returns the points added.
     pub fn add_traces(&mut self, tables: KernelTables) -> Vec<ModelKey> {
-        let params = self
-            .profiles
-            .profiles()
-            .find(|(p, _)| p.gpu.eq_ignore_ascii_case(&tables.gpu))
-            .and_then(|(p, _)| p.kernel.clone());
-        let (globals, origin) = params
-            .as_ref()
-            .map_or((KernelGlobals::ALONE_ONLY, Origin::Provisional), |k| {
-                (KernelGlobals::of(k), k.origin)
-            });
+        let (globals, origin) = globals_of(&self.profiles, &tables.gpu);
         let added = GpuTraces::new(tables, globals, origin);
         let keys: Vec<ModelKey> = added.traced.iter().map(|t| t.key.clone()).collect();
         match self
