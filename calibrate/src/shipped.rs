@@ -80,66 +80,6 @@ pub fn kernel_model(
     Ok(KernelModel::with_tables(profiles, tables))
 }
 
-/// A user's trace folder gave nothing to predict with.
-#[derive(Debug, Error)]
-pub enum TracesError {
-    /// The folder could not be read.
-    #[error(transparent)]
-    Read(#[from] crate::trace::TraceError),
-    /// No usable trace of the GPU in the folder.
-    #[error(
-        "--traces {dir}: no usable kernel trace of the {gpu} in it{why}; trace a job there with \
-         `colo calibrate trace --cmd \"python train.py ...\" --name NAME --out {dir}` on that GPU"
-    )]
-    Empty {
-        /// The folder.
-        dir: String,
-        /// The GPU asked about.
-        gpu: String,
-        /// The files skipped, with why.
-        why: String,
-    },
-}
-
-/// Per point added, where and when it was measured; and the files skipped, with why.
-pub type AddedTraces = (Vec<(String, String)>, Vec<(PathBuf, String)>);
-
-/// Adds the traces in `dirs` (each a folder of `*.trace.json.gz`, as `colo calibrate trace`
-/// writes) of `gpu` to `model`, predicted with the shipped globals. Returns, per point added,
-/// where and when it was measured; and the files skipped, with why (to be reported). The
-/// fake runner's traces are skipped.
-pub fn add_user_traces(
-    model: &mut KernelModel,
-    dirs: &[PathBuf],
-    gpu: &'static colo_sim::hardware::GpuSpec,
-) -> Result<AddedTraces, TracesError> {
-    let (mut notes, mut skipped) = (Vec::new(), Vec::new());
-    for dir in dirs {
-        let folder = crate::trace::read_folder_of(dir, gpu, false)?;
-        if folder.tables.traces.is_empty() {
-            let why = folder
-                .skipped
-                .iter()
-                .map(|(p, w)| format!("{}: {w}", p.display()))
-                .collect::<Vec<_>>()
-                .join("; ");
-            return Err(TracesError::Empty {
-                dir: dir.display().to_string(),
-                gpu: gpu.name.to_string(),
-                why: if why.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({why})")
-                },
-            });
-        }
-        model.add_traces(folder.tables);
-        notes.extend(folder.notes);
-        skipped.extend(folder.skipped);
-    }
-    Ok((notes, skipped))
-}
-
 /// How output names the profile `path` of `gpu` that [`load`] gave for `paths`: the file
 /// (read from disk) when the user named one, else `built-in GPU profile` (a copy compiled into
 /// this binary: editing or refitting calibrate/profiles/ does not change it; pass --profile).

@@ -466,7 +466,10 @@ pub fn outcome_table(traced: &CommandTraced, source: &str) -> String {
     let rate = traced
         .unprofiled_samples_per_s
         .map_or("-".to_string(), |r| format!("{r:.1}"));
-    let recipe = traced.recipe.as_ref().map_or("-".to_string(), recipe_words);
+    let recipe = traced
+        .recipe
+        .as_ref()
+        .map_or("-".to_string(), crate::trace::recipe_words);
     format!(
         "{:<28} {:<8} {:>12} {:>8} {:>7}  recipe\n{:<28} {:<8} {:>12} {:>8} {:>7.1}  {recipe}\n\
          samples/s: {source}, unprofiled window of the command alone; file: {}\n",
@@ -485,47 +488,6 @@ pub fn outcome_table(traced: &CommandTraced, source: &str) -> String {
             .as_deref()
             .map_or("none".to_string(), |f| f.display().to_string()),
     )
-}
-
-/// The recipe in a few words: optimizer, precision, compile, data loader.
-pub fn recipe_words(recipe: &serde_json::Value) -> String {
-    let text = |key: &str| recipe.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let mut words = Vec::new();
-    if let Some(opt) = text("optimizer") {
-        let fused = recipe.get("fused").and_then(|v| v.as_bool()) == Some(true);
-        words.push(if fused { format!("{opt}(fused)") } else { opt });
-    }
-    if let Some(dtype) = text("param_dtype") {
-        words.push(format!("params {dtype}"));
-    }
-    match text("autocast").as_deref() {
-        Some("off") | None => {}
-        Some(dtype) => words.push(format!("autocast {dtype}")),
-    }
-    if recipe.get("grad_scaler").and_then(|v| v.as_bool()) == Some(true) {
-        words.push("GradScaler".into());
-    }
-    if recipe.get("compiled").and_then(|v| v.as_bool()) == Some(true) {
-        words.push("compiled".into());
-    }
-    if recipe
-        .get("cuda_graph_launches")
-        .and_then(|v| v.as_u64())
-        .is_some_and(|n| n > 0)
-    {
-        words.push("CUDA graphs".into());
-    }
-    if let Some(n) = recipe.get("dataloader_workers").and_then(|v| v.as_u64()) {
-        words.push(format!("{n} loader workers"));
-    }
-    if let Some(cpu) = recipe.get("host_cpu_s_per_step").and_then(|v| v.as_f64()) {
-        words.push(format!("{:.0} ms CPU/step", cpu * 1e3));
-    }
-    if words.is_empty() {
-        "-".into()
-    } else {
-        words.join(", ")
-    }
 }
 
 fn index_entry(traced: &CommandTraced, gpu: &GpuInfo, source: &str) -> IndexEntry {

@@ -478,6 +478,7 @@ fn labels(case: &str) -> RunLabels {
         profile_origin: String::new(),
         cluster: Vec::new(),
         trace: None,
+        user_traces: Vec::new(),
     }
 }
 

@@ -7,7 +7,8 @@ use std::time::Instant;
 use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::pack::{PackJob, PackProgress, PackRequest, output, pack_with_progress};
-use colo_sim::perf::Parametric;
+use colo_sim::perf::{Parametric, PerfModel};
+use colo_sim::workload::ModelKey;
 
 use super::predict::FormatArg;
 
@@ -32,9 +33,30 @@ pub struct PackArgs {
     /// Profile file(s) (default: the profile shipped for the GPU).
     #[arg(long)]
     pub profile: Vec<PathBuf>,
+    /// Performance model (default: kernel, as `colo predict`; it falls back to parametric for
+    /// jobs without a kernel trace, and each job's row says which answered).
+    #[arg(long, value_enum, default_value_t = PackModel::Kernel)]
+    pub model: PackModel,
+    /// Folder of your own kernel traces (`colo calibrate trace --cmd ... --out DIR`); repeat
+    /// for several (kernel model; default: none).
+    #[arg(long)]
+    pub traces: Vec<PathBuf>,
+    /// A traced job's alone speed measured on the GPU you ask about, as POINT=SAMPLES_PER_S
+    /// (repeatable; kernel model; default: the trace's own unprofiled speed).
+    #[arg(long, value_parser = super::predict::alone_rate)]
+    pub alone_rate: Vec<(ModelKey, f64)>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
+}
+
+/// Performance model of `colo pack`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum PackModel {
+    /// Replays each job's alone kernel trace together (the validated model).
+    Kernel,
+    /// Demand-based model with the profile's fitted parameters.
+    Parametric,
 }
 
 /// Runs `colo pack`.
@@ -42,12 +64,37 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
     let profiles = Arc::new(shipped::load(&args.profile)?);
     let profile_name = shipped::name(&args.profile, profiles.get(gpu)?.1, gpu.name);
-    let model = Parametric::new(profiles.clone());
     let jobs = args
         .jobs
         .iter()
         .map(|j| j.parse::<PackJob>())
         .collect::<Result<Vec<_>, _>>()?;
+    let mut untraced = Vec::new();
+    let model: Box<dyn PerfModel> = match args.model {
+        PackModel::Kernel => {
+            let k = super::predict::kernel_with_traces(
+                &profiles,
+                &args.profile,
+                &args.traces,
+                &args.alone_rate,
+                gpu,
+                &args.jobs,
+            )?;
+            untraced = jobs
+                .iter()
+                .filter(|j| !k.is_traced(gpu, &j.key))
+                .map(|j| j.key.to_string())
+                .collect();
+            Box::new(k)
+        }
+        PackModel::Parametric if !args.traces.is_empty() || !args.alone_rate.is_empty() => {
+            anyhow::bail!(
+                "--traces and --alone-rate are read by the kernel model only; drop --model \
+                 parametric, or them"
+            )
+        }
+        PackModel::Parametric => Box::new(Parametric::new(profiles.clone())),
+    };
     let request = PackRequest {
         gpu,
         jobs,
@@ -58,9 +105,16 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let progress = super::progress::Progress::new("pack: counting GPU configurations")?;
     let on_progress = |p: PackProgress| progress.set_message(p.to_string());
-    let report = pack_with_progress(&model, &request, &on_progress);
+    let report = pack_with_progress(model.as_ref(), &request, &on_progress);
     drop(progress);
-    let report = report?;
+    let mut report = report?;
+    if !untraced.is_empty() {
+        untraced.dedup();
+        report.perf_model = format!(
+            "kernel (parametric fallback for any GPU set holding {}: no kernel trace)",
+            untraced.join(", ")
+        );
+    }
     let seconds = started.elapsed().as_secs_f64();
     let text = match args.format {
         FormatArg::Table => output::table(&request, &report, &profile_name.phrase(), seconds),

@@ -8,6 +8,7 @@ use colo_calibrate::fit::gavel_model::shipped_predictor;
 use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY, Predictor};
+use colo_sim::perf::kernel::raw::add_user_traces;
 use colo_sim::perf::query::SetQuery;
 use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ShareMode};
 use colo_sim::workload::ModelKey;
@@ -68,7 +69,7 @@ fn sm_percent(text: &str) -> Result<f64, String> {
 }
 
 /// One `--alone-rate` value: POINT=SAMPLES_PER_S.
-fn alone_rate(text: &str) -> Result<(ModelKey, f64), String> {
+pub(super) fn alone_rate(text: &str) -> Result<(ModelKey, f64), String> {
     let (point, rate) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}`: give POINT=SAMPLES_PER_S, e.g. my_llm:16:1=118.5"))?;
@@ -187,26 +188,14 @@ fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match args.model {
         ModelArg::Kernel => {
-            let mut k = shipped::kernel_model(profiles.clone(), &args.profile)?;
-            let (notes, skipped) = shipped::add_user_traces(&mut k, &args.traces, gpu)?;
-            for (path, why) in &skipped {
-                eprintln!("warning: {}: skipped: {why}", path.display());
-            }
-            for (point, note) in notes.iter().filter(|(p, _)| args.jobs.contains(p)) {
-                eprintln!("trace of {point}: {note}");
-            }
-            for (key, rate) in &args.alone_rate {
-                if !k.anchor(gpu, key, *rate) {
-                    anyhow::bail!(
-                        "--alone-rate {key}={rate}: {key} has no kernel trace on {}; trace it first \
-                         (colo calibrate trace) or pass its folder with --traces",
-                        gpu.name
-                    );
-                }
-                eprintln!(
-                    "{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)"
-                );
-            }
+            let k = kernel_with_traces(
+                &profiles,
+                &args.profile,
+                &args.traces,
+                &args.alone_rate,
+                gpu,
+                &args.jobs,
+            )?;
             let k = Arc::new(k);
             kernel = Some(k.clone());
             k
@@ -225,4 +214,46 @@ fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
     Ok(Predictor::from_profiles(
         &profiles, gpu, model, kernel, name,
     )?)
+}
+
+/// The kernel model over `profiles` (read from `profile_paths`, or the shipped tables), with
+/// the user's trace folders added and `--alone-rate` anchors applied; skipped files are
+/// warned about, and where each job of `shown` was traced is said on stderr.
+pub(super) fn kernel_with_traces(
+    profiles: &Arc<colo_sim::perf::ProfileSet>,
+    profile_paths: &[PathBuf],
+    traces: &[PathBuf],
+    alone_rates: &[(ModelKey, f64)],
+    gpu: &'static hardware::GpuSpec,
+    shown: &[String],
+) -> anyhow::Result<colo_sim::perf::KernelModel> {
+    let mut k = shipped::kernel_model(profiles.clone(), profile_paths)?;
+    // Only the asked points' files are read: a folder may hold many traces.
+    let wanted: Vec<String> = shown
+        .iter()
+        .map(|job| job.split('@').next().unwrap_or(job).to_owned())
+        .chain(alone_rates.iter().map(|(key, _)| key.to_string()))
+        .collect();
+    let (notes, skipped) = add_user_traces(&mut k, traces, gpu, Some(&wanted))?;
+    for (path, why) in &skipped {
+        eprintln!("warning: {}: skipped: {why}", path.display());
+    }
+    for (point, note) in notes.iter().filter(|(p, _)| {
+        shown
+            .iter()
+            .any(|job| job.split('@').next() == Some(p.as_str()))
+    }) {
+        eprintln!("trace of {point}: {note}");
+    }
+    for (key, rate) in alone_rates {
+        if !k.anchor(gpu, key, *rate) {
+            anyhow::bail!(
+                "--alone-rate {key}={rate}: {key} has no kernel trace on {}; trace it first \
+                 (colo calibrate trace) or pass its folder with --traces",
+                gpu.name
+            );
+        }
+        eprintln!("{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)");
+    }
+    Ok(k)
 }

@@ -136,6 +136,9 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
         "{} — perf model {}, profile origin: {} (all figures simulated)",
         scenario.file.name, first.labels.perf_model, first.labels.profile_origin
     );
+    for line in &first.labels.user_traces {
+        let _ = writeln!(out, "traces: {line}");
+    }
     let _ = writeln!(
         out,
         "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6} {:>10}",

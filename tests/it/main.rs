@@ -1,6 +1,7 @@
 //! CLI integration tests: one binary, one module per subcommand.
 mod bench;
 mod byo;
+mod byo_traces;
 mod calibrate;
 mod calibrate_trust;
 mod common;

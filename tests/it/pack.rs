@@ -3,9 +3,15 @@
 //! requests say why.
 use crate::common::colo;
 
-/// The packing tests pin the provisional profile: which single-mode packings meet the minima
-/// depends on the profile's numbers, and the shipped fitted profile changes with each refit.
-const PROFILE: [&str; 2] = ["--profile", "calibrate/profiles/h200-provisional.ron"];
+/// The packing tests pin the provisional profile and the parametric model: which single-mode
+/// packings meet the minima depends on the profile's numbers, and the shipped fitted profile
+/// changes with each refit (the kernel default is tested in byo_traces.rs and below).
+const PROFILE: [&str; 4] = [
+    "--profile",
+    "calibrate/profiles/h200-provisional.ron",
+    "--model",
+    "parametric",
+];
 
 const MIX: [&str; 4] = [
     "resnet50:64:224@0.5",
@@ -16,7 +22,7 @@ const MIX: [&str; 4] = [
 
 fn pack_json(extra: &[&str]) -> serde_json::Value {
     let args: Vec<&str> = [
-        "pack", "--gpu", "h200", "--format", "json", PROFILE[0], PROFILE[1],
+        "pack", "--gpu", "h200", "--format", "json", PROFILE[0], PROFILE[1], PROFILE[2], PROFILE[3],
     ]
     .iter()
     .chain(extra)
@@ -65,7 +71,7 @@ fn four_job_mix_best_packing_beats_every_single_mode_packing_listed() {
 
 #[test]
 fn without_gpus_it_reports_the_fewest_and_every_mode_in_the_table() {
-    let args: Vec<&str> = ["pack", PROFILE[0], PROFILE[1]]
+    let args: Vec<&str> = ["pack", PROFILE[0], PROFILE[1], PROFILE[2], PROFILE[3]]
         .iter()
         .chain(MIX.iter())
         .copied()
@@ -101,7 +107,7 @@ fn infeasible_requests_say_why() {
         (&["--top", "0", "resnet50:64:224"], "at least 1"),
     ];
     for (args, expected) in cases {
-        let full: Vec<&str> = ["pack", PROFILE[0], PROFILE[1]]
+        let full: Vec<&str> = ["pack", PROFILE[0], PROFILE[1], PROFILE[2], PROFILE[3]]
             .iter()
             .chain(args)
             .copied()
@@ -116,6 +122,18 @@ fn infeasible_requests_say_why() {
 fn pack_names_the_built_in_profile_or_the_file_given() {
     let run = colo(&["pack", "resnet50:64:224", "resnet18:128:32"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let header = run.stdout.lines().next().unwrap();
+    assert!(
+        header.contains("perf model kernel, built-in h200 profile (fitted);"),
+        "{header}"
+    );
+    let run = colo(&[
+        "pack",
+        "--model",
+        "parametric",
+        "resnet50:64:224",
+        "resnet18:128:32",
+    ]);
     let header = run.stdout.lines().next().unwrap();
     assert!(
         header.contains("perf model parametric, built-in h200 profile (fitted);"),
@@ -134,6 +152,8 @@ fn pack_names_the_built_in_profile_or_the_file_given() {
         "pack",
         PROFILE[0],
         PROFILE[1],
+        PROFILE[2],
+        PROFILE[3],
         "resnet50:64:224",
         "resnet18:128:32",
     ]);
@@ -200,4 +220,24 @@ fn too_few_gpus_for_max_per_gpu_names_that_option() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("raise --max-per-gpu"), "{}", run.stderr);
     assert!(!run.stderr.contains("lower the minimums"), "{}", run.stderr);
+}
+
+#[test]
+fn the_readme_quotes_the_configurations_the_four_job_mix_scores() {
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    let run = colo(&[
+        "pack", "--gpu", "h200", "--format", "json", MIX[0], MIX[1], MIX[2], MIX[3],
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let configs = v["configs_evaluated"].as_u64().unwrap();
+    let quoted = format!(
+        "4-job mix above scores {},{:03}",
+        configs / 1000,
+        configs % 1000
+    );
+    assert!(
+        readme.contains(&quoted),
+        "README should say `{quoted}` (colo pack of the README's mix)"
+    );
 }

@@ -329,6 +329,10 @@ pub struct RunLabels {
     /// Where a trace workload came from and what became of its rows (trace workloads only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSummary>,
+    /// The scenario's `traces`: per point added, where and when it was measured; then each
+    /// file skipped, with why (absent without `traces`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_traces: Vec<String>,
 }
 
 #[cfg(test)]
@@ -345,6 +349,7 @@ impl RunLabels {
             profile_origin: "test".into(),
             cluster: vec![],
             trace: None,
+            user_traces: vec![],
         }
     }
 }

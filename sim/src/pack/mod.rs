@@ -397,6 +397,9 @@ pub struct PackReport {
     pub job_origins: Vec<Origin>,
     /// Origin of the sharing parameters.
     pub origin: Origin,
+    /// The performance model that scored the packings ([`PerfModel::name`]; the caller may
+    /// say more, e.g. which jobs the kernel model's fallback answers).
+    pub perf_model: String,
 }
 
 /// A pack request that cannot be answered. Fatal for the request.

@@ -14,9 +14,10 @@ pub fn table(request: &PackRequest, report: &PackReport, profile: &str, seconds:
     let origin = report.origin;
     let _ = writeln!(
         out,
-        "{} job(s) on {}, perf model parametric, {profile} ({origin}); every rate is predicted from {origin} numbers",
+        "{} job(s) on {}, perf model {}, {profile} ({origin}); every rate is predicted from {origin} numbers",
         request.jobs.len(),
-        request.gpu.name
+        request.gpu.name,
+        report.perf_model
     );
     let _ = writeln!(
         out,
@@ -146,7 +147,7 @@ pub fn to_json(
         .collect();
     json!({
         "gpu": request.gpu.name,
-        "perf_model": "parametric",
+        "perf_model": report.perf_model,
         "profile": profile,
         "profile_origin": report.origin.to_string(),
         "figures_are": format!("predicted from {} profile numbers", report.origin),

@@ -170,6 +170,7 @@ pub(super) fn run(
         configs_evaluated: evaluated,
         job_origins: ctx.classes.iter().map(|c| c.origin).collect(),
         origin: model.origin(request.gpu),
+        perf_model: model.name().to_owned(),
     })
 }
 

@@ -83,11 +83,7 @@ fn build(
         );
     let perf_spec = variant.perf_model.as_ref().unwrap_or(&file.perf_model);
     check_perf_model(path, perf_spec)?;
-    let perf =
-        perf_model(perf_spec, profiles.clone()).map_err(|source| ScenarioError::KernelTables {
-            path: path.to_owned(),
-            source,
-        })?;
+    let (perf, user_traces) = perf_model(scenario, perf_spec, profiles.clone())?;
     let workload = variant.workload.as_ref().unwrap_or(&file.workload);
     let node_gpus = match workload {
         WorkloadSpec::Trace(spec) => {
@@ -142,6 +138,7 @@ fn build(
         profile_origin: origins(&cluster, perf.as_ref()),
         cluster: cluster.groups.iter().map(group_summary).collect(),
         trace: trace_summary,
+        user_traces,
     };
     let timeline_every_s = file.timeline_every_s;
     Ok((
@@ -159,23 +156,70 @@ fn build(
     ))
 }
 
+/// The performance model, and for the scenario's `traces` what was added (per point, where
+/// and when it was measured; then the files skipped, with why).
 fn perf_model(
+    scenario: &Scenario,
     spec: &PerfModelSpec,
     profiles: Arc<ProfileSet>,
-) -> Result<Arc<dyn PerfModel>, crate::perf::kernel::TablesError> {
+) -> Result<(Arc<dyn PerfModel>, Vec<String>), ScenarioError> {
+    let path = scenario.path.as_path();
+    let traces = &scenario.file.traces;
+    if !traces.is_empty() && *spec != PerfModelSpec::Kernel {
+        return Err(ScenarioError::field(
+            path,
+            "traces",
+            format!(
+                "is read only by perf_model: Kernel, and this run uses {spec:?}: set perf_model: \
+                 Kernel (the traced points are predicted from their traces, never by another \
+                 model), or drop traces"
+            ),
+        ));
+    }
+    let tables_error = |source| ScenarioError::KernelTables {
+        path: path.to_owned(),
+        source,
+    };
     Ok(match spec {
-        PerfModelSpec::Kernel => Arc::new(crate::perf::KernelModel::load(profiles)?),
-        PerfModelSpec::Parametric => Arc::new(Parametric::new(profiles)),
-        PerfModelSpec::Exclusive => Arc::new(Exclusive::new(profiles)),
-        PerfModelSpec::EqualShare => Arc::new(EqualShare::new(profiles)),
-        PerfModelSpec::FixedSlowdown { per_corunner } => {
-            Arc::new(FixedSlowdown::new(profiles, *per_corunner))
+        PerfModelSpec::Kernel => {
+            let mut model =
+                crate::perf::KernelModel::load(profiles.clone()).map_err(tables_error)?;
+            let mut added = Vec::new();
+            if !traces.is_empty() {
+                let gpus: Vec<&'static GpuSpec> = profiles
+                    .profiles()
+                    .filter_map(|(p, _)| crate::hardware::gpu(&p.gpu).ok())
+                    .collect();
+                let dirs: Vec<PathBuf> = traces.iter().map(|d| scenario.resolve(d)).collect();
+                let (notes, skipped) =
+                    crate::perf::kernel::raw::add_user_traces_of(&mut model, &dirs, &gpus, None)
+                        .map_err(|source| ScenarioError::UserTraces {
+                            path: path.to_owned(),
+                            source,
+                        })?;
+                added.extend(
+                    notes
+                        .into_iter()
+                        .map(|(point, note)| format!("{point}: {note}")),
+                );
+                added.extend(
+                    skipped
+                        .into_iter()
+                        .map(|(file, why)| format!("skipped {}: {why}", file.display())),
+                );
+            }
+            (Arc::new(model), added)
         }
+        PerfModelSpec::Parametric => (Arc::new(Parametric::new(profiles)), vec![]),
+        PerfModelSpec::Exclusive => (Arc::new(Exclusive::new(profiles)), vec![]),
+        PerfModelSpec::EqualShare => (Arc::new(EqualShare::new(profiles)), vec![]),
+        PerfModelSpec::FixedSlowdown { per_corunner } => (
+            Arc::new(FixedSlowdown::new(profiles, *per_corunner)),
+            vec![],
+        ),
     })
 }
 
-/// `FixedSlowdown`'s slowdown per co-runner must be a finite number >= 0: below 0 co-located
-/// jobs would run faster than alone, and below -1/(n-1) at a negative rate.
 fn check_perf_model(path: &Path, spec: &PerfModelSpec) -> Result<(), ScenarioError> {
     match spec {
         PerfModelSpec::FixedSlowdown { per_corunner }

@@ -51,6 +51,14 @@ pub enum ScenarioError {
         /// The tables' error.
         source: crate::perf::kernel::TablesError,
     },
+    /// A folder named in `traces` gave no usable kernel trace, or could not be read.
+    #[error("{}: traces: {source}", path.display())]
+    UserTraces {
+        /// The scenario file.
+        path: PathBuf,
+        /// The reader's error.
+        source: crate::perf::kernel::raw::TracesError,
+    },
     /// The trace named by a `Trace` workload could not be read (or, in strict mode, has a bad
     /// row: the message names its file and line).
     #[error("{}: workload.Trace: {source}", path.display())]

@@ -25,6 +25,11 @@ pub struct ScenarioFile {
     /// Performance model.
     #[serde(default)]
     pub perf_model: PerfModelSpec,
+    /// Folders of a user's kernel traces (`colo calibrate trace --cmd ... --out DIR`), relative
+    /// to the scenario file: their points are predicted by `perf_model: Kernel` with the
+    /// profile's globals, no refit.
+    #[serde(default)]
+    pub traces: Vec<String>,
     /// GPU groups.
     pub cluster: Vec<GroupSpec>,
     /// The jobs.
