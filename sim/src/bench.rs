@@ -93,11 +93,21 @@ pub enum BenchCase {
         )
     )]
     Scale,
+    /// The answers a user waits for, as whole `colo predict` and `colo pack` processes: a pair
+    /// with the kernel model (zoo points, and a user's traces read with `--traces`, target
+    /// < 0.1 s), with the parametric model, and a 4-job pack with each model.
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "colo predict of a pair (kernel, kernel with --traces, parametric) and colo pack of 4 jobs (kernel, parametric), whole processes"
+        )
+    )]
+    Answers,
 }
 
 impl BenchCase {
     /// Every case, in the order they run.
-    pub const ALL: [BenchCase; 7] = [
+    pub const ALL: [BenchCase; 8] = [
         Self::Small,
         Self::Large,
         Self::Philly,
@@ -105,6 +115,7 @@ impl BenchCase {
         Self::Kernel,
         Self::Anchors,
         Self::Scale,
+        Self::Answers,
     ];
 
     /// Default (jobs, GPUs) of a synthetic case; for `Sweep`, of each variant.
@@ -112,7 +123,7 @@ impl BenchCase {
         match self {
             Self::Small => (100_000, 1_000),
             Self::Large => (1_000_000, 10_000),
-            Self::Philly | Self::Anchors | Self::Scale => (0, 0),
+            Self::Philly | Self::Anchors | Self::Scale | Self::Answers => (0, 0),
             Self::Sweep => (10_000, 100),
             Self::Kernel => (20_000, 200),
         }
@@ -153,10 +164,12 @@ pub struct BenchPlan {
     pub process: Option<ProcessRunner>,
     /// Runs of each anchor and scale step in a process of its own (the median is shown).
     pub reps: usize,
+    /// A folder of a user's kernel traces for the answers case (`colo predict --traces`).
+    pub user_traces: PathBuf,
 }
 
-/// Runs `colo simulate` with these arguments (after `simulate`) in a new process and waits for
-/// it; an error names what failed (including the child's own error message).
+/// Runs `colo` with these arguments (the subcommand first) in a new process and waits for it;
+/// an error names what failed (including the child's own error message).
 pub type ProcessRunner = fn(&[std::ffi::OsString]) -> std::io::Result<ProcessRun>;
 
 /// One finished `colo simulate` process: its wall time, and its peak resident memory where
@@ -275,6 +288,14 @@ pub enum BenchError {
         /// What was wrong, and how to fix it.
         why: String,
     },
+    /// A `colo predict` or `colo pack` process of the answers case failed.
+    #[error("colo {command}: {why}")]
+    Answer {
+        /// The command line after `colo`.
+        command: String,
+        /// What failed.
+        why: String,
+    },
     /// A `colo simulate` process of an anchor or scale case failed.
     #[error("colo simulate {scenario}: {why}", scenario = scenario.display())]
     Process {
@@ -303,6 +324,7 @@ pub fn run(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), Be
             BenchCase::Kernel => kernel_case(plan, on_row)?,
             BenchCase::Anchors => anchors_case(plan, on_row)?,
             BenchCase::Scale => scale_case(plan, on_row)?,
+            BenchCase::Answers => answers_case(plan, on_row)?,
         }
     }
     Ok(())
@@ -947,6 +969,7 @@ fn run_processes(
         why,
     };
     let mut args: Vec<std::ffi::OsString> = vec![
+        "simulate".into(),
         path.into(),
         "--out".into(),
         out.into(),
@@ -1014,6 +1037,94 @@ fn result_summaries(out: &Path) -> Result<Vec<metrics::Summary>, String> {
         .collect();
     dirs.sort();
     dirs.iter().map(|file| read(file)).collect()
+}
+
+/// The answers case: each command `reps` times as a whole process; the median wall.
+fn answers_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
+    let traces = plan.user_traces.to_string_lossy().into_owned();
+    let pair = ["resnet50:64:224", "vit_b_16:32:224"];
+    let four = [
+        "resnet50:64:224@0.5",
+        "vit_b_16:32:224@0.4",
+        "resnet18:128:32@0.8",
+        "mobilenet_v3_large:128:224@0.4",
+    ];
+    let mut commands: Vec<(&str, Vec<&str>, &str)> = vec![
+        (
+            "answers/predict pair (kernel)",
+            [&["predict"][..], &pair].concat(),
+            "",
+        ),
+        (
+            "answers/predict pair (kernel --traces)",
+            vec![
+                "predict",
+                "--traces",
+                &traces,
+                "hf_gpt2:8:1",
+                "resnet50:64:224",
+            ],
+            "; target < 0.1 s",
+        ),
+        (
+            "answers/predict pair (parametric)",
+            [&["predict", "--model", "parametric"][..], &pair].concat(),
+            "",
+        ),
+        (
+            "answers/pack 4 jobs (kernel)",
+            [&["pack"][..], &four].concat(),
+            "",
+        ),
+        (
+            "answers/pack 4 jobs (parametric)",
+            [&["pack", "--model", "parametric"][..], &four].concat(),
+            "",
+        ),
+    ];
+    let Some(process) = plan.process else {
+        for (case, _, _) in commands.drain(..) {
+            let mut r = row(case.to_owned(), Measured::default(), 1, 1, 0.0, (None, ""));
+            r.note = "not run: it times whole processes (drop --in-process)".into();
+            on_row(&r);
+        }
+        return Ok(());
+    };
+    for (case, args, target) in commands {
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let mut walls = Vec::new();
+        for _ in 0..plan.reps.max(1) {
+            let run = process(&args).map_err(|e| BenchError::Answer {
+                command: args
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                why: e.to_string(),
+            })?;
+            walls.push(run.wall_s);
+        }
+        walls.sort_by(f64::total_cmp);
+        let median = walls[walls.len() / 2];
+        let mut r = row(
+            case.to_owned(),
+            Measured::default(),
+            1,
+            1,
+            median,
+            (None, ""),
+        );
+        r.jobs = if case.contains("pack") { 4 } else { 2 };
+        r.note = format!(
+            "wall: whole `colo {}` process (median of {}; range {:.3}-{:.3} s){target}",
+            args[0].to_string_lossy(),
+            walls.len(),
+            walls[0],
+            walls[walls.len() - 1]
+        );
+        on_row(&r);
+    }
+    Ok(())
 }
 
 fn anchors_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(), BenchError> {
@@ -1293,6 +1404,7 @@ mod tests {
             outputs: Outputs::All,
             process: None,
             reps: 1,
+            user_traces: PathBuf::new(),
         };
         let runs = sweep_runs(&plan);
         assert_eq!(runs.len(), 6);

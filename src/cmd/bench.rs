@@ -113,8 +113,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         anchors: args.anchors,
         scale_to: args.scale_to,
         outputs: args.outputs.into(),
-        process: (!args.in_process).then_some(simulate_process as bench::ProcessRunner),
+        process: (!args.in_process).then_some(colo_process as bench::ProcessRunner),
         reps: args.reps,
+        user_traces: find_scenario(Path::new("calibrate/data/h200/byo/traces")),
     };
     let header = match args.format {
         FormatArg::Table => bench::table_header(),
@@ -170,18 +171,17 @@ fn find_scenario(given: &Path) -> PathBuf {
     }
 }
 
-/// Runs `colo simulate ARGS` as a child of this binary and waits for it: its wall from spawn
+/// Runs `colo ARGS` (the subcommand first) as a child of this binary and waits for it: its wall from spawn
 /// to exit and the peak resident memory it reports of itself (Linux; see
 /// [`bench::PEAK_FILE_ENV`]); its stderr goes to a temporary file, quoted in the error when it
 /// fails.
-fn simulate_process(args: &[std::ffi::OsString]) -> std::io::Result<bench::ProcessRun> {
+fn colo_process(args: &[std::ffi::OsString]) -> std::io::Result<bench::ProcessRun> {
     use std::io::{Read, Seek};
     let exe = std::env::current_exe()?;
     let mut stderr = tempfile::tempfile()?;
     let peak_file = tempfile::NamedTempFile::new()?;
     let start = std::time::Instant::now();
     let status = std::process::Command::new(exe)
-        .arg("simulate")
         .args(args)
         .env(bench::PEAK_FILE_ENV, peak_file.path())
         .stdin(std::process::Stdio::null())

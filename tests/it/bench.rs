@@ -232,3 +232,28 @@ fn an_unknown_anchor_is_named_with_the_ones_there_are() {
         out.stderr
     );
 }
+
+#[test]
+fn the_answers_case_times_each_command_as_a_whole_process() {
+    let text = bench(&["--case", "answers", "--reps", "1", "--format", "csv"]);
+    let rows = csv_rows(&text);
+    let cases: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        cases,
+        [
+            "answers/predict pair (kernel)",
+            "answers/predict pair (kernel --traces)",
+            "answers/predict pair (parametric)",
+            "answers/pack 4 jobs (kernel)",
+            "answers/pack 4 jobs (parametric)",
+        ]
+    );
+    for r in &rows {
+        let wall: f64 = r[4].parse().unwrap();
+        assert!(wall > 0.0, "{r:?}");
+        assert!(r[9].contains("whole `colo"), "{r:?}");
+    }
+    // In-process there are no child processes to time: said, not silently zero.
+    let text = bench(&["--case", "answers", "--in-process", "--format", "csv"]);
+    assert!(csv_rows(&text).iter().all(|r| r[9].starts_with("not run")));
+}
