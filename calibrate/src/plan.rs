@@ -66,21 +66,32 @@ pub enum PlanError {
     },
 }
 
-/// Reads a plan's training point, `MODEL:BATCH:IMAGE` (through [`ModelKey::parse_with`], with
-/// model names of letters, digits, `_` or `.` only); the error says what is expected.
+/// Training recipes the built-in worker knows besides its default (fp32, SGD with momentum),
+/// written as a model name's suffix, `MODEL+RECIPE` (`calibrate/workloads/train.py`).
+pub const RECIPES: [&str; 2] = ["bf16-adamw", "fp16-amp-adamw"];
+
+/// Reads a plan's training point, `MODEL[+RECIPE]:BATCH:IMAGE` (through
+/// [`ModelKey::parse_with`], with model names of letters, digits, `_` or `.` only, and a recipe
+/// of [`RECIPES`]); the error says what is expected.
 pub fn parse_point(text: &str) -> Result<ModelKey, String> {
-    let valid_name = |model: &str| {
+    let valid_name = |name: &str| {
+        let (model, recipe) = name.split_once('+').unwrap_or((name, RECIPES[0]));
         !model.is_empty()
             && model
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            && RECIPES.contains(&recipe)
     };
     ModelKey::parse_with(text, valid_name).map_err(|fault| match fault {
         ModelKeyFault::Parts => {
             format!("`{text}` is not MODEL:BATCH:IMAGE (e.g. resnet50:64:224)")
         }
         ModelKeyFault::Model => {
-            format!("`{text}`: model name must be letters, digits, '_' or '.'")
+            format!(
+                "`{text}`: model name must be letters, digits, '_' or '.', optionally with a \
+                 recipe: +{} (none: fp32 with SGD)",
+                RECIPES.join(" or +")
+            )
         }
         ModelKeyFault::Batch(part) => {
             format!("`{text}`: batch `{part}` is not a positive integer")

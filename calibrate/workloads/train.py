@@ -18,7 +18,13 @@ Models: any torchvision classification model by name (resnet50, vit_b_16, convne
 else any timm model (resnet26, deit_small_patch16_224, ...); lm_small / lm_medium, GPT-style causal
 language models from torch.nn layers whose "image" is the sequence length; and py.MODULE, a user's
 own model: a module exposing build(torch, batch, image, device) -> (model, inputs, targets, loss_fn)
-(see calibrate/workloads/example_user_model.py). SGD (momentum 0.9), fp32, cudnn.benchmark = True.
+(see calibrate/workloads/example_user_model.py). cudnn.benchmark = True.
+
+Recipes: a model name may end in +RECIPE (resnet50+bf16-adamw:64:224), part of the point's name
+and so of its identity in the store, the traces and the profile:
+  fp32-sgd        (the default, no suffix) fp32, SGD with momentum 0.9: all data before 2026-12-05
+  bf16-adamw      autocast bfloat16 over forward and loss, fused AdamW, fp32 parameters
+  fp16-amp-adamw  autocast float16 with a GradScaler, fused AdamW, fp32 parameters
 """
 import argparse
 import gc
@@ -187,20 +193,64 @@ def warm_up(torch, train_step, warmup_s):
     torch.cuda.synchronize()
 
 
+RECIPES = ("fp32-sgd", "bf16-adamw", "fp16-amp-adamw")
+
+
+def split_recipe(model_name):
+    """(model, recipe) of MODEL[+RECIPE]; an unknown recipe is an error naming the known ones.
+    The default has no suffix, so each point has one name."""
+    base, plus, recipe = model_name.partition("+")
+    if not plus:
+        return base, RECIPES[0]
+    if recipe not in RECIPES[1:]:
+        known = ", ".join("+" + r for r in RECIPES[1:])
+        raise ValueError(f"unknown recipe `+{recipe}` in `{model_name}`; known: {known} (none: {RECIPES[0]})")
+    return base, recipe
+
+
+def recipe_record(recipe):
+    """The recipe as the traces of commands record theirs (colo's recipe_words reads it)."""
+    if recipe == "fp32-sgd":
+        return {"name": recipe, "optimizer": "SGD", "fused": False, "param_dtype": "float32",
+                "autocast": "off", "grad_scaler": False}
+    return {"name": recipe, "optimizer": "AdamW", "fused": True, "param_dtype": "float32",
+            "autocast": "bfloat16" if recipe == "bf16-adamw" else "float16",
+            "grad_scaler": recipe == "fp16-amp-adamw"}
+
+
 def training_step(torch, model_name, batch, image):
-    """Builds the point's model, inputs and SGD optimiser on the GPU; returns one training step
-    (forward, loss, backward, update), which holds them."""
-    model, inputs, targets, loss_fn = build(torch, model_name, batch, image)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    """Builds the point's model, inputs and optimiser on the GPU as its recipe says; returns one
+    training step (forward, loss, backward, update), which holds them."""
+    base, recipe = split_recipe(model_name)
+    model, inputs, targets, loss_fn = build(torch, base, batch, image)
     model.train()
+    if recipe == "fp32-sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-    def train_step():
+        def train_step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(inputs), targets)
+            loss.backward()
+            opt.step()
+
+        return train_step
+    dtype = torch.bfloat16 if recipe == "bf16-adamw" else torch.float16
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    scaler = torch.amp.GradScaler("cuda") if recipe == "fp16-amp-adamw" else None
+
+    def amp_step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(inputs), targets)
-        loss.backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=dtype):
+            loss = loss_fn(model(inputs), targets)
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
 
-    return train_step
+    return amp_step
 
 
 def cpu_seconds():
@@ -215,6 +265,7 @@ def measure_point(torch, spec, args, barrier, step):
     rec = {"kind": "colo_point", "step": step, "point": spec, "rank": args.rank, "status": "ok"}
     started = False
     try:
+        rec["recipe"] = recipe_record(split_recipe(model_name)[1])
         torch.cuda.reset_peak_memory_stats()
         train_step = training_step(torch, model_name, batch, image)
 
