@@ -50,12 +50,15 @@ enum Command {
     Merge(cmd::merge::MergeArgs),
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
     #[command(
-        after_help = "Exit status: 0 when the set fits in memory (speeds printed); 3 when it does \
+        after_help = "Examples:\n  colo predict --mode mps resnet50:64:224 vit_b_16:32:224\n  colo predict --mode mps --sm-pct 45,55 resnet50:64:224 lm_medium:16:512 --format json\n  colo predict --mode mig --layout 3g.71gb,4g.71gb resnet50:64:224 vit_b_16:32:224\n  colo predict --traces traces/ my_llm:16:1 resnet50:64:224   (your own traced job)\n\nExit status: 0 when the set fits in memory (speeds printed); 3 when it does \
                       not fit (the out-of-memory verdict, no speeds; null speeds in JSON); 1 on \
                       an error; 2 on bad arguments."
     )]
     Predict(cmd::predict::PredictArgs),
     /// Search the best packings of jobs on GPUs of one type (time-slicing, MPS, MIG).
+    #[command(
+        after_help = "Examples:\n  colo pack resnet50:64:224@0.5 vit_b_16:32:224@0.4 resnet18:128:32@0.8\n  colo pack --gpus 1 --format json resnet18:128:32 resnet18:128:32 resnet26:128:32\n  colo pack --traces traces/ my_llm:16:1 resnet50:64:224   (your own traced job)\n  colo pack --model parametric resnet50:64:224 vit_b_16:32:224"
+    )]
     Pack(cmd::pack::PackArgs),
     /// Find the smallest (and cheapest) cluster per candidate that meets a target on a scenario.
     Plan(cmd::plan::PlanArgs),

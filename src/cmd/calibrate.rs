@@ -50,12 +50,9 @@ enum CalibrateCommand {
     /// Exit status: 0 when at least one point (or the command) was traced or already had its
     /// trace; 1 when everything failed or the tracer could not be started; 2 when there is no
     /// GPU; 130 on Ctrl-C.
-    ///
-    /// Examples:
-    ///   colo calibrate trace resnet50:64:224 vit_b_16:32:224 --out calibrate/data/h200/traces
-    ///   colo calibrate trace --cmd "python train.py --lr 3e-4" --name my_llm --out traces/
-    ///   colo calibrate trace --cmd "torchrun --nproc_per_node 1 train.py" --name ddp_job \
-    ///       --samples-per-step 64 --out traces/
+    #[command(
+        after_help = "Examples:\n  colo calibrate trace resnet50:64:224 vit_b_16:32:224 --out calibrate/data/h200/traces\n  colo calibrate trace resnet50+bf16-adamw:64:224 --out traces/   (a recipe: +bf16-adamw, +fp16-amp-adamw)\n  colo calibrate trace --cmd \"python train.py --lr 3e-4\" --name my_llm --out traces/\n  colo calibrate trace --cmd \"torchrun --nproc_per_node 1 train.py\" --name ddp_job --samples-per-step 64 --out traces/"
+    )]
     Trace(Box<TraceArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
