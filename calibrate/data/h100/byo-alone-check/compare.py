@@ -1,12 +1,13 @@
 """Prints, per program, the trace's unprofiled rate beside the same command's alone run on the
-same GPU (calibrate/data/h200/byo/check/), and writes compare.csv. Run from the repo root."""
+same GPU (calibrate/data/h100/byo-alone-check/), and writes compare.csv. Run from the repo root."""
 import csv
 import gzip
 import json
 import statistics
+import sys
 from pathlib import Path
 
-HERE = Path("calibrate/data/h200/byo/check")
+HERE = Path(sys.argv[1] if len(sys.argv) > 1 else "calibrate/data/h100/byo-alone-check")
 rows = []
 for trace_file in sorted((HERE / "traces").glob("cmd_*.trace.json.gz")):
     trace = json.loads(gzip.open(trace_file).read())

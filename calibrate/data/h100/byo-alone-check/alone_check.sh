@@ -3,10 +3,12 @@
 # on ONE GPU, back to back, each example program is traced with `colo calibrate trace --cmd`
 # and then run alone, unmodified, with `colo calibrate profile --step-hook` (no profiler).
 # Resumable: a program whose trace and alone run are both in this folder is skipped.
-# Usage (repo root): bash calibrate/data/h200/byo/check/alone_check.sh [COLO] [PROGRAM...]
+# Usage (repo root): bash calibrate/data/h100/byo-alone-check/alone_check.sh [COLO] [PROGRAM...]
 set -uo pipefail
 COLO=${1:-target/release/colo}; shift || true
-HERE=calibrate/data/h200/byo/check
+HERE=${HERE:-calibrate/data/h100/byo-alone-check}
+# The tracer's warm-up and window (seconds from the first step; `calibrate trace`'s defaults are 10 and 5).
+TRACE_WARMUP_S=${TRACE_WARMUP_S:-5} TRACE_WINDOW_S=${TRACE_WINDOW_S:-4}
 EX=calibrate/workloads/examples
 mkdir -p "$HERE/traces" "$HERE/store"
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1
@@ -32,12 +34,12 @@ for name in "${PROGRAMS[@]}"; do
   fi
   echo "=== $name: trace"
   "$COLO" calibrate trace --cmd "${CMD[$name]}" --name "$name" --out "$HERE/traces" \
-    --warmup-s 5 --window-s 4 --step-timeout-s 240 < /dev/null 2>&1 | grep -v '^\s*$' | tail -n 4
+    --warmup-s "$TRACE_WARMUP_S" --window-s "$TRACE_WINDOW_S" --step-timeout-s 240 < /dev/null 2>&1 | grep -v '^\s*$' | tail -n 4
   echo "=== $name: alone, unprofiled"
   "$COLO" calibrate profile --step-hook --run-s "${RUN_S[$name]:-26}" --warmup-s "${WARM_S[$name]:-14}" --once --timeout-s 150 \
     --out "$HERE/store" --name "a_$name" --mode timeslice --cmd "${CMD[$name]}" \
     --samples-per-step "${SPS[$name]}" < /dev/null 2>&1 | grep -v '^\s*$' | tail -n 3
 done
 nvidia-smi --query-gpu=uuid --format=csv,noheader
-python3 "$HERE/compare.py"
+python3 calibrate/data/h100/byo-alone-check/compare.py "$HERE"
 [ -n "${OUT:-}" ] && tar czf "$OUT/check.tgz" -C "$HERE" traces store
