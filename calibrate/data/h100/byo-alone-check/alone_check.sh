@@ -41,5 +41,5 @@ for name in "${PROGRAMS[@]}"; do
     --samples-per-step "${SPS[$name]}" < /dev/null 2>&1 | grep -v '^\s*$' | tail -n 3
 done
 nvidia-smi --query-gpu=uuid --format=csv,noheader
-python3 calibrate/data/h100/byo-alone-check/compare.py "$HERE"
+python3 calibrate/data/h100/byo-alone-check/compare.py "$HERE" --write-csv
 [ -n "${OUT:-}" ] && tar czf "$OUT/check.tgz" -C "$HERE" traces store

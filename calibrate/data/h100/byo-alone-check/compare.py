@@ -1,5 +1,6 @@
 """Prints, per program, the trace's unprofiled rate beside the same command's alone run on the
-same GPU (calibrate/data/h100/byo-alone-check/), and writes compare.csv. Run from the repo root."""
+same GPU (calibrate/data/h100/byo-alone-check/, or the folder given), and with --write-csv
+writes compare.csv there. Run from the repo root."""
 import csv
 import gzip
 import json
@@ -7,7 +8,8 @@ import statistics
 import sys
 from pathlib import Path
 
-HERE = Path(sys.argv[1] if len(sys.argv) > 1 else "calibrate/data/h100/byo-alone-check")
+ARGS = [a for a in sys.argv[1:] if a != "--write-csv"]
+HERE = Path(ARGS[0] if ARGS else "calibrate/data/h100/byo-alone-check")
 rows = []
 for trace_file in sorted((HERE / "traces").glob("cmd_*.trace.json.gz")):
     trace = json.loads(gzip.open(trace_file).read())
@@ -16,8 +18,9 @@ for trace_file in sorted((HERE / "traces").glob("cmd_*.trace.json.gz")):
     if not store.exists():
         continue
     runs = [json.loads(line) for line in store.read_text().splitlines() if line.strip()]
-    ok = [r for r in runs if r.get("status") == "ok"]
+    ok = [r for r in runs if r.get("status") == "ok" and r.get("samples_per_s")]
     if not ok:
+        print(f"{name}: no alone rate in {store} (the run recorded no samples in its window); left out")
         continue
     alone = ok[-1]["samples_per_s"]
     traced = trace["unprofiled"]["samples_per_s"]
@@ -33,7 +36,7 @@ for trace_file in sorted((HERE / "traces").glob("cmd_*.trace.json.gz")):
         "alone_window_s": round(ok[-1].get("window_s") or 0, 2),
         "trace_vs_alone_pct": round(100 * (traced / alone - 1), 2),
     })
-if rows:
+if rows and "--write-csv" in sys.argv:
     with open(HERE / "compare.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
