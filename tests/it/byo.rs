@@ -451,3 +451,69 @@ fn issue_31_readme_blind_figures_come_from_the_committed_runs() {
         }
     }
 }
+
+/// The H100 page's tables (calibrate/data/h100/README.md) are what the committed data give:
+/// the alone-rate check as compare.py prints it, the recipe speeds from the trace index.
+#[test]
+fn issue_31_h100_page_quotes_the_committed_checks() {
+    let page = std::fs::read_to_string(root().join("calibrate/data/h100/README.md")).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("calibrate/data/h100/byo-alone-check/compare.py")
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let mut rows = 0;
+    for line in printed.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 5 || f[0].starts_with('|') {
+            continue;
+        }
+        let row = format!("| {} | {} | {} | {} |", f[0], f[1], f[3], f[4]);
+        assert!(page.contains(&row), "page lacks `{row}`");
+        rows += 1;
+    }
+    assert_eq!(rows, 10);
+    let summary = printed.lines().last().unwrap();
+    assert!(
+        summary.contains("mean 5.7%, median 5.2%, max 14.7%, within 3%: 4 of 10")
+            && page.contains("Within 3%: 4 of 10 (mean 5.7%, median 5.2%, max 14.7%)"),
+        "{summary}"
+    );
+    let index =
+        std::fs::read_to_string(root().join("calibrate/data/h100/recipes/traces/index.jsonl"))
+            .unwrap();
+    let rate = |point: &str| -> f64 {
+        index
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|v| v["point"] == point)
+            .and_then(|v| v["unprofiled_samples_per_s"].as_f64())
+            .unwrap_or_else(|| panic!("{point} not in the index"))
+    };
+    for point in [
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+        "lm_medium:16:512",
+        "convnext_tiny:64:224",
+    ] {
+        let (model, rest) = point.split_once(':').unwrap();
+        let row = format!(
+            "| {point} | {:.0} | {:.0} | {:.0} |",
+            rate(point),
+            rate(&format!("{model}+bf16-adamw:{rest}")),
+            rate(&format!("{model}+fp16-amp-adamw:{rest}"))
+        );
+        assert!(page.contains(&row), "page lacks `{row}`");
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let vit = rate("vit_b_16+bf16-adamw:32:224") / rate("vit_b_16:32:224");
+    let lm = rate("lm_medium+bf16-adamw:16:512") / rate("lm_medium:16:512");
+    let quoted = format!("vit_b_16:32:224 at {vit:.1}x and lm_medium:16:512 at {lm:.1}x");
+    assert!(readme.contains(&quoted), "README lacks `{quoted}`");
+}
