@@ -123,3 +123,52 @@ fn bad_requests_say_what_is_wrong() {
         assert!(run.stderr.contains(expected), "{args:?}: {}", run.stderr);
     }
 }
+
+/// The README's planning answers are what `colo plan` says now (issue 35: they had gone stale).
+#[test]
+fn the_readme_quotes_the_planning_answers_colo_gives() {
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_string_lossy().into_owned();
+    let answers = |scenario: &str, target: &str| -> Vec<(String, u32)> {
+        let run = colo(&["plan", scenario, "--target", target, "--out", &out]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.split_at_checked(34)?;
+                let gpus = rest.split_whitespace().next()?.parse().ok()?;
+                Some((name.trim().to_owned(), gpus))
+            })
+            .collect()
+    };
+    let gpus = |list: &[(String, u32)], name: &str| {
+        list.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, g)| *g)
+            .unwrap()
+    };
+    let wait = answers(SCENARIO, "p95_wait <= 2h");
+    let jct = answers(SCENARIO, "p95_jct <= 15h");
+    let quoted = format!(
+        "`--target \"p95_wait <= 2h\"`, exclusive needs {} GPUs and MPS {}; with `--target \"p95_jct <= 15h\"`, exclusive needs {} and MPS {}",
+        gpus(&wait, "h200 exclusive"),
+        gpus(&wait, "h200 mps"),
+        gpus(&jct, "h200 exclusive"),
+        gpus(&jct, "h200 mps")
+    );
+    assert!(readme.contains(&quoted), "README lacks: {quoted}");
+    let mig = answers(
+        "scenarios/planning/a100-static-vs-dynamic-mig.ron",
+        "p95_wait <= 1h",
+    );
+    let quoted = format!(
+        "With `--target \"p95_wait <= 1h\"`: MPS {} GPUs, static 3g+4g {}, static 2g+2g+3g {}, dynamic {}",
+        gpus(&mig, "a100 mps"),
+        gpus(&mig, "a100 mig 3g+4g"),
+        gpus(&mig, "a100 mig 2g+2g+3g"),
+        gpus(&mig, "a100 mig dynamic")
+    );
+    assert!(readme.contains(&quoted), "README lacks: {quoted}");
+}

@@ -478,3 +478,23 @@ fn predict_prints_the_sets_power_with_its_error_or_says_there_is_none() {
     let v = predict_json(&a100);
     assert!(v["power_w"].is_null() && v["power_error_pct"].is_null());
 }
+
+/// Every model the scenario docs' examples name is one the shipped profile holds (issue 35:
+/// the docs had named `gpt_small:32:1024`, which no profile has).
+#[test]
+fn the_scenario_docs_name_only_models_the_shipped_profile_holds() {
+    let doc = std::fs::read_to_string(crate::common::root().join("scenarios/README.md")).unwrap();
+    let mut named: Vec<&str> = doc
+        .split("model: \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|m| *m != "M:B:I")
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    assert!(named.len() >= 3, "{named:?}");
+    for model in named {
+        let run = crate::common::colo(&["predict", "--model", "parametric", model]);
+        assert_eq!(run.code, 0, "{model}: {}", run.stderr);
+    }
+}
