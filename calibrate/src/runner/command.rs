@@ -88,6 +88,27 @@ fn progress_rate(reports: &[(f64, f64)], after: f64) -> Option<f64> {
     (last.0 > first.0).then(|| (last.1 - first.1) / (last.0 - first.0))
 }
 
+/// Why a command that reported progress has no rate: its reports all came before the end of
+/// the warm-up, or only one after it (found on an H100: a slow-starting program's first step
+/// came after the warm-up and the stop, and the record said ok with no rate and no reason).
+fn no_rate_note(
+    reports: &[(f64, f64)],
+    rate: Option<f64>,
+    started: f64,
+    warmup_s: f64,
+) -> Option<String> {
+    if rate.is_some() || reports.is_empty() {
+        return None;
+    }
+    let after = reports.iter().filter(|r| r.0 >= started + warmup_s).count();
+    let first = reports[0].0 - started;
+    Some(format!(
+        "no samples/s: {} progress report(s), {after} after the {warmup_s} s warm-up (first at \
+         {first:.1} s); two are needed: run it longer (--run-s) or warm up less (--warmup-s)",
+        reports.len()
+    ))
+}
+
 struct Running {
     child: Option<Child>,
     started: f64,
@@ -167,13 +188,17 @@ impl super::ProcessRunner {
                     .into_iter()
                     .map(|(k, v)| (k, serde_json::Value::String(v)))
                     .collect();
+                let samples_per_s = progress_rate(&run.progress, run.started + set.warmup_s);
+                let error = error.or_else(|| {
+                    no_rate_note(&run.progress, samples_per_s, run.started, set.warmup_s)
+                });
                 CommandResult {
                     rank,
                     status,
                     t_start: run.started,
                     t_end,
                     lifetime_s: t_end - run.started,
-                    samples_per_s: progress_rate(&run.progress, run.started + set.warmup_s),
+                    samples_per_s,
                     samples: run.progress.last().map(|p| p.1),
                     error,
                     gpu: sampler.window(
@@ -284,5 +309,24 @@ mod tests {
         let reports = [(0.0, 0.0), (1.0, 1000.0), (2.0, 1100.0), (4.0, 1300.0)];
         assert_eq!(progress_rate(&reports, 1.5), Some(100.0));
         assert_eq!(progress_rate(&reports, 3.0), None);
+    }
+
+    #[test]
+    fn a_command_with_reports_but_no_rate_says_why() {
+        // Started at t = 100; reports at 110, 125 and 127; warm-up 20 s: one report after it.
+        let reports = [(110.0, 8.0), (125.0, 16.0), (127.0, 24.0)];
+        let rate = progress_rate(&reports, 120.0);
+        assert_eq!(rate, Some(4.0));
+        assert_eq!(no_rate_note(&reports, rate, 100.0, 20.0), None);
+        let late = &reports[..2];
+        let rate = progress_rate(late, 120.0);
+        assert_eq!(rate, None);
+        let note = no_rate_note(late, rate, 100.0, 20.0).expect("a reason");
+        assert!(
+            note.contains("2 progress report(s), 1 after the 20 s warm-up (first at 10.0 s)"),
+            "{note}"
+        );
+        // No reports at all: measured by lifetime only, as documented; no note.
+        assert_eq!(no_rate_note(&[], None, 100.0, 20.0), None);
     }
 }
