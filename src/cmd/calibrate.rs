@@ -1,6 +1,6 @@
 //! `colo calibrate`: run calibration plans or user commands on a GPU, trace points' kernels,
 //! summarise the measurements.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -268,7 +268,7 @@ struct TraceArgs {
 /// Arguments of `colo calibrate summary`.
 #[derive(clap::Args)]
 struct SummaryArgs {
-    /// Folder of *.jsonl measurement files.
+    /// Folder of *.jsonl measurement files, or one such file.
     dir: PathBuf,
     /// Also write the table as CSV to this file [default: none]
     #[arg(long)]
@@ -700,7 +700,11 @@ fn trace_command(args: TraceArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
-    let files = store::load_dir(&args.dir)?;
+    let files = if args.dir.is_file() {
+        vec![(args.dir.clone(), store::load(&args.dir)?)]
+    } else {
+        store::load_dir(&args.dir)?
+    };
     if files.is_empty() {
         anyhow::bail!(
             "{}: no *.jsonl files; run `colo calibrate run PLAN --out {}` first",
@@ -709,7 +713,11 @@ fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(csv) = &args.csv {
-        store::refuse_overwriting_inputs(csv, &args.dir)?;
+        let folder = match args.dir.is_file() {
+            true => args.dir.parent().unwrap_or(Path::new(".")),
+            false => args.dir.as_path(),
+        };
+        store::refuse_overwriting_inputs(csv, folder)?;
     }
     let mut records = Vec::new();
     for (path, loaded) in files {

@@ -491,3 +491,18 @@ fn trace_outside_an_exclusive_group_is_refused() {
     );
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn summary_of_one_store_file() {
+    // One alone run of bert_mlm, 731.49 samples/s (the file's samples_per_s field).
+    let (stdout, _) = ok(&[
+        "calibrate",
+        "summary",
+        "calibrate/data/h200/byo/store/a_bert_mlm.jsonl",
+    ]);
+    let row = stdout.lines().nth(2).expect("a row");
+    assert!(
+        row.contains("bert_mlm.py") && row.contains(" 731.5 "),
+        "{stdout}"
+    );
+}
