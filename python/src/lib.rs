@@ -289,6 +289,60 @@ fn simulate<'py>(
         .collect()
 }
 
+/// `colo plan`: per candidate of the scenario's `plan` section, the smallest cluster meeting
+/// `target`. Returns the bytes of `plan.csv` and a JSON object with the target, the largest
+/// size tried, each candidate's smallest size and the cheapest candidate. Writes nothing.
+#[pyfunction]
+#[pyo3(signature = (path, json, base_dir, target, progress))]
+fn plan_csv(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    json: Option<String>,
+    base_dir: PathBuf,
+    target: String,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Py<PyBytes>, String)> {
+    let scenario = load_scenario(path, json, &base_dir)?;
+    let target: colo_sim::plan::Target = target.parse().map_err(err)?;
+    let last = Mutex::new(Instant::now());
+    let report = py.detach(|| {
+        let on_progress = |done: u64| {
+            let Some(callback) = &progress else {
+                return;
+            };
+            let Ok(mut last) = last.lock() else {
+                return;
+            };
+            if last.elapsed() < Duration::from_millis(200) {
+                return;
+            }
+            *last = Instant::now();
+            drop(last);
+            Python::attach(|py| {
+                if let Err(e) = callback.call1(py, (done,)) {
+                    e.print(py);
+                }
+            });
+        };
+        colo_sim::plan::plan(&scenario, &target, &on_progress).map_err(err)
+    })?;
+    let candidates: Vec<serde_json::Value> = report
+        .candidates
+        .iter()
+        .map(|c| serde_json::json!({"label": c.label, "gpu": c.gpu, "smallest": c.smallest}))
+        .collect();
+    let info = serde_json::json!({
+        "target": report.target.to_string(),
+        "max_gpus": report.max_gpus,
+        "simulations": report.simulations,
+        "candidates": candidates,
+        "cheapest": report.cheapest.map(|i| report.candidates[i].label.clone()),
+        "figures_are": "simulated",
+    });
+    let bytes = PyBytes::new(py, &colo_sim::plan::plan_csv(&report)).unbind();
+    Ok((bytes, info.to_string()))
+}
+
 /// The GPU catalog as JSON: one object per GPU with its MIG profiles (`colo hardware`).
 #[pyfunction]
 fn hardware_json() -> String {
@@ -332,6 +386,7 @@ fn _colo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(predict_json, m)?)?;
     m.add_function(wrap_pyfunction!(pack_json, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_csv, m)?)?;
     m.add_function(wrap_pyfunction!(hardware_json, m)?)?;
     Ok(())
 }

@@ -169,6 +169,25 @@ def test_the_shipped_slurm_replay():
     assert len(res.jobs()) == 4 * 6
 
 
+def test_plan_worked_by_hand(tmp_path):
+    # The two jobs above: on 1 GPU the last ends at 150 s; on 2 GPUs both start on arrival
+    # (a: 0-100, b: 10-60), so the makespan is 100 s. "makespan <= 120s" needs 2 GPUs.
+    trace = tmp_path / "two.csv"
+    trace.write_text("name,arrival_s,duration_s,gpus\na,0,100,1\nb,10,50,1\n")
+    scenario = two_job_scenario(trace)
+    scenario["plan"] = {"candidates": [{"name": "one per gpu", "gpu": "h200", "mode": "Exclusive"}],
+                        "max_gpus": 4}
+    df = colo.plan(scenario, "makespan <= 120s", base_dir=ROOT)
+    assert df.attrs["candidates"] == [{"label": "one per gpu", "gpu": "h200", "smallest": 2}]
+    assert df.attrs["cheapest"] is None  # no prices given
+    sizes = df.set_index("gpus")
+    assert sizes.loc[1, "makespan_s"] == pytest.approx(150.0)
+    assert sizes.loc[2, "makespan_s"] == pytest.approx(100.0)
+    assert not (tmp_path / "results").exists()
+    with pytest.raises(colo.ColoError, match="target|metric"):
+        colo.plan(scenario, "speed >= 3", base_dir=ROOT)
+
+
 def test_hardware_catalog():
     df = colo.hardware().set_index("gpu")
     assert df.loc["h200", "sms"] == 132

@@ -29,7 +29,7 @@ from . import _colo
 from ._colo import ColoError
 
 __version__ = _colo.__version__
-__all__ = ["ColoError", "predict", "pack", "simulate", "hardware", "SimulateResult"]
+__all__ = ["ColoError", "predict", "pack", "simulate", "plan", "hardware", "SimulateResult"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -281,6 +281,44 @@ def simulate(
     out_dir = os.fspath(out) if out is not None else None
     raw = _colo.simulate(path, text, base, seed, out_dir, strict, trace_limit, jobs, callback)
     return SimulateResult((r["name"], Variant(r["name"], r)) for r in raw)
+
+
+def plan(
+    scenario: Union[PathLike, Mapping[str, Any]],
+    target: str,
+    progress: Optional[Callable[[int], None]] = None,
+    base_dir: Optional[PathLike] = None,
+):
+    """The smallest cluster per candidate GPU group that meets ``target``, as ``colo plan``.
+
+    Args:
+        scenario: a scenario file with a ``plan`` section, or such a dict.
+        target: ``METRIC OP VALUE``, e.g. ``"p95_jct <= 2h"`` or ``"throughput >= 5000"``
+            (metrics as ``colo plan --help`` lists them).
+        progress: a callable ``(simulations_done)``.
+        base_dir: where a dict scenario's relative paths start; default the current folder.
+
+    Returns:
+        A DataFrame with the rows and columns of ``plan.csv`` (one row per candidate and
+        cluster size tried; simulated figures). ``df.attrs`` holds ``target``, ``max_gpus``,
+        ``simulations``, ``candidates`` (each one's ``label`` and ``smallest`` size meeting the
+        target, None if none up to ``max_gpus``) and ``cheapest`` (a label, or None). Writes
+        no files (``colo plan`` writes plan.csv and figures).
+
+    Example:
+        >>> df = colo.plan("scenarios/planning/mps-vs-exclusive.ron", "p95_jct <= 2h")
+        >>> df.attrs["candidates"][0]["smallest"]  # doctest: +SKIP
+    """
+    pd = _pandas()
+    if isinstance(scenario, Mapping):
+        path, text = None, json.dumps(scenario)
+    else:
+        path, text = os.fspath(scenario), None
+    base = os.fspath(base_dir) if base_dir is not None else os.getcwd()
+    csv, info = _colo.plan_csv(path, text, base, target, progress)
+    df = pd.read_csv(io.BytesIO(csv))
+    df.attrs.update(json.loads(info))
+    return df
 
 
 def hardware():

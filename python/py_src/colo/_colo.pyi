@@ -46,5 +46,14 @@ def simulate(
     """``colo simulate``: per variant ``name``, ``dir`` (None without ``out``), ``summary``
     (JSON text) and the bytes of ``jobs``, ``placements`` and ``timeline`` CSV files."""
 
+def plan_csv(
+    path: Optional[str | PathLike[str]],
+    json: Optional[str],
+    base_dir: str | PathLike[str],
+    target: str,
+    progress: Optional[Callable[[int], Any]],
+) -> Tuple[bytes, str]:
+    """``colo plan``: the bytes of plan.csv and a JSON summary (target, sizes, cheapest)."""
+
 def hardware_json() -> str:
     """The GPU catalog as JSON."""
