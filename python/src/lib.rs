@@ -16,7 +16,7 @@ use colo_sim::pack::{PackJob, PackRequest, output, pack};
 use colo_sim::perf::answer;
 use colo_sim::perf::query::SetQuery;
 use colo_sim::perf::{Parametric, ShareMode};
-use colo_sim::scenario::{Outputs, RunOptions, Scenario};
+use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use colo_sim::workload::ModelKey;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -231,14 +231,13 @@ fn simulate<'py>(
     if let Some(limit) = trace_limit {
         scenario.limit_traces(limit);
     }
-    let temp = match out {
-        Some(_) => None,
-        None => Some(tempfile::tempdir().map_err(err)?),
-    };
-    let out_dir = match (&out, &temp) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(temp)) => temp.path().join("results"),
-        (None, None) => unreachable!("a temporary folder is made when `out` is not given"),
+    // Without `out`, the run goes to a temporary folder, removed when `_temp` is dropped.
+    let (out_dir, _temp) = match &out {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let temp = tempfile::tempdir().map_err(err)?;
+            (temp.path().join("results"), Some(temp))
+        }
     };
     let options = RunOptions {
         out: Some(out_dir),
@@ -252,41 +251,55 @@ fn simulate<'py>(
         callback: progress,
         state: Mutex::new((vec![(0, 0); scenario.variants().len()], Instant::now())),
     };
-    type Files = (String, PathBuf, String, Vec<u8>, Vec<u8>, Vec<u8>);
-    let runs: Vec<Files> = py.detach(|| {
+    let runs: Vec<VariantFiles> = py.detach(|| {
         let runs = scenario
             .run(&options, &|v, done, total| progress.report(v, done, total))
             .map_err(err)?;
-        runs.into_iter()
-            .map(|run| {
-                let read = |name: &str| {
-                    let file = run.dir.join(name);
-                    std::fs::read(&file).map_err(|e| err(format!("{}: {e}", file.display())))
-                };
-                let summary = serde_json::to_string(&run.summary).map_err(err)?;
-                Ok((
-                    run.name.clone(),
-                    run.dir.clone(),
-                    summary,
-                    read("jobs.csv")?,
-                    read("placements.csv")?,
-                    read("timeline.csv")?,
-                ))
-            })
-            .collect::<PyResult<Vec<_>>>()
+        runs.iter().map(VariantFiles::read).collect::<PyResult<Vec<_>>>()
     })?;
+    let written = out.is_some();
     runs.into_iter()
-        .map(|(name, dir, summary, jobs, placements, timeline)| {
-            let dict = PyDict::new(py);
-            dict.set_item("name", name)?;
-            dict.set_item("dir", out.as_ref().map(|_| dir))?;
-            dict.set_item("summary", summary)?;
-            dict.set_item("jobs", PyBytes::new(py, &jobs))?;
-            dict.set_item("placements", PyBytes::new(py, &placements))?;
-            dict.set_item("timeline", PyBytes::new(py, &timeline))?;
-            Ok(dict)
-        })
+        .map(|run| run.into_dict(py, written))
         .collect()
+}
+
+/// One variant's summary and result files, read back from its folder.
+struct VariantFiles {
+    name: String,
+    dir: PathBuf,
+    summary: String,
+    jobs: Vec<u8>,
+    placements: Vec<u8>,
+    timeline: Vec<u8>,
+}
+
+impl VariantFiles {
+    fn read(run: &VariantRun) -> PyResult<Self> {
+        let read = |name: &str| {
+            let file = run.dir.join(name);
+            std::fs::read(&file).map_err(|e| err(format!("{}: {e}", file.display())))
+        };
+        Ok(VariantFiles {
+            name: run.name.clone(),
+            dir: run.dir.clone(),
+            summary: serde_json::to_string(&run.summary).map_err(err)?,
+            jobs: read("jobs.csv")?,
+            placements: read("placements.csv")?,
+            timeline: read("timeline.csv")?,
+        })
+    }
+
+    /// The dict `colo.simulate` reads; `dir` is None when the folder was temporary.
+    fn into_dict(self, py: Python<'_>, written: bool) -> PyResult<Bound<'_, PyDict>> {
+        let dict = PyDict::new(py);
+        dict.set_item("name", self.name)?;
+        dict.set_item("dir", written.then_some(self.dir))?;
+        dict.set_item("summary", self.summary)?;
+        dict.set_item("jobs", PyBytes::new(py, &self.jobs))?;
+        dict.set_item("placements", PyBytes::new(py, &self.placements))?;
+        dict.set_item("timeline", PyBytes::new(py, &self.timeline))?;
+        Ok(dict)
+    }
 }
 
 /// `colo plan`: per candidate of the scenario's `plan` section, the smallest cluster meeting
