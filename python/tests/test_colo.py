@@ -201,3 +201,29 @@ def test_quickstart_runs(tmp_path):
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "jct_cdf.png").stat().st_size > 1000
     assert "fraction_of_exclusive" in run.stdout and "best packing:" in run.stdout
+
+
+def test_the_engine_runs_without_the_gil():
+    # A Python thread spinning beside a run keeps counting only if the run released the GIL
+    # (a run holding it would block the spinner for its whole length).
+    import threading
+    import time
+
+    count = 0
+    stop = False
+
+    def spin():
+        nonlocal count
+        while not stop:
+            count += 1
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    time.sleep(0.05)
+    before, started = count, time.perf_counter()
+    colo.simulate(ROOT / "scenarios" / "default.ron", jobs=50, progress=False)
+    seconds, counted = time.perf_counter() - started, count - before
+    stop = True
+    spinner.join()
+    assert seconds > 0.01
+    assert counted > 10_000, f"{counted} counts in {seconds:.3f} s"
