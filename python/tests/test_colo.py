@@ -221,7 +221,7 @@ def test_the_engine_runs_without_the_gil():
     spinner.start()
     time.sleep(0.05)
     before, started = count, time.perf_counter()
-    colo.simulate(ROOT / "scenarios" / "default.ron", jobs=50, progress=False)
+    colo.simulate(ROOT / "scenarios" / "traces" / "itp.ron", trace_limit=500, progress=False)
     seconds, counted = time.perf_counter() - started, count - before
     stop = True
     spinner.join()
