@@ -109,6 +109,9 @@ def predict(
     )
     answer = json.loads(text)
     df = pd.DataFrame(answer.pop("jobs"))
+    # The job's point first, then the JSON's fields in their (alphabetical) order.
+    first = ["model", "batch", "image"]
+    df = df[first + [c for c in df.columns if c not in first]]
     df.attrs.update(answer)
     df.attrs["notes"] = notes
     for note in notes:
