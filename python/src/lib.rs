@@ -255,7 +255,9 @@ fn simulate<'py>(
         let runs = scenario
             .run(&options, &|v, done, total| progress.report(v, done, total))
             .map_err(err)?;
-        runs.iter().map(VariantFiles::read).collect::<PyResult<Vec<_>>>()
+        runs.iter()
+            .map(VariantFiles::read)
+            .collect::<PyResult<Vec<_>>>()
     })?;
     let written = out.is_some();
     runs.into_iter()
