@@ -124,7 +124,7 @@ def pack(
     jobs: Union[str, Sequence[str]],
     gpu: str = "h200",
     gpus: Optional[int] = None,
-    max_per_gpu: int = 4,
+    max_per_gpu: Optional[int] = None,
     mode: Optional[str] = None,
     top: int = 5,
     profile: Union[None, PathLike, Sequence[PathLike]] = None,
@@ -136,7 +136,7 @@ def pack(
             its alone speed.
         gpu: GPU type.
         gpus: use at most this many GPUs (default: the fewest that meet every minimum).
-        max_per_gpu: most jobs on one GPU.
+        max_per_gpu: most jobs on one GPU (default 4, as ``colo pack``).
         mode: keep only GPUs configured in this family (``exclusive``, ``timeslice``, ``mps``,
             ``mig``, ``mig+mps``); default: every family.
         top: how many of the best packings to list.
@@ -158,7 +158,8 @@ def pack(
         ['resnet50:64:224', 'vit_b_16:32:224']
     """
     pd = _pandas()
-    text = _colo.pack_json(_job_texts(jobs), gpu, gpus, max_per_gpu, top, _paths(profile))
+    most = 4 if max_per_gpu is None else max_per_gpu
+    text = _colo.pack_json(_job_texts(jobs), gpu, gpus, most, top, _paths(profile))
     answer = json.loads(text)
     packings = [(i, p) for i, p in enumerate(answer.pop("best"))]
     packings.append(("exclusive", answer.pop("exclusive")))
