@@ -8,6 +8,7 @@
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
 //! - [`tracing`]: takes those traces through a runner, and indexes them for the store;
+//! - [`predictor`]: the model `colo predict` answers with, over the shipped or given profiles;
 //! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG);
 //! - [`report`]: the collocation study's page (`colo report paper`), with the study's sets
 //!   found in the store measured beside the predictions.
@@ -28,6 +29,7 @@ pub mod fit;
 mod fuzzing;
 pub mod gpu;
 pub mod plan;
+pub mod predictor;
 pub mod report;
 pub mod runner;
 pub mod shipped;

@@ -22,6 +22,7 @@ pub fn workload_trace(data: &[u8]) {
     let opts = ReadOptions {
         strict: pick & 0x80 != 0,
         limit: None,
+        all_states: false,
     };
     let _ = read_trace_bytes(format, rest, &opts);
 }

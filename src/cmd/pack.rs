@@ -72,14 +72,18 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let mut untraced = Vec::new();
     let model: Box<dyn PerfModel> = match args.model {
         PackModel::Kernel => {
-            let k = super::predict::kernel_with_traces(
+            let keys: Vec<ModelKey> = jobs.iter().map(|j| j.key.clone()).collect();
+            let (k, notes) = colo_calibrate::predictor::kernel_with_traces(
                 &profiles,
                 &args.profile,
                 &args.traces,
                 &args.alone_rate,
                 gpu,
-                &args.jobs,
+                &keys,
             )?;
+            for note in notes {
+                eprintln!("{note}");
+            }
             untraced = jobs
                 .iter()
                 .filter(|j| !k.is_traced(gpu, &j.key))

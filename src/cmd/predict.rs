@@ -1,16 +1,12 @@
 //! `colo predict`: per-job samples/s of a set of jobs sharing one GPU, with the memory verdict.
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context;
-use colo_calibrate::fit::gavel_model::shipped_predictor;
-use colo_calibrate::shipped;
-use colo_sim::hardware;
-use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY, Predictor};
-use colo_sim::perf::kernel::raw::add_user_traces;
+use colo_calibrate::predictor::{self, ModelChoice, PredictorSpec};
+use colo_sim::perf::ShareMode;
+use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY};
 use colo_sim::perf::query::SetQuery;
-use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfModel, ShareMode};
 use colo_sim::workload::ModelKey;
 
 /// Arguments of `colo predict`.
@@ -100,6 +96,19 @@ pub enum ModelArg {
     FixedSlowdown,
 }
 
+impl ModelArg {
+    /// The library's name for the model.
+    fn choice(self) -> ModelChoice {
+        match self {
+            Self::Kernel => ModelChoice::Kernel,
+            Self::Parametric => ModelChoice::Parametric,
+            Self::Exclusive => ModelChoice::Exclusive,
+            Self::EqualShare => ModelChoice::EqualShare,
+            Self::FixedSlowdown => ModelChoice::FixedSlowdown,
+        }
+    }
+}
+
 /// Output format.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum FormatArg {
@@ -111,34 +120,25 @@ pub enum FormatArg {
 
 /// Runs `colo predict`.
 pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
-    let gavel = args
-        .profile
-        .iter()
-        .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
-    let predictor = match &gavel {
-        Some(name) => {
-            let gpu = hardware::gavel_gpu(name).with_context(|| {
-                let names: Vec<&str> = hardware::gavel_gpus().iter().map(|g| g.name).collect();
-                let (last, rest) = names.split_last().unwrap_or((&"", &[]));
-                format!(
-                    "gavel:{name}: Gavel's table has {} and {last}",
-                    rest.join(", ")
-                )
-            })?;
-            shipped_predictor(gpu)?
-        }
-        None => profile_predictor(&args)?,
-    };
-    let gpu = predictor.gpu;
-    let predictor = Predictor {
-        parametric: matches!(args.model, ModelArg::Parametric),
-        ..predictor
-    };
     let jobs = args
         .jobs
         .iter()
         .map(|j| j.parse::<ModelKey>())
         .collect::<Result<Vec<_>, _>>()?;
+    let spec = PredictorSpec {
+        gpu: args.gpu.clone(),
+        profiles: args.profile.clone(),
+        traces: args.traces.clone(),
+        alone_rates: args.alone_rate.clone(),
+        model: args.model.choice(),
+        jobs: jobs.clone(),
+    };
+    let built = predictor::build(&spec)?;
+    for note in &built.notes {
+        eprintln!("{note}");
+    }
+    let predictor = built.predictor;
+    let gpu = predictor.gpu;
     let layout = args
         .layout
         .as_deref()
@@ -165,95 +165,4 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
     } else {
         Ok(ExitCode::from(EXIT_OUT_OF_MEMORY))
     }
-}
-
-/// The `--model` asked for over the profiles given (or shipped) for `--gpu`.
-fn profile_predictor(args: &PredictArgs) -> anyhow::Result<Predictor> {
-    let gpu = hardware::gpu(&args.gpu)?;
-    let profiles = Arc::new(shipped::load(&args.profile)?);
-    let (_, path) = match profiles.get(gpu) {
-        Ok(found) => found,
-        // The library's hint says "pass --profile"; here --profile was passed, for other GPUs.
-        Err(_) if !args.profile.is_empty() => anyhow::bail!(
-            "--profile gives profiles for {} only, not for --gpu {} (the default is h200); pass \
-             --gpu {}, or a --profile for {}",
-            profiles.gpus().join(", "),
-            gpu.name,
-            profiles.gpus().first().map_or("GPU", String::as_str),
-            gpu.name
-        ),
-        Err(err) => return Err(err.into()),
-    };
-    let name = shipped::name(&args.profile, path, gpu.name);
-    let mut kernel = None;
-    let model: Arc<dyn PerfModel> = match args.model {
-        ModelArg::Kernel => {
-            let k = kernel_with_traces(
-                &profiles,
-                &args.profile,
-                &args.traces,
-                &args.alone_rate,
-                gpu,
-                &args.jobs,
-            )?;
-            let k = Arc::new(k);
-            kernel = Some(k.clone());
-            k
-        }
-        _ if !args.traces.is_empty() => {
-            anyhow::bail!("--traces is read by the kernel model only; drop --model or --traces")
-        }
-        ModelArg::Parametric => Arc::new(Parametric::new(profiles.clone())),
-        ModelArg::Exclusive => Arc::new(Exclusive::new(profiles.clone())),
-        ModelArg::EqualShare => Arc::new(EqualShare::new(profiles.clone())),
-        ModelArg::FixedSlowdown => Arc::new(FixedSlowdown::new(
-            profiles.clone(),
-            FixedSlowdown::DEFAULT_PER_CORUNNER,
-        )),
-    };
-    Ok(Predictor::from_profiles(
-        &profiles, gpu, model, kernel, name,
-    )?)
-}
-
-/// The kernel model over `profiles` (read from `profile_paths`, or the shipped tables), with
-/// the user's trace folders added and `--alone-rate` anchors applied; skipped files are
-/// warned about, and where each job of `shown` was traced is said on stderr.
-pub(super) fn kernel_with_traces(
-    profiles: &Arc<colo_sim::perf::ProfileSet>,
-    profile_paths: &[PathBuf],
-    traces: &[PathBuf],
-    alone_rates: &[(ModelKey, f64)],
-    gpu: &'static hardware::GpuSpec,
-    shown: &[String],
-) -> anyhow::Result<colo_sim::perf::KernelModel> {
-    let mut k = shipped::kernel_model(profiles.clone(), profile_paths)?;
-    // Only the asked points' files are read: a folder may hold many traces.
-    let wanted: Vec<String> = shown
-        .iter()
-        .map(|job| job.split('@').next().unwrap_or(job).to_owned())
-        .chain(alone_rates.iter().map(|(key, _)| key.to_string()))
-        .collect();
-    let (notes, skipped) = add_user_traces(&mut k, traces, gpu, Some(&wanted))?;
-    for (path, why) in &skipped {
-        eprintln!("warning: {}: skipped: {why}", path.display());
-    }
-    for (point, note) in notes.iter().filter(|(p, _)| {
-        shown
-            .iter()
-            .any(|job| job.split('@').next() == Some(p.as_str()))
-    }) {
-        eprintln!("trace of {point}: {note}");
-    }
-    for (key, rate) in alone_rates {
-        if !k.anchor(gpu, key, *rate) {
-            anyhow::bail!(
-                "--alone-rate {key}={rate}: {key} has no kernel trace on {}; trace it first \
-                 (colo calibrate trace) or pass its folder with --traces",
-                gpu.name
-            );
-        }
-        eprintln!("{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)");
-    }
-    Ok(k)
 }

@@ -44,7 +44,13 @@ fn run_limited(name: &str, limit: usize) -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn each_trace_scenario_runs_every_mode_with_a_limit() {
-    for name in ["philly.ron", "openb.ron", "itp.ron"] {
+    for name in [
+        "philly.ron",
+        "openb.ron",
+        "itp.ron",
+        "slurm.ron",
+        "kubernetes.ron",
+    ] {
         let (_tmp, out) = run_limited(name, 300);
         for variant in ["exclusive", "timeslice", "mps", "mig"] {
             let s = summary(&out.join(variant));

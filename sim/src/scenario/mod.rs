@@ -159,6 +159,27 @@ impl Scenario {
         Self::checked(path, crate::ronfile::parse_ron(text, path)?)
     }
 
+    /// Reads a scenario from JSON `text` in the same schema (the Python face's dicts: an enum
+    /// variant with fields is an object `{"Trace": {...}}`, one without is a string
+    /// `"Exclusive"`); `path` names it in errors and anchors its relative paths.
+    pub fn parse_json(text: &str, path: &Path) -> Result<Self, ScenarioError> {
+        let file = serde_json::from_str(text).map_err(|err| {
+            let message = err.to_string();
+            // serde_json ends its messages with " at line L column C", given apart here.
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_owned(),
+                None => message,
+            };
+            RonFileError::Syntax {
+                path: path.to_owned(),
+                line: err.line(),
+                column: err.column(),
+                message,
+            }
+        })?;
+        Self::checked(path, file)
+    }
+
     /// Caps every trace workload (top level and variants) at `limit` jobs (`colo simulate
     /// --trace-limit`): a scenario's own `limit` stays when it is lower.
     pub fn limit_traces(&mut self, limit: usize) {

@@ -174,6 +174,10 @@ pub enum TraceFormatSpec {
     Helios,
     /// colo's own CSV: `name,arrival_s,duration_s,gpus`.
     Colo,
+    /// Slurm accounting, `sacct --parsable2` output.
+    Slurm,
+    /// Kubernetes pod history, one pod object per line (JSON Lines).
+    Kubernetes,
 }
 
 /// A workload replayed from a trace.
@@ -193,6 +197,10 @@ pub struct TraceSpec {
     /// Read at most this many jobs, in file order (default: all).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Slurm, Kubernetes: keep jobs that ended in any state, not only COMPLETED / Succeeded
+    /// (default false).
+    #[serde(default)]
+    pub all_states: bool,
     /// Keep jobs arriving in [from, to) hours after the first arrival; arrivals restart at 0.
     #[serde(default)]
     pub window_hours: Option<(f64, f64)>,

@@ -30,6 +30,8 @@ pub(super) fn format(spec: TraceFormatSpec) -> TraceFormat {
         TraceFormatSpec::Itp => TraceFormat::Itp,
         TraceFormatSpec::Helios => TraceFormat::Helios,
         TraceFormatSpec::Colo => TraceFormat::Colo,
+        TraceFormatSpec::Slurm => TraceFormat::Slurm,
+        TraceFormatSpec::Kubernetes => TraceFormat::Kubernetes,
     }
 }
 
@@ -42,6 +44,7 @@ pub(super) fn file(scenario: &Scenario, spec: &TraceSpec, strict: bool) -> Trace
         opts: ReadOptions {
             strict: strict || spec.strict,
             limit: spec.limit,
+            all_states: spec.all_states,
         },
     }
 }
@@ -814,6 +817,7 @@ mod tests {
             nodes: None,
             strict: false,
             limit: None,
+            all_states: false,
             window_hours: Some((1.0, 3.0)),
             arrival_scale: 0.5,
             duration_scale: 2.0,

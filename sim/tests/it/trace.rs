@@ -25,10 +25,12 @@ fn shipped(name: &str) -> PathBuf {
 const LENIENT: ReadOptions = ReadOptions {
     strict: false,
     limit: None,
+    all_states: false,
 };
 const STRICT: ReadOptions = ReadOptions {
     strict: true,
     limit: None,
+    all_states: false,
 };
 
 fn skips(trace: &Trace) -> Vec<(SkipReason, u64)> {

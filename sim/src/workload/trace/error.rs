@@ -106,9 +106,10 @@ pub enum TraceError {
         /// What is wrong, quoting the value.
         detail: String,
     },
-    /// A trace format name that is not one of the five (fatal).
+    /// A trace format name that is not one of the seven (fatal).
     #[error(
-        "unknown trace format `{given}`; choose one of philly, alibaba_openb, itp, helios, colo"
+        "unknown trace format `{given}`; choose one of philly, alibaba_openb, itp, helios, colo, \
+         slurm, kubernetes"
     )]
     UnknownFormat {
         /// The name given.

@@ -1,14 +1,17 @@
-//! Trace readers: Philly, Alibaba openb, ITP, Helios and colo CSV files as [`TraceJob`]s.
+//! Trace readers: Philly, Alibaba openb, ITP, Helios, Slurm accounting, Kubernetes pod history
+//! and colo CSV files as [`TraceJob`]s.
 //!
 #![doc = include_str!("README.md")]
 
 mod error;
 mod four;
 mod helios;
+mod kube;
 mod openb;
 mod philly;
 mod row;
 mod skip;
+mod slurm;
 mod source;
 mod time;
 
@@ -42,16 +45,22 @@ pub enum TraceFormat {
     Helios,
     /// colo's own CSV (`name,arrival_s,duration_s,gpus`).
     Colo,
+    /// Slurm accounting, `sacct --parsable2` (`JobID|...|Submit|Start|End|AllocTRES|State`).
+    Slurm,
+    /// Kubernetes pod history: one pod object per line (`kubectl get pods -o json`'s items).
+    Kubernetes,
 }
 
 impl TraceFormat {
     /// Every format.
-    pub const ALL: [TraceFormat; 5] = [
+    pub const ALL: [TraceFormat; 7] = [
         Self::Philly,
         Self::AlibabaOpenb,
         Self::Itp,
         Self::Helios,
         Self::Colo,
+        Self::Slurm,
+        Self::Kubernetes,
     ];
 
     /// The snake_case name, as serialized.
@@ -62,6 +71,8 @@ impl TraceFormat {
             Self::Itp => "itp",
             Self::Helios => "helios",
             Self::Colo => "colo",
+            Self::Slurm => "slurm",
+            Self::Kubernetes => "kubernetes",
         }
     }
 }
@@ -149,6 +160,11 @@ pub struct ReadOptions {
     pub strict: bool,
     /// Stop after this many jobs kept, in file order (before sorting). Default: no limit.
     pub limit: Option<usize>,
+    /// Slurm and Kubernetes: keep jobs that ended in any state (`FAILED`, `CANCELLED`,
+    /// `TIMEOUT`, ...; a pod in phase `Failed`), each having held its GPUs for its run time.
+    /// Default false: only `COMPLETED` jobs (`Succeeded` pods) are kept, the others counted as
+    /// `not_completed`.
+    pub all_states: bool,
 }
 
 /// Read a trace file of `format`, plain or gzip-compressed (recognized by its first bytes).
@@ -219,17 +235,30 @@ enum Cols {
     Openb(openb::PodCols),
     Four(four::FourCols),
     Helios(helios::HeliosCols),
+    Slurm(slurm::SlurmCols),
+    Kube(kube::KubeCols),
 }
 
 impl Cols {
-    fn find(header: &source::Header<'_>, format: TraceFormat) -> Result<Self, TraceError> {
+    fn find(
+        header: &source::Header<'_>,
+        format: TraceFormat,
+        opts: &ReadOptions,
+    ) -> Result<Self, TraceError> {
         Ok(match format {
             TraceFormat::Philly => Cols::Philly(philly::PhillyCols::find(header)?),
             TraceFormat::AlibabaOpenb => Cols::Openb(openb::PodCols::find(header)?),
             TraceFormat::Itp => Cols::Four(four::FourCols::find(header, &four::ITP)?),
             TraceFormat::Colo => Cols::Four(four::FourCols::find(header, &four::COLO)?),
             TraceFormat::Helios => Cols::Helios(helios::HeliosCols::find(header)?),
+            TraceFormat::Slurm => Cols::Slurm(slurm::SlurmCols::find(header, opts.all_states)?),
+            TraceFormat::Kubernetes => Self::find_jsonl(opts),
         })
+    }
+
+    /// A format of JSON lines has no header: its fields are found per line.
+    fn find_jsonl(opts: &ReadOptions) -> Self {
+        Cols::Kube(kube::KubeCols::new(opts.all_states))
     }
 
     fn parse(&self, row: &row::Row<'_>, line: u64) -> Result<row::RawJob, row::Skip> {
@@ -238,6 +267,8 @@ impl Cols {
             Cols::Openb(cols) => cols.parse(row, line),
             Cols::Four(cols) => cols.parse(row, line),
             Cols::Helios(cols) => cols.parse(row, line),
+            Cols::Slurm(cols) => cols.parse(row, line),
+            Cols::Kube(cols) => cols.parse(row, line),
         }
     }
 
@@ -250,6 +281,8 @@ impl Cols {
             TraceFormat::Itp => four::ITP.submit,
             TraceFormat::Colo => four::COLO.submit,
             TraceFormat::Helios => "submit_time",
+            TraceFormat::Slurm => "Submit",
+            TraceFormat::Kubernetes => kube::SUBMIT_FIELD,
         }
     }
 

@@ -114,22 +114,27 @@ impl<'r> Row<'r> {
 
     /// A GPU count of at least 1; a count of 0 is skipped for `zero_reason`.
     pub fn gpu_count(&self, col: Col, zero_reason: SkipReason) -> Result<u32, Skip> {
-        let count = self.whole(col)?;
-        match u32::try_from(count) {
-            Ok(0) => Err(Skip::new(zero_reason, col, "is 0".into())),
-            Ok(gpus) if gpus > limits::MAX_GPUS => Err(Skip::new(
-                SkipReason::OutOfRange,
-                col,
-                format!("`{gpus}` is above the limit of {} GPUs", limits::MAX_GPUS),
-            )),
-            Ok(gpus) => Ok(gpus),
-            Err(_) if count < 0 => Err(Skip::new(
-                SkipReason::NegativeGpus,
-                col,
-                format!("`{count}` is negative"),
-            )),
-            Err(_) => Err(unparsable(col, &count.to_string(), "a GPU count")),
-        }
+        gpu_value(self.whole(col)?, col, zero_reason)
+    }
+}
+
+/// A GPU count read from `col` (a whole number) checked to be at least 1 and at most
+/// `limits::MAX_GPUS`; a count of 0 is skipped for `zero_reason`.
+pub(crate) fn gpu_value(count: i64, col: Col, zero_reason: SkipReason) -> Result<u32, Skip> {
+    match u32::try_from(count) {
+        Ok(0) => Err(Skip::new(zero_reason, col, "is 0".into())),
+        Ok(gpus) if gpus > limits::MAX_GPUS => Err(Skip::new(
+            SkipReason::OutOfRange,
+            col,
+            format!("`{gpus}` is above the limit of {} GPUs", limits::MAX_GPUS),
+        )),
+        Ok(gpus) => Ok(gpus),
+        Err(_) if count < 0 => Err(Skip::new(
+            SkipReason::NegativeGpus,
+            col,
+            format!("`{count}` is negative"),
+        )),
+        Err(_) => Err(unparsable(col, &count.to_string(), "a GPU count")),
     }
 }
 

@@ -36,13 +36,19 @@ pub enum SkipReason {
     ZeroDuration,
     /// Filter, Alibaba: the pod has no deletion time (still alive when the trace was cut).
     NoEndTime,
-    /// Filter, Alibaba and Helios: a CPU-only job (zero GPUs), which colo does not simulate.
+    /// Filter, Alibaba, Helios, Slurm and Kubernetes: a CPU-only job (zero GPUs), which colo
+    /// does not simulate.
     NoGpu,
+    /// Filter, Slurm: a job step (`123.batch`, `123.0`), part of a job whose own row is read.
+    JobStep,
+    /// Filter, Slurm and Kubernetes: the job ended in a state other than `COMPLETED` (a pod in
+    /// phase `Failed`), and the read keeps completed jobs only (`ReadOptions::all_states`).
+    NotCompleted,
 }
 
 impl SkipReason {
     /// Every reason, in display order.
-    pub const ALL: [SkipReason; 12] = [
+    pub const ALL: [SkipReason; 14] = [
         Self::MissingField,
         Self::Unparsable,
         Self::OutOfRange,
@@ -55,6 +61,8 @@ impl SkipReason {
         Self::ZeroDuration,
         Self::NoEndTime,
         Self::NoGpu,
+        Self::JobStep,
+        Self::NotCompleted,
     ];
 
     /// The snake_case name, as serialized.
@@ -72,13 +80,19 @@ impl SkipReason {
             Self::ZeroDuration => "zero_duration",
             Self::NoEndTime => "no_end_time",
             Self::NoGpu => "no_gpu",
+            Self::JobStep => "job_step",
+            Self::NotCompleted => "not_completed",
         }
     }
 
     /// True for holes and nonsense, which strict mode turns into an error; false for filters
-    /// (`zero_duration`, `no_end_time`, `no_gpu`), which are counted even in strict mode.
+    /// (`zero_duration`, `no_end_time`, `no_gpu`, `job_step`, `not_completed`), which are
+    /// counted even in strict mode.
     pub fn is_defect(self) -> bool {
-        !matches!(self, Self::ZeroDuration | Self::NoEndTime | Self::NoGpu)
+        !matches!(
+            self,
+            Self::ZeroDuration | Self::NoEndTime | Self::NoGpu | Self::JobStep | Self::NotCompleted
+        )
     }
 }
 
@@ -172,7 +186,9 @@ mod tests {
             [
                 SkipReason::ZeroDuration,
                 SkipReason::NoEndTime,
-                SkipReason::NoGpu
+                SkipReason::NoGpu,
+                SkipReason::JobStep,
+                SkipReason::NotCompleted
             ]
         );
     }

@@ -145,6 +145,23 @@ pub(crate) fn csv_reader(input: Box<dyn Read + Send>) -> csv::Reader<Box<dyn Rea
         .from_reader(input)
 }
 
+/// The reader of one format's rows: comma-separated CSV; `|`-separated without quoting for
+/// Slurm (`sacct --parsable2` quotes nothing); one unquoted field per line and no header for
+/// Kubernetes (JSON Lines: the unit separator never appears raw in JSON).
+fn rows_reader(
+    input: Box<dyn Read + Send>,
+    format: TraceFormat,
+) -> csv::Reader<Box<dyn Read + Send>> {
+    let mut builder = csv::ReaderBuilder::new();
+    builder.flexible(true).has_headers(true);
+    match format {
+        TraceFormat::Slurm => builder.delimiter(b'|').quoting(false),
+        TraceFormat::Kubernetes => builder.delimiter(0x1f).quoting(false).has_headers(false),
+        _ => &mut builder,
+    };
+    builder.from_reader(input)
+}
+
 /// The header row of a trace, to find columns by name.
 pub(crate) struct Header<'p> {
     names: Vec<String>,
@@ -236,9 +253,13 @@ impl TraceRows {
         path: &Path,
         opts: &ReadOptions,
     ) -> Result<Self, TraceError> {
-        let mut reader = csv_reader(input);
-        let header = Header::read(&mut reader, path, format)?;
-        let cols = Cols::find(&header, format)?;
+        let mut reader = rows_reader(input, format);
+        let (cols, line) = if format == TraceFormat::Kubernetes {
+            (Cols::find_jsonl(opts), 0)
+        } else {
+            let header = Header::read(&mut reader, path, format)?;
+            (Cols::find(&header, format, opts)?, 1)
+        };
         Ok(TraceRows {
             reader,
             record: ByteRecord::new(),
@@ -249,7 +270,7 @@ impl TraceRows {
             skips: SkipCounts::default(),
             rows_read: 0,
             kept: 0,
-            line: 1,
+            line,
         })
     }
 

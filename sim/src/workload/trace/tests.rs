@@ -73,6 +73,7 @@ fn limit_keeps_the_first_jobs_in_file_order() {
     let opts = ReadOptions {
         strict: false,
         limit: Some(2),
+        all_states: false,
     };
     let trace = read_bytes(TraceFormat::Colo, COLO.as_bytes(), &opts).unwrap();
     let names: Vec<_> = trace.jobs.iter().map(|j| j.name.as_str()).collect();
@@ -86,6 +87,7 @@ fn line_numbers_count_quoted_newlines() {
     let opts = ReadOptions {
         strict: true,
         limit: None,
+        all_states: false,
     };
     let trace = read_text(TraceFormat::Colo, text);
     assert_eq!(trace.jobs[0].name, "two\nlines");
@@ -138,6 +140,7 @@ fn strict_mode_counts_filters_but_refuses_defects() {
     let opts = ReadOptions {
         strict: true,
         limit: Some(1),
+        all_states: false,
     };
     let trace = read_bytes(TraceFormat::Helios, text.as_bytes(), &opts).unwrap();
     assert_eq!(trace.skips.get(SkipReason::NoGpu), 1);
@@ -145,6 +148,7 @@ fn strict_mode_counts_filters_but_refuses_defects() {
     let opts = ReadOptions {
         strict: true,
         limit: None,
+        all_states: false,
     };
     let err = read_bytes(TraceFormat::Helios, text.as_bytes(), &opts).unwrap_err();
     assert!(
@@ -200,6 +204,7 @@ fn itp_submission_time_2_pow_64_is_out_of_range() {
     let strict = ReadOptions {
         strict: true,
         limit: None,
+        all_states: false,
     };
     let err = read_bytes(TraceFormat::Itp, text.as_bytes(), &strict)
         .unwrap_err()
@@ -224,6 +229,7 @@ fn arrivals_too_far_after_the_first_are_out_of_range() {
     let strict = ReadOptions {
         strict: true,
         limit: None,
+        all_states: false,
     };
     let err = read_bytes(TraceFormat::Itp, text.as_bytes(), &strict)
         .unwrap_err()
@@ -268,7 +274,7 @@ fn durations_and_times_outside_the_range_are_skipped() {
     assert_eq!(trace.skips.get(SkipReason::OutOfRange), 2);
 }
 
-const HEADERS: [(TraceFormat, &str); 5] = [
+const HEADERS: [(TraceFormat, &str); 6] = [
     (TraceFormat::Philly, "timestamp,duration,num_gpus"),
     (
         TraceFormat::AlibabaOpenb,
@@ -280,6 +286,10 @@ const HEADERS: [(TraceFormat, &str); 5] = [
         "job_id,gpu_num,submit_time,start_time,end_time,duration",
     ),
     (TraceFormat::Colo, "name,arrival_s,duration_s,gpus"),
+    (
+        TraceFormat::Slurm,
+        "JobID,Submit,Start,End,Elapsed,AllocTRES,State",
+    ),
 ];
 
 /// Field values, good and bad, that the readers meet.
@@ -302,7 +312,7 @@ fn field() -> impl Strategy<Value = String> {
 }
 
 /// The fixture files of the trace tests, each with the format it is read as.
-const FIXTURES: [(TraceFormat, &[u8]); 5] = [
+const FIXTURES: [(TraceFormat, &[u8]); 7] = [
     (
         TraceFormat::Colo,
         include_bytes!("../../../tests/fixtures/traces/colo_bad_rows.csv"),
@@ -323,6 +333,14 @@ const FIXTURES: [(TraceFormat, &[u8]); 5] = [
         TraceFormat::AlibabaOpenb,
         include_bytes!("../../../tests/fixtures/traces/openb/openb_pod_list_fixture.csv"),
     ),
+    (
+        TraceFormat::Slurm,
+        include_bytes!("../../../tests/fixtures/traces/slurm_sacct.txt"),
+    ),
+    (
+        TraceFormat::Kubernetes,
+        include_bytes!("../../../tests/fixtures/traces/kubernetes_pods.jsonl"),
+    ),
 ];
 const NODES_FIXTURE: &[u8] =
     include_bytes!("../../../tests/fixtures/traces/openb/openb_node_list_gpu_node.csv");
@@ -336,8 +354,8 @@ proptest! {
 
     #[test]
     fn mutated_fixtures_never_panic(edits in crate::fuzzing::edits(), gz in any::<bool>(),
-                                    strict in any::<bool>()) {
-        let opts = ReadOptions { strict, limit: None };
+                                    strict in any::<bool>(), all_states in any::<bool>()) {
+        let opts = ReadOptions { strict, limit: None, all_states };
         for (format, fixture) in FIXTURES {
             let bytes = crate::fuzzing::mutate(fixture, &edits);
             let bytes = if gz { gzip(&bytes) } else { bytes };
@@ -357,7 +375,7 @@ proptest! {
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400),
                                 gz in any::<bool>(), strict in any::<bool>()) {
         let bytes = if gz { gzip(&bytes) } else { bytes };
-        let opts = ReadOptions { strict, limit: None };
+        let opts = ReadOptions { strict, limit: None, all_states: strict };
         for format in TraceFormat::ALL {
             if let Ok(trace) = read_bytes(format, &bytes, &opts) {
                 check_invariants(&trace);
@@ -371,11 +389,13 @@ proptest! {
 
     #[test]
     fn random_rows_never_panic(rows in rows(), strict in any::<bool>(),
-                               limit in prop::option::of(0_usize..5)) {
+                               limit in prop::option::of(0_usize..5), all_states in any::<bool>()) {
         let body: String = rows.iter().map(|r| r.join(",") + "\n").collect();
-        let opts = ReadOptions { strict, limit };
+        let opts = ReadOptions { strict, limit, all_states };
         for (format, header) in HEADERS {
             let text = format!("{header}\n{body}");
+            // sacct separates fields with `|`.
+            let text = if format == TraceFormat::Slurm { text.replace(',', "|") } else { text };
             match read_bytes(format, text.as_bytes(), &opts) {
                 Ok(trace) => check_invariants(&trace),
                 Err(err) => prop_assert!(strict, "{format}: {err}"),
@@ -395,6 +415,7 @@ fn issue_34_lines_are_counted_for_every_line_break() {
     let strict = ReadOptions {
         strict: true,
         limit: None,
+        all_states: false,
     };
     let philly = "timestamp,duration,num_gpus\n2020-01-01 00:00:00,60,1\n\
                   2020-01-01 00:01:00,60,2\n";

@@ -1,4 +1,5 @@
-//! `YYYY-MM-DD HH:MM:SS` wall-clock times (Philly, Helios) as seconds, without a date crate.
+//! `YYYY-MM-DD HH:MM:SS` wall-clock times (Philly, Helios, Slurm) and RFC 3339 times
+//! (Kubernetes) as seconds, without a date crate.
 //!
 //! The traces write local times without a zone; only differences matter to a replay, so the
 //! times are read as if they were UTC (a daylight-saving jump inside a trace is not corrected).
@@ -32,6 +33,75 @@ pub(crate) fn parse_datetime(text: &str) -> Option<f64> {
     }
     let days = days_from_civil(year, month, day);
     Some((days * 86_400 + hour * 3600 + minute * 60 + second) as f64)
+}
+
+/// Seconds since 1970-01-01 00:00:00 UTC of an RFC 3339 time as Kubernetes writes it
+/// (`2024-03-01T10:00:00Z`, with optional fractional seconds and a `Z` or `+HH:MM`/`-HH:MM`
+/// offset), or `None` when it is not such a time. A time without a zone is read as UTC.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<f64> {
+    let (stamp, rest) = (text.get(..19)?, text.get(19..)?);
+    let mut seconds = parse_datetime(stamp)?;
+    let rest = match rest.strip_prefix('.') {
+        Some(fraction) => {
+            let digits_end = fraction
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(fraction.len());
+            if digits_end == 0 || digits_end > 9 {
+                return None;
+            }
+            seconds += format!("0.{}", &fraction[..digits_end])
+                .parse::<f64>()
+                .ok()?;
+            &fraction[digits_end..]
+        }
+        None => rest,
+    };
+    let offset_s = match rest.as_bytes() {
+        [] | [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let hours = digits(&[*h1, *h2])?;
+            let minutes = digits(&[*m1, *m2])?;
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let offset = hours * 3600 + minutes * 60;
+            if *sign == b'+' { offset } else { -offset }
+        }
+        _ => return None,
+    };
+    // 10:00+02:00 is 08:00 UTC.
+    Some(seconds - offset_s as f64)
+}
+
+/// Seconds of a Slurm elapsed time, `[D-][HH:]MM:SS[.fff]` (`1-02:03:04`, `02:03:04`, `03:04`),
+/// or `None` when it is not one.
+pub(crate) fn parse_elapsed(text: &str) -> Option<f64> {
+    let (days, clock) = match text.split_once('-') {
+        Some((days, clock)) if !days.is_empty() && days.len() <= 6 => {
+            (digits(days.as_bytes())?, clock)
+        }
+        Some(_) => return None,
+        None => (0, text),
+    };
+    let (clock, fraction) = match clock.split_once('.') {
+        Some((clock, fraction)) if (1..=9).contains(&fraction.len()) => {
+            digits(fraction.as_bytes())?;
+            (clock, format!("0.{fraction}").parse::<f64>().ok()?)
+        }
+        Some(_) => return None,
+        None => (clock, 0.0),
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    let two_digits = |part: &str| (part.len() == 2).then(|| digits(part.as_bytes())).flatten();
+    let (hours, minutes, seconds) = match parts.as_slice() {
+        [h, m, s] => (two_digits(h)?, two_digits(m)?, two_digits(s)?),
+        [m, s] if days == 0 => (0, two_digits(m)?, two_digits(s)?),
+        _ => return None,
+    };
+    if hours > 23 || minutes > 59 || seconds > 59 {
+        return None;
+    }
+    Some((days * 86_400 + hours * 3600 + minutes * 60 + seconds) as f64 + fraction)
 }
 
 /// The value of a run of ASCII digits.
@@ -72,6 +142,61 @@ mod tests {
         assert_eq!(parse_datetime("2017-10-09 07:01:55"), Some(1_507_532_515.0));
         assert_eq!(parse_datetime("1970-01-01 00:00:00"), Some(0.0));
         assert_eq!(parse_datetime("2020-02-29T23:59:59"), Some(1_583_020_799.0));
+    }
+
+    #[test]
+    fn rfc3339_zones_and_fractions() {
+        // 2017-10-09 07:01:55 UTC is 1507532515 (above).
+        assert_eq!(parse_rfc3339("2017-10-09T07:01:55Z"), Some(1_507_532_515.0));
+        assert_eq!(parse_rfc3339("2017-10-09T07:01:55"), Some(1_507_532_515.0));
+        assert_eq!(
+            parse_rfc3339("2017-10-09T09:31:55+02:30"),
+            Some(1_507_532_515.0)
+        );
+        assert_eq!(
+            parse_rfc3339("2017-10-09T02:01:55-05:00"),
+            Some(1_507_532_515.0)
+        );
+        assert_eq!(
+            parse_rfc3339("2017-10-09T07:01:55.25Z"),
+            Some(1_507_532_515.25)
+        );
+        for bad in [
+            "",
+            "2017-10-09T07:01:55ZZ",
+            "2017-10-09T07:01:55.Z",
+            "2017-10-09T07:01:55+2:00",
+            "2017-10-09T07:01:55+24:00",
+            "2017-10-09T07:01:55.1234567890Z",
+            "2017-10-09T07:01:5é",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn slurm_elapsed_times() {
+        assert_eq!(parse_elapsed("00:00:00"), Some(0.0));
+        assert_eq!(parse_elapsed("03:04"), Some(184.0));
+        assert_eq!(parse_elapsed("02:03:04"), Some(7384.0));
+        // 1 day + 2 h + 3 min + 4 s = 86400 + 7200 + 180 + 4.
+        assert_eq!(parse_elapsed("1-02:03:04"), Some(93_784.0));
+        assert_eq!(parse_elapsed("00:01:02.5"), Some(62.5));
+        for bad in [
+            "",
+            "1-03:04",
+            "-02:03:04",
+            "2:03:04",
+            "02:60:00",
+            "24:00:00",
+            "02:03:04.",
+            "x",
+            "1:2",
+            "01:02:03:04",
+            "1234567-00:00:00",
+        ] {
+            assert_eq!(parse_elapsed(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -1,0 +1,246 @@
+//! The predictor `colo predict` answers with, and the Python face's `colo.predict`: a
+//! performance model over the shipped (or given) profiles of one GPU type, with the user's own
+//! kernel traces added and anchored, or Gavel's measured pair table (`gavel:NAME`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use colo_sim::hardware::{self, HardwareError};
+use colo_sim::perf::answer::Predictor;
+use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfError, PerfModel};
+use colo_sim::workload::ModelKey;
+use thiserror::Error;
+
+use crate::fit::TableError;
+use crate::fit::gavel_model::shipped_predictor;
+use crate::shipped::{self, ShippedError};
+use colo_sim::perf::KernelModel;
+use colo_sim::perf::ProfileSet;
+use colo_sim::perf::kernel::raw::{TracesError, add_user_traces};
+
+/// The performance model a prediction asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// Replays each job's alone kernel trace together (falls back to parametric without one).
+    Kernel,
+    /// Demand-based model with the profile's fitted parameters.
+    Parametric,
+    /// Each job as if alone.
+    Exclusive,
+    /// Each of n jobs gets 1/n.
+    EqualShare,
+    /// Each job slowed by 1 + 0.15 (n - 1).
+    FixedSlowdown,
+}
+
+/// What to build a predictor from: `colo predict`'s options.
+#[derive(Clone, Debug)]
+pub struct PredictorSpec {
+    /// GPU type (catalog name, e.g. `h200`).
+    pub gpu: String,
+    /// Profile files (empty: the shipped ones); `gavel:NAME` uses Gavel's pair table.
+    pub profiles: Vec<PathBuf>,
+    /// Folders of the user's kernel traces (kernel model only).
+    pub traces: Vec<PathBuf>,
+    /// Traced points' alone speeds measured on the GPU asked about, samples/s.
+    pub alone_rates: Vec<(ModelKey, f64)>,
+    /// The model.
+    pub model: ModelChoice,
+    /// The jobs asked about (trace notes are kept for these only).
+    pub jobs: Vec<ModelKey>,
+}
+
+/// A predictor, and what the caller should tell the user about how it was built (trace files
+/// skipped, where each traced job was measured, anchored speeds): one line each.
+pub struct Built {
+    /// The predictor.
+    pub predictor: Predictor,
+    /// Notes, one line each, for stderr or a warning.
+    pub notes: Vec<String>,
+}
+
+/// Why no predictor could be built. Every variant is fatal.
+#[derive(Debug, Error)]
+pub enum PredictorError {
+    /// The GPU type is not in the catalog.
+    #[error(transparent)]
+    Hardware(#[from] HardwareError),
+    /// `gavel:NAME` names no GPU of Gavel's table.
+    #[error("gavel:{name}: Gavel's table has {names}")]
+    Gavel {
+        /// The name given.
+        name: String,
+        /// Gavel's GPUs, `a, b and c`.
+        names: String,
+    },
+    /// Gavel's shipped table could not be read.
+    #[error(transparent)]
+    Table(#[from] TableError),
+    /// A profile or kernel table could not be loaded.
+    #[error(transparent)]
+    Shipped(#[from] ShippedError),
+    /// The profiles have none for the GPU.
+    #[error(transparent)]
+    Perf(#[from] PerfError),
+    /// Profiles were given, for other GPUs only.
+    #[error(
+        "--profile gives profiles for {given} only, not for --gpu {gpu} (the default is h200); \
+         pass --gpu {first}, or a --profile for {gpu}"
+    )]
+    ProfileForOtherGpu {
+        /// The GPUs the given profiles are for.
+        given: String,
+        /// The GPU asked about.
+        gpu: String,
+        /// The first of `given`.
+        first: String,
+    },
+    /// A trace folder gave nothing.
+    #[error(transparent)]
+    Traces(#[from] TracesError),
+    /// `--alone-rate` for a point without a kernel trace.
+    #[error(
+        "--alone-rate {key}={rate}: {key} has no kernel trace on {gpu}; trace it first (colo \
+         calibrate trace) or pass its folder with --traces"
+    )]
+    NoTrace {
+        /// The point.
+        key: ModelKey,
+        /// The rate given.
+        rate: f64,
+        /// The GPU asked about.
+        gpu: String,
+    },
+    /// Traces given with a model that does not read them.
+    #[error("--traces is read by the kernel model only; drop --model or --traces")]
+    TracesNeedKernel,
+}
+
+/// Builds the predictor `spec` asks for.
+///
+/// # Errors
+/// [`PredictorError`]: an unknown GPU, a profile, table or trace folder that cannot be read,
+/// or options that do not go together.
+pub fn build(spec: &PredictorSpec) -> Result<Built, PredictorError> {
+    let gavel = spec
+        .profiles
+        .iter()
+        .find_map(|p| p.to_str()?.strip_prefix("gavel:").map(str::to_owned));
+    let mut built = match gavel {
+        Some(name) => Built {
+            predictor: shipped_predictor(gavel_gpu(&name)?)?,
+            notes: Vec::new(),
+        },
+        None => profile_predictor(spec)?,
+    };
+    built.predictor.parametric = spec.model == ModelChoice::Parametric;
+    Ok(built)
+}
+
+fn gavel_gpu(name: &str) -> Result<&'static hardware::GpuSpec, PredictorError> {
+    hardware::gavel_gpu(name).ok_or_else(|| {
+        let names: Vec<&str> = hardware::gavel_gpus().iter().map(|g| g.name).collect();
+        let (last, rest) = names.split_last().unwrap_or((&"", &[]));
+        PredictorError::Gavel {
+            name: name.to_owned(),
+            names: format!("{} and {last}", rest.join(", ")),
+        }
+    })
+}
+
+/// The model asked for over the profiles given (or shipped) for the GPU.
+fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
+    let gpu = hardware::gpu(&spec.gpu)?;
+    let profiles = Arc::new(shipped::load(&spec.profiles)?);
+    let (_, path) = match profiles.get(gpu) {
+        Ok(found) => found,
+        // The library's hint says "pass --profile"; here --profile was passed, for other GPUs.
+        Err(_) if !spec.profiles.is_empty() => {
+            return Err(PredictorError::ProfileForOtherGpu {
+                given: profiles.gpus().join(", "),
+                gpu: gpu.name.to_owned(),
+                first: profiles
+                    .gpus()
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "GPU".into()),
+            });
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let name = shipped::name(&spec.profiles, path, gpu.name);
+    let mut notes = Vec::new();
+    let mut kernel = None;
+    let model: Arc<dyn PerfModel> = match spec.model {
+        ModelChoice::Kernel => {
+            let (k, kernel_notes) = kernel_with_traces(
+                &profiles,
+                &spec.profiles,
+                &spec.traces,
+                &spec.alone_rates,
+                gpu,
+                &spec.jobs,
+            )?;
+            notes.extend(kernel_notes);
+            let k = Arc::new(k);
+            kernel = Some(k.clone());
+            k
+        }
+        _ if !spec.traces.is_empty() => return Err(PredictorError::TracesNeedKernel),
+        ModelChoice::Parametric => Arc::new(Parametric::new(profiles.clone())),
+        ModelChoice::Exclusive => Arc::new(Exclusive::new(profiles.clone())),
+        ModelChoice::EqualShare => Arc::new(EqualShare::new(profiles.clone())),
+        ModelChoice::FixedSlowdown => Arc::new(FixedSlowdown::new(
+            profiles.clone(),
+            FixedSlowdown::DEFAULT_PER_CORUNNER,
+        )),
+    };
+    let predictor = Predictor::from_profiles(&profiles, gpu, model, kernel, name)?;
+    Ok(Built { predictor, notes })
+}
+
+/// The kernel model over `profiles` (read from `profile_paths`, or the shipped tables), with
+/// the user's trace folders added (only the files of `jobs` and the anchored points are read:
+/// a folder may hold many traces) and `alone_rates` anchored; and the notes for the user (files
+/// skipped, where each job of `jobs` was traced, anchors). `colo predict` and `colo pack`.
+///
+/// # Errors
+/// A table or trace folder that cannot be read, or an alone rate for an untraced point.
+pub fn kernel_with_traces(
+    profiles: &Arc<ProfileSet>,
+    profile_paths: &[PathBuf],
+    traces: &[PathBuf],
+    alone_rates: &[(ModelKey, f64)],
+    gpu: &'static hardware::GpuSpec,
+    jobs: &[ModelKey],
+) -> Result<(KernelModel, Vec<String>), PredictorError> {
+    let mut notes = Vec::new();
+    let mut k = shipped::kernel_model(profiles.clone(), profile_paths)?;
+    let wanted: Vec<String> = jobs
+        .iter()
+        .chain(alone_rates.iter().map(|(key, _)| key))
+        .map(ToString::to_string)
+        .collect();
+    let (added, skipped) = add_user_traces(&mut k, traces, gpu, Some(&wanted))?;
+    for (path, why) in &skipped {
+        notes.push(format!("warning: {}: skipped: {why}", path.display()));
+    }
+    for (point, note) in &added {
+        if jobs.iter().any(|job| job.to_string() == *point) {
+            notes.push(format!("trace of {point}: {note}"));
+        }
+    }
+    for (key, rate) in alone_rates {
+        if !k.anchor(gpu, key, *rate) {
+            return Err(PredictorError::NoTrace {
+                key: key.clone(),
+                rate: *rate,
+                gpu: gpu.name.to_owned(),
+            });
+        }
+        notes.push(format!(
+            "{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)"
+        ));
+    }
+    Ok((k, notes))
+}
