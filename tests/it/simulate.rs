@@ -62,6 +62,37 @@ fn default_scenario_writes_every_variant_and_prints_a_summary() {
     );
     let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(sweep.lines().count(), 5, "{sweep}");
+    // Issue 35: every statistic of summary.json's top level is a sweep.csv column, equal to it.
+    let mut reader = csv::Reader::from_reader(sweep.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    for row in reader.records() {
+        let row = row.unwrap();
+        let summary = summary(&out.join(&row[0]));
+        let cell = |name: &str| -> f64 {
+            let idx = header.iter().position(|h| h == name).expect(name);
+            row[idx].parse().expect(name)
+        };
+        let pairs = [
+            ("p99_jct_s", &summary["jct_s"]["p99"]),
+            ("p95_wait_s", &summary["wait_s"]["p95"]),
+            ("max_wait_s", &summary["wait_s"]["max"]),
+            ("p95_slowdown", &summary["slowdown"]["p95"]),
+            ("gpu_hours_busy", &summary["gpu_hours_busy"]),
+            ("energy_kwh", &summary["energy"]["energy_kwh"]),
+            ("samples_per_joule", &summary["energy"]["samples_per_joule"]),
+            ("events", &summary["events"]),
+            ("preemptions", &summary["preemptions"]),
+        ];
+        for (column, value) in pairs {
+            let value = value.as_f64().expect(column);
+            assert!(
+                (cell(column) - value).abs() <= 5e-3 * value.abs().max(1.0),
+                "{}: {column} {} against summary.json's {value}",
+                &row[0],
+                cell(column)
+            );
+        }
+    }
     assert!(
         run.stdout.contains("fitted"),
         "the table says where its numbers come from"

@@ -522,8 +522,9 @@ fn variant_files(options: &RunOptions) -> Vec<String> {
     names.iter().map(|n| (*n).to_owned()).collect()
 }
 
-/// `sweep.csv`'s columns.
-const SWEEP_COLUMNS: [&str; 9] = [
+/// `sweep.csv`'s columns: every statistic of the printed table and of `summary.json`'s top
+/// level (the first nine as before, the rest appended so readers by name keep working).
+const SWEEP_COLUMNS: [&str; 25] = [
     "variant",
     "jobs",
     "completed",
@@ -533,13 +534,33 @@ const SWEEP_COLUMNS: [&str; 9] = [
     "mean_wait_s",
     "throughput_samples_per_s",
     "utilization",
+    "p50_jct_s",
+    "p99_jct_s",
+    "max_jct_s",
+    "p50_wait_s",
+    "p95_wait_s",
+    "p99_wait_s",
+    "max_wait_s",
+    "mean_slowdown",
+    "p95_slowdown",
+    "gpu_hours_total",
+    "gpu_hours_busy",
+    "energy_kwh",
+    "samples_per_joule",
+    "events",
+    "preemptions",
+    "mig_reconfigurations",
 ];
 
 /// `sweep.csv`: one row per variant, in sweep order, through the CSV writer (a variant name
-/// holding a comma, a quote or a line break is quoted).
+/// holding a comma, a quote or a line break is quoted). Unknown energy is an empty cell.
 fn sweep_csv(runs: &[VariantRun]) -> std::io::Result<Vec<u8>> {
     let rows = runs.iter().map(|run| {
         let s = &run.summary;
+        let energy = s.energy.as_ref();
+        let optional = |v: Option<f64>, decimals: usize| {
+            v.map_or_else(String::new, |v| format!("{v:.decimals$}"))
+        };
         vec![
             run.name.clone(),
             s.jobs.to_string(),
@@ -550,6 +571,22 @@ fn sweep_csv(runs: &[VariantRun]) -> std::io::Result<Vec<u8>> {
             format!("{:.3}", s.wait_s.mean),
             format!("{:.3}", s.throughput_samples_per_s),
             format!("{:.4}", s.utilization),
+            format!("{:.3}", s.jct_s.p50),
+            format!("{:.3}", s.jct_s.p99),
+            format!("{:.3}", s.jct_s.max),
+            format!("{:.3}", s.wait_s.p50),
+            format!("{:.3}", s.wait_s.p95),
+            format!("{:.3}", s.wait_s.p99),
+            format!("{:.3}", s.wait_s.max),
+            format!("{:.4}", s.slowdown.mean),
+            format!("{:.4}", s.slowdown.p95),
+            format!("{:.3}", s.gpu_hours_total),
+            format!("{:.3}", s.gpu_hours_busy),
+            optional(energy.and_then(|e| e.energy_kwh), 3),
+            optional(energy.and_then(|e| e.samples_per_joule), 5),
+            s.events.to_string(),
+            s.preemptions.to_string(),
+            s.mig_reconfigurations.to_string(),
         ]
     });
     write_sweep_csv(SWEEP_COLUMNS, rows)
