@@ -1,4 +1,5 @@
-//! Runs the Python face's pytest suite (`python/tests/test_*.py`) over the extension module
+//! Runs the Python face's pytest suite (`python/tests/test_*.py`, and the docstrings' examples
+//! of the `colo` package as doctests) over the extension module
 //! this same `cargo test` build made (`target/<profile>/lib_colo.so`), so the README's one test
 //! command tests the bindings too.
 //!
@@ -106,7 +107,15 @@ fn pytest_suite_passes() {
     let python = python(&target);
     run(
         Command::new(&python)
-            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--doctest-modules",
+            ])
+            .arg(stage.join("colo"))
             .arg(root().join("python/tests"))
             .current_dir(root())
             .env("PYTHONPATH", &stage)
