@@ -111,8 +111,8 @@ pub enum PredictorError {
         /// The GPU asked about.
         gpu: String,
     },
-    /// Traces given with a model that does not read them.
-    #[error("--traces is read by the kernel model only; drop --model or --traces")]
+    /// Traces (or alone rates) given with a model that does not read them.
+    #[error("--traces and --alone-rate are read by the kernel model only; drop --model, or them")]
     TracesNeedKernel,
 }
 
@@ -243,4 +243,62 @@ pub fn kernel_with_traces(
         ));
     }
     Ok((k, notes))
+}
+
+/// The model `colo pack` (and the Python face's `colo.pack`) scores packings with: the kernel
+/// model with the user's traces (`kernel`), or the parametric model; and, for the kernel model,
+/// how the report names it when some jobs have no trace (their GPU sets go to the parametric
+/// fallback), with the notes for the user.
+pub struct PackModel {
+    /// The model.
+    pub model: Box<dyn PerfModel>,
+    /// The report's `perf_model` when it should say more than the model's name.
+    pub described: Option<String>,
+    /// Notes for the user, one line each (trace files skipped, where jobs were traced).
+    pub notes: Vec<String>,
+}
+
+/// Builds the model `colo pack` scores with; `kernel` false is the parametric model, which
+/// reads no traces.
+///
+/// # Errors
+/// As [`kernel_with_traces`]; [`PredictorError::TracesNeedKernel`] for traces or alone rates
+/// with the parametric model.
+pub fn pack_model(
+    profiles: &Arc<ProfileSet>,
+    profile_paths: &[PathBuf],
+    traces: &[PathBuf],
+    alone_rates: &[(ModelKey, f64)],
+    gpu: &'static hardware::GpuSpec,
+    jobs: &[ModelKey],
+    kernel: bool,
+) -> Result<PackModel, PredictorError> {
+    if !kernel {
+        if !traces.is_empty() || !alone_rates.is_empty() {
+            return Err(PredictorError::TracesNeedKernel);
+        }
+        return Ok(PackModel {
+            model: Box::new(Parametric::new(profiles.clone())),
+            described: None,
+            notes: Vec::new(),
+        });
+    }
+    let (k, notes) = kernel_with_traces(profiles, profile_paths, traces, alone_rates, gpu, jobs)?;
+    let mut untraced: Vec<String> = jobs
+        .iter()
+        .filter(|key| !k.is_traced(gpu, key))
+        .map(ToString::to_string)
+        .collect();
+    untraced.dedup();
+    let described = (!untraced.is_empty()).then(|| {
+        format!(
+            "kernel (parametric fallback for any GPU set holding {}: no kernel trace)",
+            untraced.join(", ")
+        )
+    });
+    Ok(PackModel {
+        model: Box::new(k),
+        described,
+        notes,
+    })
 }

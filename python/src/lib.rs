@@ -13,9 +13,9 @@ use colo_calibrate::predictor::{self, ModelChoice, PredictorSpec};
 use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::pack::{PackJob, PackRequest, output, pack};
+use colo_sim::perf::ShareMode;
 use colo_sim::perf::answer;
 use colo_sim::perf::query::SetQuery;
-use colo_sim::perf::{Parametric, ShareMode};
 use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use colo_sim::workload::ModelKey;
 use pyo3::create_exception;
@@ -121,7 +121,8 @@ fn predict_json(
 
 /// `colo pack --format json`: the best packings, beside one job per GPU.
 #[pyfunction]
-#[pyo3(signature = (jobs, gpu, gpus, max_per_gpu, top, profile))]
+#[pyo3(signature = (jobs, gpu, gpus, max_per_gpu, top, profile, model, traces))]
+#[allow(clippy::too_many_arguments)] // the Python function's keyword arguments, one each
 fn pack_json(
     py: Python<'_>,
     jobs: Vec<String>,
@@ -130,6 +131,8 @@ fn pack_json(
     max_per_gpu: usize,
     top: usize,
     profile: Vec<PathBuf>,
+    model: String,
+    traces: Vec<PathBuf>,
 ) -> PyResult<String> {
     py.detach(move || {
         // As `colo pack` (src/cmd/pack.rs) does.
@@ -137,11 +140,30 @@ fn pack_json(
         let profiles = Arc::new(shipped::load(&profile).map_err(err)?);
         let (_, path) = profiles.get(gpu).map_err(err)?;
         let profile_name = shipped::name(&profile, path, gpu.name);
-        let model = Parametric::new(profiles.clone());
         let jobs = jobs
             .iter()
             .map(|j| j.parse::<PackJob>().map_err(err))
             .collect::<PyResult<Vec<_>>>()?;
+        let kernel = match model.as_str() {
+            "kernel" => true,
+            "parametric" => false,
+            other => {
+                return Err(err(format!(
+                    "model `{other}`: colo.pack takes kernel or parametric"
+                )));
+            }
+        };
+        let keys: Vec<_> = jobs.iter().map(|j| j.key.clone()).collect();
+        let built = colo_calibrate::predictor::pack_model(
+            &profiles,
+            &profile,
+            &traces,
+            &[],
+            gpu,
+            &keys,
+            kernel,
+        )
+        .map_err(err)?;
         let request = PackRequest {
             gpu,
             jobs,
@@ -150,7 +172,10 @@ fn pack_json(
             top,
         };
         let started = Instant::now();
-        let report = pack(&model, &request).map_err(err)?;
+        let mut report = pack(built.model.as_ref(), &request).map_err(err)?;
+        if let Some(described) = built.described {
+            report.perf_model = described;
+        }
         let seconds = started.elapsed().as_secs_f64();
         let value = output::to_json(&request, &report, profile_name.as_str(), seconds);
         Ok(value.to_string())

@@ -101,6 +101,19 @@ def test_pack_lists_each_job_once_per_packing():
     assert set(mps_only["family"]) == {"mps"}
 
 
+def test_pack_and_predict_give_a_pair_the_same_answer():
+    # One answer everywhere (issue 35): pack's best plain-MPS packing of a pair on one GPU
+    # is the pair under MPS, which predict answers with the same kernel model.
+    pair = ["resnet50:64:224", "vit_b_16:32:224"]
+    packed = colo.pack(pair, gpus=1, mode="mps")
+    assert packed.attrs["perf_model"] == "kernel"
+    single = packed[packed["packing"] == "single:mps"]
+    predicted = colo.predict(pair, mode="mps")
+    assert abs(single["packing_total_fraction"].iloc[0] - predicted.attrs["total_fraction"]) < 1e-6
+    parametric = colo.pack(pair, gpus=1, mode="mps", model="parametric")
+    assert parametric.attrs["perf_model"] == "parametric"
+
+
 def two_job_scenario(trace: Path):
     # Jobs a (arrives 0 s, runs 100 s) and b (arrives 10 s, runs 50 s) on one GPU, one job
     # at a time, first come first served: a runs 0-100; b waits until 100 and runs 100-150.

@@ -7,7 +7,6 @@ use std::time::Instant;
 use colo_calibrate::shipped;
 use colo_sim::hardware;
 use colo_sim::pack::{PackJob, PackProgress, PackRequest, output, pack_with_progress};
-use colo_sim::perf::{Parametric, PerfModel};
 use colo_sim::workload::ModelKey;
 
 use super::predict::FormatArg;
@@ -69,36 +68,19 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|j| j.parse::<PackJob>())
         .collect::<Result<Vec<_>, _>>()?;
-    let mut untraced = Vec::new();
-    let model: Box<dyn PerfModel> = match args.model {
-        PackModel::Kernel => {
-            let keys: Vec<ModelKey> = jobs.iter().map(|j| j.key.clone()).collect();
-            let (k, notes) = colo_calibrate::predictor::kernel_with_traces(
-                &profiles,
-                &args.profile,
-                &args.traces,
-                &args.alone_rate,
-                gpu,
-                &keys,
-            )?;
-            for note in notes {
-                eprintln!("{note}");
-            }
-            untraced = jobs
-                .iter()
-                .filter(|j| !k.is_traced(gpu, &j.key))
-                .map(|j| j.key.to_string())
-                .collect();
-            Box::new(k)
-        }
-        PackModel::Parametric if !args.traces.is_empty() || !args.alone_rate.is_empty() => {
-            anyhow::bail!(
-                "--traces and --alone-rate are read by the kernel model only; drop --model \
-                 parametric, or them"
-            )
-        }
-        PackModel::Parametric => Box::new(Parametric::new(profiles.clone())),
-    };
+    let keys: Vec<ModelKey> = jobs.iter().map(|j| j.key.clone()).collect();
+    let built = colo_calibrate::predictor::pack_model(
+        &profiles,
+        &args.profile,
+        &args.traces,
+        &args.alone_rate,
+        gpu,
+        &keys,
+        matches!(args.model, PackModel::Kernel),
+    )?;
+    for note in &built.notes {
+        eprintln!("{note}");
+    }
     let request = PackRequest {
         gpu,
         jobs,
@@ -109,15 +91,11 @@ pub fn run(args: PackArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let progress = super::progress::Progress::new("pack: counting GPU configurations")?;
     let on_progress = |p: PackProgress| progress.set_message(p.to_string());
-    let report = pack_with_progress(model.as_ref(), &request, &on_progress);
+    let report = pack_with_progress(built.model.as_ref(), &request, &on_progress);
     drop(progress);
     let mut report = report?;
-    if !untraced.is_empty() {
-        untraced.dedup();
-        report.perf_model = format!(
-            "kernel (parametric fallback for any GPU set holding {}: no kernel trace)",
-            untraced.join(", ")
-        );
+    if let Some(described) = built.described {
+        report.perf_model = described;
     }
     let seconds = started.elapsed().as_secs_f64();
     let text = match args.format {

@@ -129,6 +129,8 @@ def pack(
     mode: Optional[str] = None,
     top: int = 5,
     profile: Union[None, PathLike, Sequence[PathLike]] = None,
+    model: str = "kernel",
+    traces: Union[None, PathLike, Sequence[PathLike]] = None,
 ):
     """The best packings of a few jobs on GPUs of one type, as ``colo pack --format json``.
 
@@ -142,6 +144,11 @@ def pack(
             ``mig``, ``mig+mps``); default: every family.
         top: how many of the best packings to list.
         profile: profile file(s) instead of the shipped one.
+        model: ``kernel`` (default, as ``colo predict``; jobs without a kernel trace send their
+            GPU sets to the parametric fallback, named in ``df.attrs["perf_model"]``) or
+            ``parametric``.
+        traces: folders of your own kernel traces (``colo calibrate trace --out DIR``; kernel
+            model only).
 
     Returns:
         A DataFrame with one row per (packing, GPU, job): ``packing`` (0 is the best,
@@ -161,7 +168,9 @@ def pack(
     """
     pd = _pandas()
     most = 4 if max_per_gpu is None else max_per_gpu
-    text = _colo.pack_json(_job_texts(jobs), gpu, gpus, most, top, _paths(profile))
+    text = _colo.pack_json(
+        _job_texts(jobs), gpu, gpus, most, top, _paths(profile), model, _paths(traces)
+    )
     answer = json.loads(text)
     packings = [(i, p) for i, p in enumerate(answer.pop("best"))]
     packings.append(("exclusive", answer.pop("exclusive")))

@@ -29,6 +29,8 @@ def pack_json(
     max_per_gpu: int,
     top: int,
     profile: Sequence[str | PathLike[str]],
+    model: str,
+    traces: Sequence[str | PathLike[str]],
 ) -> str:
     """``colo pack --format json``: the JSON text."""
 
