@@ -1421,6 +1421,57 @@ mod tests {
         refuse_overwriting_inputs(&dir.path().join("b.jsonl"), &data).expect("elsewhere");
     }
 
+    /// `record` as process `rank` of an `n_procs`-process set repeat, ended with `status`.
+    fn process(repeat: u32, rank: usize, n_procs: usize, status: Status) -> Record {
+        let mut rec = record("GPU-a", repeat, rank, 1.0);
+        rec.n_procs = n_procs;
+        rec.measurement.status = status;
+        rec
+    }
+
+    #[test]
+    fn issue_37_a_set_repeat_is_finished_only_when_every_process_recorded() {
+        // The resume key names the process: two ranks of one repeat are two keys.
+        let (r0, r1) = (process(0, 0, 2, Status::Ok), process(0, 1, 2, Status::Ok));
+        assert_eq!(
+            r1.key(),
+            (r1.group.clone(), r1.set_index, 0, 1),
+            "(group, set, repeat, rank)"
+        );
+        assert_ne!(r0.key(), r1.key());
+        assert_ne!(r0.key(), process(1, 0, 2, Status::Ok).key());
+        let done = done_keys(&[r0.clone()]);
+        assert!(done.contains(&r0.key()) && !done.contains(&r1.key()));
+        // Keys of one GPU only.
+        let mut other = process(0, 1, 2, Status::Ok);
+        other.gpu_uuid = "GPU-b".into();
+        let records = [r0.clone(), other];
+        assert_eq!(done_keys_on(&records, "GPU-a"), done);
+        assert_eq!(done_keys_on(&records, "GPU-c"), BTreeSet::new());
+        // One of two processes recorded: not run to the end; both: run; one crashed: not.
+        assert!(!ran_to_the_end(&[&r0]));
+        assert!(ran_to_the_end(&[&r0, &r1]));
+        let oom = process(0, 1, 2, Status::Oom);
+        assert!(ran_to_the_end(&[&r0, &oom]), "out of memory is a result");
+        for status in [
+            Status::Error,
+            Status::Crash,
+            Status::Timeout,
+            Status::Unknown,
+        ] {
+            let failed = process(0, 1, 2, status);
+            assert!(!ran_to_the_end(&[&r0, &failed]), "{status:?}");
+        }
+        assert!(!ran_to_the_end(&[]));
+        // Grouped from a store: the half-recorded repeat 1 is not finished.
+        let records = vec![r0, r1, process(1, 1, 2, Status::Ok)];
+        let ended: Vec<bool> = set_repeats(&records)
+            .iter()
+            .map(|procs| ran_to_the_end(procs))
+            .collect();
+        assert_eq!(ended, vec![true, false]);
+    }
+
     #[test]
     fn set_repeats_split_by_gpu_and_keep_the_latest_record_of_a_rank() {
         let records = vec![
