@@ -815,6 +815,40 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_bandwidth_bound_kernel_under_a_budget_draws_by_its_uncapped_time() {
+        // A: bandwidth-bound kernels of 100 blocks (fill the 100 SMs), capped at 50 SMs: two
+        // waves, but with a bandwidth knee of 2 its time grows only by
+        // 2 x sqrt((1 + (2 / 2)^2) / (1 + 2^2)) = 2 sqrt(0.4) = 1.265x, so per unit of the 0.5
+        // of the SMs it holds it draws 1 / (1.265 x 0.5) = 1.58 of its alone bandwidth.
+        // B: bandwidth-bound kernels of 25 blocks under the same cap, which they never reach:
+        // draw 1. Both always run (no host time). With overlap 0.5, B slows by
+        // 1 + 0.5 x (0.5 x 1.58) = 1.395; A by 1 + 0.5 x 0.25 = 1.125 on top of its budget.
+        let mut a = trace(vec![1000; 4], vec![0; 4], vec![100; 4]);
+        a.memory_bound = vec![1; 4];
+        let mut b = trace(vec![1000; 4], vec![0; 4], vec![25; 4]);
+        b.memory_bound = vec![1; 4];
+        let (a_alone, b_alone) = (timeline(&a), timeline(&b));
+        let p = ReplayParams {
+            overlap: 0.5,
+            memory_knee: 2.0,
+            ..params()
+        };
+        let f = replay(
+            &[job(&a, &a_alone, 0.5), job(&b, &b_alone, 0.5)],
+            &p,
+            Horizon::default(),
+        );
+        let stretched = 2.0 * 0.4_f64.sqrt();
+        let a_draw = 1.0 / (stretched * 0.5);
+        let (a_expected, b_expected) = (
+            1.0 / stretched / (1.0 + 0.5 * 0.25),
+            1.0 / (1.0 + 0.5 * 0.5 * a_draw),
+        );
+        assert!((f[0] - a_expected).abs() < 1e-6, "{f:?} vs {a_expected}");
+        assert!((f[1] - b_expected).abs() < 1e-6, "{f:?} vs {b_expected}");
+    }
+
+    #[test]
     fn issue_37_the_launch_cost_is_charged_only_while_two_or_more_jobs_share() {
         // Host-bound: 4 us of host per 1 us kernel of 20 of 100 SMs (two fit side by side).
         // A launch cost of 1 us makes each launch 5 us apart: 4 / 5 = 0.8 of alone speed,
