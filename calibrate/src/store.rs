@@ -1473,6 +1473,87 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_version_past_1_is_written_and_values_at_the_limits_are_kept() {
+        // Version 1 leaves the field out; a later layout's records write it (and this build
+        // refuses to read them).
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        assert!(!line_of(&rec).contains("format_version"));
+        rec.format_version = 2;
+        let line = line_of(&rec);
+        assert!(line.contains("\"format_version\":2"), "{line}");
+        assert!(parse(&line, Path::new("t.jsonl")).is_err());
+        // Zero is not negative: an idle GPU sample and no warm-up are kept.
+        let mut zero = record("GPU-a", 0, 0, 1.0);
+        zero.measurement.gpu.util_pct = Some(0.0);
+        zero.measurement.warmup_s = Some(0.0);
+        let loaded = parse(&line_of(&zero), Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records.len(), 1, "{:?}", loaded.skipped);
+        // The rate may miss iterations x batch / window by 1 % of the samples plus a batch:
+        // 200 iterations of 128 in 1 s are 25,600 samples, so 25,600 + 256 + 128 = 25,984
+        // samples/s is kept and a hair more is not.
+        let mut edge = record("GPU-a", 0, 0, 1.0);
+        edge.measurement.iterations = Some(200);
+        edge.measurement.window_s = Some(1.0);
+        edge.measurement.samples_per_s = Some(25_984.0);
+        let loaded = parse(&line_of(&edge), Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records.len(), 1, "{:?}", loaded.skipped);
+        edge.measurement.samples_per_s = Some(25_984.5);
+        let loaded = parse(&line_of(&edge), Path::new("t.jsonl")).expect("version 1");
+        assert!(loaded.records.is_empty());
+    }
+
+    #[test]
+    fn issue_37_a_command_record_must_write_its_text_cmd_and_zeros() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.workload = Workload::Command("python train.py".into());
+        let line = line_of(&rec);
+        assert_eq!(parse(&line, Path::new("t.jsonl")).unwrap().records.len(), 1);
+        for (from, to) in [
+            (
+                r#""point":"python train.py""#,
+                r#""point":"python other.py""#,
+            ),
+            (r#""model":"cmd""#, r#""model":"resnet18""#),
+            (r#""batch":0"#, r#""batch":1"#),
+            (r#""image":0"#, r#""image":1"#),
+        ] {
+            let bad = line.replacen(from, to, 1);
+            assert_ne!(bad, line, "{from}");
+            let loaded = parse(&bad, Path::new("t.jsonl")).expect("version 1");
+            assert!(loaded.records.is_empty(), "{to}");
+            assert!(
+                loaded.skipped[0].1.contains("recorded as point"),
+                "{to}: {:?}",
+                loaded.skipped
+            );
+        }
+    }
+
+    #[test]
+    fn issue_37_a_missing_store_is_empty_and_an_unopenable_one_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let loaded = load(&dir.path().join("none.jsonl")).expect("a missing store is empty");
+        assert!(loaded.records.is_empty() && loaded.skipped.is_empty());
+        // Nothing to warn about in a clean store, one warning for its dropped duplicates.
+        assert!(loaded.warnings(Path::new("none.jsonl")).is_empty());
+        let twice = Loaded {
+            duplicates: 1,
+            ..Loaded::default()
+        };
+        let warnings = twice.warnings(Path::new("s.jsonl"));
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("s.jsonl: 1 records dropped"),
+            "{warnings:?}"
+        );
+        // Under a file, not a folder: the open fails otherwise than "not found".
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").expect("write");
+        let err = load(&file.join("s.jsonl")).expect_err("not a folder");
+        assert!(matches!(err, StoreError::Io { .. }), "{err}");
+    }
+
+    #[test]
     fn set_repeats_split_by_gpu_and_keep_the_latest_record_of_a_rank() {
         let records = vec![
             record("GPU-a", 0, 1, 1.0),
