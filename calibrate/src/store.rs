@@ -1440,7 +1440,7 @@ mod tests {
         );
         assert_ne!(r0.key(), r1.key());
         assert_ne!(r0.key(), process(1, 0, 2, Status::Ok).key());
-        let done = done_keys(&[r0.clone()]);
+        let done = done_keys(std::slice::from_ref(&r0));
         assert!(done.contains(&r0.key()) && !done.contains(&r1.key()));
         // Keys of one GPU only.
         let mut other = process(0, 1, 2, Status::Ok);
