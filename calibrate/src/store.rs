@@ -1554,6 +1554,22 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_bare_file_name_resolves_in_the_working_folder() {
+        // A name with no folder, not yet written: its folder is the working one, so that an
+        // output named so is still checked against the stores beside it.
+        let cwd = std::env::current_dir()
+            .expect("cwd")
+            .canonicalize()
+            .expect("real");
+        assert_eq!(
+            resolve(Path::new("no-such-store-yet.jsonl")),
+            Some(cwd.join("no-such-store-yet.jsonl"))
+        );
+        // A folder that does not exist: no input can be there.
+        assert_eq!(resolve(Path::new("no-such-folder/s.jsonl")), None);
+    }
+
+    #[test]
     fn set_repeats_split_by_gpu_and_keep_the_latest_record_of_a_rank() {
         let records = vec![
             record("GPU-a", 0, 1, 1.0),

@@ -34,6 +34,11 @@ for phase in "${phases[@]}"; do
       --re '^sim/src/engine/mod.rs:(671:9|672:87)|^sim/src/engine/power.rs:(329:13|328:16)|^sim/src/perf/kernel/replay.rs:(437:29|514:40)|^sim/src/perf/kernel/timeslice.rs:37:29|^sim/src/scenario/shard.rs:273:|^sim/src/fsutil.rs:50[35]:'
     ;;
   store) mutants e-store -f calibrate/src/store.rs --exclude-re '^calibrate/src/store.rs:(658|931|932):' ;;
+  store-rest)
+    # The functions of store.rs that `store` had not reached when it was stopped.
+    mutants g-store-rest -f calibrate/src/store.rs \
+      --re 'Loaded::take|keep_latest|load_dir|refuse_overwriting_inputs|resolve|done_keys|set_repeats|ran_to_the_end|Appender|ends_with_newline'
+    ;;
   fit-kernel) mutants f-fit-kernel -f calibrate/src/fit/kernel.rs --exclude-re '^calibrate/src/fit/kernel.rs:320:' ;;
   shard)
     # merge's checks first (the seed check is in `targeted`), then the rest of the file.
