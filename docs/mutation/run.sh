@@ -4,7 +4,7 @@
 # settings in .cargo/mutants.toml add `--lib` to every cargo call). In place, one mutant at a
 # time: leave the checkout alone while it runs (an interrupt puts the source back).
 #
-#   docs/mutation/run.sh OUT [PHASE...]     e.g. docs/mutation/run.sh /tmp/mut targeted store recheck
+#   docs/mutation/run.sh OUT [PHASE...]     e.g. docs/mutation/run.sh /tmp/mut targeted store store-rest recheck
 #   python3 docs/mutation/summarize.py OUT  the table and the survivors
 #
 # Phases: `targeted` (the mutants that stand for the six bugs issue 37 lists and the three
@@ -13,7 +13,7 @@ set -euo pipefail
 out=${1:?usage: run.sh OUT [PHASE...]}
 shift
 phases=("$@")
-[ ${#phases[@]} -gt 0 ] || phases=(targeted store recheck shard fit-kernel fsutil)
+[ ${#phases[@]} -gt 0 ] || phases=(targeted store store-rest recheck shard fit-kernel fsutil)
 cd "$(dirname "$0")/../.."
 mutants() { # name, args...
   local name=$1
@@ -48,12 +48,13 @@ for phase in "${phases[@]}"; do
     ;;
   fsutil) mutants d-fsutil -f sim/src/fsutil.rs --exclude-re '^sim/src/fsutil.rs:50[35]:' ;;
   recheck)
-    # The survivors of the first `targeted` and `store` runs, after the tests written for them
+    # The survivors of the first `targeted`, `store` and `store-rest` runs, after the tests written for them
     # (summarize.py lets a later phase's outcome replace an earlier one's).
     mutants r-recheck-calibrate -f calibrate/src/store.rs \
       --re '^calibrate/src/store.rs:(138:5|375:28|378:31|399:44|399:51|456:20|456:37|456:63|456:77|689:28|719:21|719:32):'
     mutants r-recheck-sim -f sim/src/fsutil.rs -f sim/src/perf/kernel/replay.rs \
       --re '^sim/src/fsutil.rs:505:|^sim/src/perf/kernel/replay.rs:304:63:'
+    mutants s-recheck-resolve -f calibrate/src/store.rs --re '^calibrate/src/store.rs:893:20:'
     ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
