@@ -535,6 +535,30 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_set_repeat_with_only_some_processes_recorded_runs_again() {
+        use std::collections::BTreeSet;
+        let plan = plan();
+        let pairs = &plan.groups[1];
+        let key = |set: usize, repeat: u32, rank: usize| ("pairs".to_owned(), set, repeat, rank);
+        let all = pairs.sets.len() * plan.repeats as usize;
+        let (steps, already) = pending_steps(&plan, pairs, &BTreeSet::new());
+        assert_eq!((steps.len(), already), (all, 0));
+        // Rank 0 of set 0, repeat 0 recorded, rank 1 not: it runs again.
+        let half: BTreeSet<RecordKey> = [key(0, 0, 0)].into();
+        let (steps, already) = pending_steps(&plan, pairs, &half);
+        assert_eq!((steps.len(), already), (all, 0));
+        assert_eq!((steps[0].set_index, steps[0].repeat), (0, 0));
+        // Both ranks: finished, skipped.
+        let whole: BTreeSet<RecordKey> = [key(0, 0, 0), key(0, 0, 1)].into();
+        let (steps, already) = pending_steps(&plan, pairs, &whole);
+        assert_eq!((steps.len(), already), (all - 1, 1));
+        assert!(!steps.iter().any(|s| (s.set_index, s.repeat) == (0, 0)));
+        // Another group's keys do not count.
+        let (_, already) = pending_steps(&plan, &plan.groups[0], &whole);
+        assert_eq!(already, 0);
+    }
+
+    #[test]
     fn mig_slices_of_one_gpu_type_are_refused_on_another() {
         let text = r#"(name: "m", gpu: "a100-40gb", groups: [
             (id: "alone", mode: Exclusive, sets: [["resnet18:128:32"]]),

@@ -1421,6 +1421,154 @@ mod tests {
         refuse_overwriting_inputs(&dir.path().join("b.jsonl"), &data).expect("elsewhere");
     }
 
+    /// `record` as process `rank` of an `n_procs`-process set repeat, ended with `status`.
+    fn process(repeat: u32, rank: usize, n_procs: usize, status: Status) -> Record {
+        let mut rec = record("GPU-a", repeat, rank, 1.0);
+        rec.n_procs = n_procs;
+        rec.measurement.status = status;
+        rec
+    }
+
+    #[test]
+    fn issue_37_a_set_repeat_is_finished_only_when_every_process_recorded() {
+        // The resume key names the process: two ranks of one repeat are two keys.
+        let (r0, r1) = (process(0, 0, 2, Status::Ok), process(0, 1, 2, Status::Ok));
+        assert_eq!(
+            r1.key(),
+            (r1.group.clone(), r1.set_index, 0, 1),
+            "(group, set, repeat, rank)"
+        );
+        assert_ne!(r0.key(), r1.key());
+        assert_ne!(r0.key(), process(1, 0, 2, Status::Ok).key());
+        let done = done_keys(std::slice::from_ref(&r0));
+        assert!(done.contains(&r0.key()) && !done.contains(&r1.key()));
+        // Keys of one GPU only.
+        let mut other = process(0, 1, 2, Status::Ok);
+        other.gpu_uuid = "GPU-b".into();
+        let records = [r0.clone(), other];
+        assert_eq!(done_keys_on(&records, "GPU-a"), done);
+        assert_eq!(done_keys_on(&records, "GPU-c"), BTreeSet::new());
+        // One of two processes recorded: not run to the end; both: run; one crashed: not.
+        assert!(!ran_to_the_end(&[&r0]));
+        assert!(ran_to_the_end(&[&r0, &r1]));
+        let oom = process(0, 1, 2, Status::Oom);
+        assert!(ran_to_the_end(&[&r0, &oom]), "out of memory is a result");
+        for status in [
+            Status::Error,
+            Status::Crash,
+            Status::Timeout,
+            Status::Unknown,
+        ] {
+            let failed = process(0, 1, 2, status);
+            assert!(!ran_to_the_end(&[&r0, &failed]), "{status:?}");
+        }
+        assert!(!ran_to_the_end(&[]));
+        // Grouped from a store: the half-recorded repeat 1 is not finished.
+        let records = vec![r0, r1, process(1, 1, 2, Status::Ok)];
+        let ended: Vec<bool> = set_repeats(&records)
+            .iter()
+            .map(|procs| ran_to_the_end(procs))
+            .collect();
+        assert_eq!(ended, vec![true, false]);
+    }
+
+    #[test]
+    fn issue_37_a_version_past_1_is_written_and_values_at_the_limits_are_kept() {
+        // Version 1 leaves the field out; a later layout's records write it (and this build
+        // refuses to read them).
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        assert!(!line_of(&rec).contains("format_version"));
+        rec.format_version = 2;
+        let line = line_of(&rec);
+        assert!(line.contains("\"format_version\":2"), "{line}");
+        assert!(parse(&line, Path::new("t.jsonl")).is_err());
+        // Zero is not negative: an idle GPU sample and no warm-up are kept.
+        let mut zero = record("GPU-a", 0, 0, 1.0);
+        zero.measurement.gpu.util_pct = Some(0.0);
+        zero.measurement.warmup_s = Some(0.0);
+        let loaded = parse(&line_of(&zero), Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records.len(), 1, "{:?}", loaded.skipped);
+        // The rate may miss iterations x batch / window by 1 % of the samples plus a batch:
+        // 200 iterations of 128 in 1 s are 25,600 samples, so 25,600 + 256 + 128 = 25,984
+        // samples/s is kept and a hair more is not.
+        let mut edge = record("GPU-a", 0, 0, 1.0);
+        edge.measurement.iterations = Some(200);
+        edge.measurement.window_s = Some(1.0);
+        edge.measurement.samples_per_s = Some(25_984.0);
+        let loaded = parse(&line_of(&edge), Path::new("t.jsonl")).expect("version 1");
+        assert_eq!(loaded.records.len(), 1, "{:?}", loaded.skipped);
+        edge.measurement.samples_per_s = Some(25_984.5);
+        let loaded = parse(&line_of(&edge), Path::new("t.jsonl")).expect("version 1");
+        assert!(loaded.records.is_empty());
+    }
+
+    #[test]
+    fn issue_37_a_command_record_must_write_its_text_cmd_and_zeros() {
+        let mut rec = record("GPU-a", 0, 0, 1.0);
+        rec.workload = Workload::Command("python train.py".into());
+        let line = line_of(&rec);
+        assert_eq!(parse(&line, Path::new("t.jsonl")).unwrap().records.len(), 1);
+        for (from, to) in [
+            (
+                r#""point":"python train.py""#,
+                r#""point":"python other.py""#,
+            ),
+            (r#""model":"cmd""#, r#""model":"resnet18""#),
+            (r#""batch":0"#, r#""batch":1"#),
+            (r#""image":0"#, r#""image":1"#),
+        ] {
+            let bad = line.replacen(from, to, 1);
+            assert_ne!(bad, line, "{from}");
+            let loaded = parse(&bad, Path::new("t.jsonl")).expect("version 1");
+            assert!(loaded.records.is_empty(), "{to}");
+            assert!(
+                loaded.skipped[0].1.contains("recorded as point"),
+                "{to}: {:?}",
+                loaded.skipped
+            );
+        }
+    }
+
+    #[test]
+    fn issue_37_a_missing_store_is_empty_and_an_unopenable_one_an_error() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let loaded = load(&dir.path().join("none.jsonl")).expect("a missing store is empty");
+        assert!(loaded.records.is_empty() && loaded.skipped.is_empty());
+        // Nothing to warn about in a clean store, one warning for its dropped duplicates.
+        assert!(loaded.warnings(Path::new("none.jsonl")).is_empty());
+        let twice = Loaded {
+            duplicates: 1,
+            ..Loaded::default()
+        };
+        let warnings = twice.warnings(Path::new("s.jsonl"));
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("s.jsonl: 1 records dropped"),
+            "{warnings:?}"
+        );
+        // Under a file, not a folder: the open fails otherwise than "not found".
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").expect("write");
+        let err = load(&file.join("s.jsonl")).expect_err("not a folder");
+        assert!(matches!(err, StoreError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_bare_file_name_resolves_in_the_working_folder() {
+        // A name with no folder, not yet written: its folder is the working one, so that an
+        // output named so is still checked against the stores beside it.
+        let cwd = std::env::current_dir()
+            .expect("cwd")
+            .canonicalize()
+            .expect("real");
+        assert_eq!(
+            resolve(Path::new("no-such-store-yet.jsonl")),
+            Some(cwd.join("no-such-store-yet.jsonl"))
+        );
+        // A folder that does not exist: no input can be there.
+        assert_eq!(resolve(Path::new("no-such-folder/s.jsonl")), None);
+    }
+
     #[test]
     fn set_repeats_split_by_gpu_and_keep_the_latest_record_of_a_rank() {
         let records = vec![

@@ -666,6 +666,78 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_failed_second_rename_puts_the_previous_folder_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, old) = (dir.path().join("res"), dir.path().join(".res.old-1.0"));
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("a.csv"), "previous").unwrap();
+        // The new folder is gone before the swap: the second rename fails.
+        let err = swap(&dir.path().join(".res.tmp-1"), &target, &old).expect_err("no new folder");
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(files(&target), vec![("a.csv".into(), "previous".into())]);
+        assert_eq!(names(dir.path()), vec!["res"]);
+        // No previous folder: nothing to put back, and nothing appears.
+        let empty = tempfile::tempdir().unwrap();
+        let target = empty.path().join("res");
+        let old = empty.path().join(".res.old-1.0");
+        swap(&empty.path().join(".res.tmp-1"), &target, &old).expect_err("no new folder");
+        assert!(names(empty.path()).is_empty());
+    }
+
+    #[test]
+    fn issue_37_the_first_swap_into_a_missing_target_moves_the_new_folder_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, tmp) = (dir.path().join("res"), dir.path().join(".res.tmp-1"));
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(tmp.join("a.csv"), "new").unwrap();
+        swap(&tmp, &target, &dir.path().join(".res.old-1.0")).expect("nothing to move aside");
+        assert_eq!(files(&target), vec![("a.csv".into(), "new".into())]);
+        assert_eq!(names(dir.path()), vec!["res"]);
+    }
+
+    #[test]
+    fn issue_37_a_first_rename_failing_otherwise_than_not_found_stops_the_swap() {
+        // The previous folder is empty and its aside name is taken by a folder with a file:
+        // moving it aside fails (not empty), and the swap must stop there, although the new
+        // folder could replace an empty one.
+        let dir = tempfile::tempdir().unwrap();
+        let (target, tmp) = (dir.path().join("res"), dir.path().join(".res.tmp-1"));
+        let old = dir.path().join(".res.old-1.0");
+        for folder in [&target, &tmp, &old] {
+            std::fs::create_dir(folder).unwrap();
+        }
+        std::fs::write(tmp.join("a.csv"), "new").unwrap();
+        std::fs::write(old.join("x"), "").unwrap();
+        let err = swap(&tmp, &target, &old).expect_err("the first rename fails");
+        assert_ne!(err.kind(), std::io::ErrorKind::NotFound);
+        assert!(files(&target).is_empty());
+        assert_eq!(files(&tmp), vec![("a.csv".into(), "new".into())]);
+    }
+
+    #[test]
+    fn issue_37_a_failed_first_rename_leaves_both_folders_as_they_were() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, tmp) = (dir.path().join("res"), dir.path().join(".res.tmp-1"));
+        for (folder, text) in [(&target, "previous"), (&tmp, "new")] {
+            std::fs::create_dir(folder).unwrap();
+            std::fs::write(folder.join("a.csv"), text).unwrap();
+        }
+        // The name the previous folder would move to is a folder that is not empty.
+        let old = dir.path().join(".res.old-1.0");
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("x"), "").unwrap();
+        swap(&tmp, &target, &old).expect_err("the first rename fails");
+        assert_eq!(files(&target), vec![("a.csv".into(), "previous".into())]);
+        assert_eq!(files(&tmp), vec![("a.csv".into(), "new".into())]);
+        // And the swap that works moves the new folder in and the previous one aside.
+        std::fs::remove_dir_all(&old).unwrap();
+        swap(&tmp, &target, &old).expect("swapped");
+        assert_eq!(files(&target), vec![("a.csv".into(), "new".into())]);
+        assert_eq!(files(&old), vec![("a.csv".into(), "previous".into())]);
+        assert!(!tmp.exists());
+    }
+
+    #[test]
     fn commit_replaces_the_whole_folder() {
         let dir = tempfile::tempdir().unwrap();
         let target = previous(dir.path());

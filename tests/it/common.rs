@@ -16,9 +16,19 @@ pub fn root() -> PathBuf {
 
 /// Runs `colo args...` in the repository root with extra environment variables.
 pub fn colo_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    colo_at(&root(), args, env)
+}
+
+/// Runs `colo args...` in folder `dir` (a temporary one, for a command whose default output
+/// is relative: it must not write into the checkout).
+pub fn colo_in(dir: &Path, args: &[&str]) -> Run {
+    colo_at(dir, args, &[])
+}
+
+fn colo_at(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_colo"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .envs(env.iter().copied())
         .output()
         .expect("colo runs");
@@ -61,6 +71,16 @@ pub fn scenario(cluster: &str, jobs: &str) -> String {
         "#![enable(implicit_some)]\n(\n    name: \"t\",\n    profiles: [\"{}\"],\n    cluster: [{cluster}],\n    workload: Jobs([{jobs}]),\n)\n",
         profile.display()
     )
+}
+
+/// Width and height of a PNG file's bytes, from its header (the IHDR chunk's first fields,
+/// big-endian, at bytes 16 and 20); `None` for bytes that are not a PNG.
+pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if !png.starts_with(b"\x89PNG\r\n\x1a\n") || png.get(12..16) != Some(b"IHDR") {
+        return None;
+    }
+    let field = |at: usize| Some(u32::from_be_bytes(png.get(at..at + 4)?.try_into().ok()?));
+    Some((field(16)?, field(20)?))
 }
 
 /// Names in `dir`, sorted, subfolders with a trailing `/`.

@@ -269,10 +269,14 @@ fn calibration_figures_render_from_the_committed_data_outside_it() {
         .unwrap();
     }
     let before = listing(&data);
-    let run = colo(&["calibrate", "plot", data.to_str().unwrap()]);
+    // Run from a temporary folder: the default output is relative to it, and a test writes
+    // nothing into the checkout.
+    let cwd = tmp.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let run = crate::common::colo_in(&cwd, &["calibrate", "plot", data.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(listing(&data), before, "plot wrote into the data folder");
-    let out = root.join("results/calibrate-figures");
+    let out = cwd.join("results/calibrate-figures");
     for stem in [
         "measured_vs_predicted_timeslice",
         "measured_vs_predicted_mps",
@@ -281,6 +285,8 @@ fn calibration_figures_render_from_the_committed_data_outside_it() {
     ] {
         let png = std::fs::read(out.join(format!("{stem}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{stem}");
+        // Every figure is drawn 1200x800 (plots' chart size).
+        assert_eq!(crate::common::png_size(&png), Some((1200, 800)), "{stem}");
     }
 }
 
@@ -290,9 +296,27 @@ fn miso_by_default_leaves_the_shipped_a100_profile_alone() {
     let root = crate::common::root();
     let shipped = root.join("calibrate/profiles/a100-40gb.ron");
     let before = std::fs::read(&shipped).unwrap();
-    let run = colo(&["calibrate", "miso", "--date", "2026-12-01"]);
+    // From a temporary folder, inputs named: the default output lands under its results/.
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, transfer) = (
+        root.join("calibrate/data/external/miso_a100_mig"),
+        root.join("calibrate/profiles/h200.ron"),
+    );
+    let run = crate::common::colo_in(
+        tmp.path(),
+        &[
+            "calibrate",
+            "miso",
+            "--data",
+            data.to_str().unwrap(),
+            "--transfer-from",
+            transfer.to_str().unwrap(),
+            "--date",
+            "2026-12-01",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(std::fs::read(&shipped).unwrap(), before);
-    let written = std::fs::read_to_string(root.join("results/a100-40gb.ron")).unwrap();
+    let written = std::fs::read_to_string(tmp.path().join("results/a100-40gb.ron")).unwrap();
     assert!(written.contains("gpu: \"a100-40gb\""), "{written}");
 }

@@ -99,8 +99,43 @@ fn prices_name_the_cheapest_and_draw_the_cost_curve() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("cheapest: "), "{}", run.stdout);
-    assert!(out.join("plan_cost.png").is_file());
+    // Each candidate's answer (the rows marked smallest) costs its GPUs x the scenario's H200
+    // price, 3.50 per GPU-hour; the cheapest is the least cost, ties to the earlier candidate
+    // (plan.csv lists them in the scenario's order).
+    let mut reader = csv::Reader::from_path(out.join("plan.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (name, gpus, smallest, cost) = (
+        col("candidate"),
+        col("gpus"),
+        col("smallest"),
+        col("cost_per_hour"),
+    );
+    let answers: Vec<(String, u32, f64)> = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|row| &row[smallest] == "true")
+        .map(|row| {
+            let n: u32 = row[gpus].parse().unwrap();
+            let c: f64 = row[cost].parse().unwrap();
+            assert!((c - 3.5 * f64::from(n)).abs() < 1e-9, "{row:?}");
+            (row[name].to_owned(), n, c)
+        })
+        .collect();
+    assert_eq!(answers.len(), 3, "every H200 candidate meets the target");
+    let mut best = &answers[0];
+    for a in &answers[1..] {
+        if a.2 < best.2 {
+            best = a;
+        }
+    }
+    let line = format!(
+        "cheapest: {} with {} GPUs at {:.2}/hour",
+        best.0, best.1, best.2
+    );
+    assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);
+    let png = std::fs::read(out.join("plan_cost.png")).unwrap();
+    assert_eq!(crate::common::png_size(&png), Some((1200, 800)));
 }
 
 #[test]

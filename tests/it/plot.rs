@@ -52,6 +52,13 @@ fn plot_writes_every_figure_into_results_figures_by_default() {
             "{}",
             png.display()
         );
+        // 1200x800: the chart size; the occupancy chart grows only past 17 rows (two GPUs here).
+        assert_eq!(
+            crate::common::png_size(&bytes),
+            Some((1200, 800)),
+            "{}",
+            png.display()
+        );
         assert!(!results.join("figures").join(format!("{stem}.svg")).exists());
     }
 }

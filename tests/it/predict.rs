@@ -498,3 +498,82 @@ fn the_scenario_docs_name_only_models_the_shipped_profile_holds() {
         assert_eq!(run.code, 0, "{model}: {}", run.stderr);
     }
 }
+
+/// Median of `values` (the mean of the middle two for an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    assert!(n > 0, "no measurements");
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        0.5 * (values[n / 2 - 1] + values[n / 2])
+    }
+}
+
+/// The committed H200 records (every store file of calibrate/data/h200) of `point` measured in
+/// `mode` with `co_runners`, ended ok: (samples/s, board power W) of each.
+fn measured(point: &str, mode: &str, co_runners: &[&str]) -> Vec<(f64, Option<f64>)> {
+    let dir = crate::common::root().join("calibrate/data/h200");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        for line in text.lines() {
+            let Ok(r) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let co: Vec<&str> = r["co_runners"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
+                .unwrap_or_default();
+            if r["point"] == point && r["mode"] == mode && r["status"] == "ok" && co == co_runners {
+                let rate = r["samples_per_s"].as_f64().unwrap();
+                out.push((rate, r["gpu"]["power_w"].as_f64()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn issue_37_predictions_agree_with_the_measured_data() {
+    // Alone: the median of the 18 alone runs of resnet50:64:224 in the store, and the median
+    // of their board power.
+    let alone = measured("resnet50:64:224", "exclusive", &[]);
+    assert!(alone.len() >= 10, "{} alone runs", alone.len());
+    let rate = median(alone.iter().map(|m| m.0).collect());
+    let power = median(alone.iter().filter_map(|m| m.1).collect());
+    let answer = predict_json(&["--gpu", "h200", "--mode", "exclusive", "resnet50:64:224"]);
+    let job = &answer["jobs"][0];
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(
+        close(job["samples_per_s"].as_f64().unwrap(), rate),
+        "{job} vs {rate}"
+    );
+    assert!(
+        close(answer["power_w"].as_f64().unwrap(), power),
+        "{answer}"
+    );
+    // The measured pair, time-sliced and under MPS: each job's predicted samples/s lies within
+    // its ± band of the median of its measured runs beside the other.
+    let pair = ["resnet50:64:224", "vit_b_16:32:224"];
+    for mode in ["timeslice", "mps"] {
+        let answer = predict_json(&["--gpu", "h200", "--mode", mode, pair[0], pair[1]]);
+        for (i, job) in answer["jobs"].as_array().unwrap().iter().enumerate() {
+            let runs = measured(pair[i], mode, &[pair[1 - i]]);
+            assert!(runs.len() >= 3, "{mode} {}: {} runs", pair[i], runs.len());
+            let truth = median(runs.iter().map(|m| m.0).collect());
+            let predicted = job["samples_per_s"].as_f64().unwrap();
+            let band = job["uncertainty_pct"].as_f64().unwrap();
+            let off = 100.0 * (predicted - truth).abs() / truth;
+            assert!(
+                band > 0.0 && off <= band,
+                "{mode} {}: {predicted} vs measured {truth} ({off:.2}% > ±{band:.2}%)",
+                pair[i]
+            );
+        }
+    }
+}

@@ -398,7 +398,7 @@ pub fn tables_bytes(tables: &KernelTables) -> std::io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use colo_sim::perf::kernel::{KernelTrace, TABLES_FORMAT, TABLES_VERSION};
 
@@ -433,6 +433,62 @@ mod tests {
             time_demand_start: 0.5,
             space_demand_start: 0.5,
             fit_solo_rate: false,
+        }
+    }
+
+    /// A set of `n` jobs labelled `label`, measured in `mode`.
+    pub(crate) fn run_set(label: &str, mode: MeasuredMode, n: usize, mig: Option<&str>) -> RunSet {
+        use super::super::parametric::{Member, Observation};
+        let h200 = colo_sim::hardware::gpu("h200").expect("h200");
+        let member = Member {
+            class: 0,
+            sm_budget: None,
+            measured: 1.0,
+        };
+        RunSet {
+            label: label.to_owned(),
+            mode,
+            observation: Observation {
+                mode: ShareMode::Mps,
+                partition: colo_sim::perf::Partition::whole(h200),
+                members: vec![member; n],
+            },
+            member_noise: vec![0.0; n],
+            member_samples_per_s: vec![1.0; n],
+            alone_noise: vec![0.0; n],
+            host_alone_rate: vec![None; n],
+            repeats: 1,
+            mig_profiles: vec![mig.map(str::to_owned); n],
+            reserved_mib: vec![0.0; n],
+            power_w: None,
+        }
+    }
+
+    #[test]
+    fn issue_37_held_out_sets_are_absent_from_the_training_predicate() {
+        // Trained on: single jobs and pairs, time-sliced or MPS, of calibrated points.
+        for mode in [MeasuredMode::Mps, MeasuredMode::Timeslice] {
+            for n in [1, 2] {
+                assert!(in_training(&run_set("mps [pairs]: a + b", mode, n, None)));
+            }
+            // Held out: sets of 3+, the zoo's sets, emulated-MIG sets of any size.
+            assert!(!in_training(&run_set("m [triples]: a", mode, 3, None)));
+            assert!(!in_training(&run_set(
+                "m [zoo-pairs]: a + b",
+                mode,
+                2,
+                None
+            )));
+            assert!(!in_training(&run_set("m [zoo2-x]: a", mode, 1, None)));
+        }
+        for n in [1, 2, 3] {
+            let mig = run_set(
+                "mig [slices]: a",
+                MeasuredMode::MigEmulated,
+                n,
+                Some("3g.71gb"),
+            );
+            assert!(!in_training(&mig), "{n} jobs in MIG slices");
         }
     }
 

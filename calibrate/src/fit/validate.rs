@@ -292,13 +292,8 @@ pub fn validate(ds: &Dataset) -> Validation {
         .filter_map(|s| s.mig_profiles[0].clone())
         .collect();
     for held in profiles {
-        let in_slice = |s: &RunSet| {
-            s.mig_profiles
-                .iter()
-                .any(|p| p.as_deref() == Some(held.as_str()))
-        };
-        let fitted = fit_on(ds, &|s| small(s) && !in_slice(s));
-        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| in_slice(s)).collect();
+        let fitted = fit_on(ds, &|s| fits_without_slice(s, &held));
+        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| in_slice(s, &held)).collect();
         jobs.extend(predict_sets(ds, &fitted, &tests, "slice held out"));
     }
     // One independent fit per model left out: side by side on rayon's threads, results kept in
@@ -329,6 +324,19 @@ pub fn validate(ds: &Dataset) -> Validation {
         jobs,
         memory,
     }
+}
+
+/// Whether a member of `set` ran in a slice of MIG profile `profile`.
+fn in_slice(set: &RunSet, profile: &str) -> bool {
+    set.mig_profiles
+        .iter()
+        .any(|p| p.as_deref() == Some(profile))
+}
+
+/// Whether the fit that scores the held-out slice `profile` may see `set`: a set of one or two
+/// jobs, none of them in that slice (other slices stay in).
+fn fits_without_slice(set: &RunSet, profile: &str) -> bool {
+    set.n_jobs() <= 2 && !in_slice(set, profile)
 }
 
 /// One row of the report: a split and mode (and job class) with its errors.
@@ -584,6 +592,32 @@ mod tests {
         }
         let h200 = colo_sim::hardware::gpu("h200").expect("h200");
         load_dataset(dir.path(), h200, Selection::default()).expect("dataset")
+    }
+
+    #[test]
+    fn issue_37_a_held_out_slice_is_absent_from_the_fit_that_scores_it() {
+        use super::super::kernel::tests::run_set;
+        let mig = |n, profile| run_set("mig [s]: a", MeasuredMode::MigEmulated, n, Some(profile));
+        let held = "3g.71gb";
+        assert!(!fits_without_slice(&mig(1, held), held));
+        assert!(!fits_without_slice(&mig(2, held), held));
+        // Another slice, and sets of no slice, of one or two jobs: in.
+        assert!(fits_without_slice(&mig(1, "2g.35gb"), held));
+        assert!(fits_without_slice(&mig(2, "2g.35gb"), held));
+        assert!(fits_without_slice(
+            &run_set("mps [p]: a + b", MeasuredMode::Mps, 2, None),
+            held
+        ));
+        // Sets of 3+: never.
+        assert!(!fits_without_slice(&mig(3, "2g.35gb"), held));
+        // A set where one member ran in the slice is a set of that slice.
+        let mut mixed = mig(2, "2g.35gb");
+        mixed.mig_profiles[1] = Some(held.to_owned());
+        assert!(in_slice(&mixed, held) && !fits_without_slice(&mixed, held));
+        assert!(!in_slice(
+            &run_set("mps [p]: a", MeasuredMode::Mps, 1, None),
+            held
+        ));
     }
 
     #[test]

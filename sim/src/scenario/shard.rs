@@ -459,6 +459,75 @@ mod tests {
         }
     }
 
+    fn manifest(index: u32, count: u32) -> (PathBuf, ShardManifest) {
+        let m = ShardManifest {
+            format: MANIFEST_FORMAT,
+            scenario: "s".into(),
+            scenario_fingerprint: "0123456789abcdef".into(),
+            seed: Some(7),
+            strict: false,
+            index,
+            count,
+            total_variants: 4,
+            files: vec!["summary.json".into(), "jobs.csv".into()],
+            variants: Vec::new(),
+        };
+        (PathBuf::from(format!("shard{index}")), m)
+    }
+
+    fn refused(shards: &[(PathBuf, ShardManifest)]) -> String {
+        check_together(shards).expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn issue_37_shards_of_different_runs_are_refused_naming_what_differs() {
+        let both = || vec![manifest(0, 2), manifest(1, 2)];
+        check_together(&both()).expect("one sweep");
+        type Edit = fn(&mut ShardManifest);
+        let cases: [(Edit, &str); 8] = [
+            (|m| m.seed = Some(8), "--seed"),
+            (|m| m.seed = None, "--seed"),
+            (|m| m.strict = true, "--strict"),
+            (
+                |m| m.scenario_fingerprint = "fedcba9876543210".into(),
+                "scenario file",
+            ),
+            (|m| m.scenario = "t".into(), "scenario file"),
+            (|m| m.total_variants = 5, "shard count"),
+            (
+                |m| m.files = vec!["summary.json".into()],
+                "--outputs or --columnar",
+            ),
+            (|m| m.files.reverse(), "--outputs or --columnar"),
+        ];
+        for (edit, what) in cases {
+            let mut shards = both();
+            edit(&mut shards[1].1);
+            let err = refused(&shards);
+            assert!(err.contains(&format!("({what} differs)")), "{err}");
+            assert!(err.contains("shard1") && err.contains("shard0"), "{err}");
+        }
+        // A different shard count: shard 1 of 3 beside shard 0 of 2.
+        let err = refused(&[manifest(0, 2), manifest(1, 3)]);
+        assert!(err.contains("(shard count differs)"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_missing_doubled_or_out_of_range_shard_is_refused() {
+        assert!(refused(&[]).contains("no shard folders"));
+        let err = refused(&[manifest(0, 3), manifest(2, 3)]);
+        assert!(err.contains("shard(s) 1/3 missing"), "{err}");
+        let err = refused(&[manifest(0, 2), manifest(0, 2), manifest(1, 2)]);
+        assert!(err.contains("shard 0/2 given twice"), "{err}");
+        let err = refused(&[manifest(0, 2), manifest(2, 2)]);
+        assert!(err.contains("shard2: shard 2 of 2"), "{err}");
+        // Shards past the last variant hold nothing and are not needed: 4 variants in 6 shards.
+        let shards: Vec<_> = (0..4).map(|k| manifest(k, 6)).collect();
+        check_together(&shards).expect("shards 4/6 and 5/6 are empty");
+        let err = refused(&shards[..3]);
+        assert!(err.contains("shard(s) 3/6 missing"), "{err}");
+    }
+
     #[test]
     fn fingerprint_is_fnv1a() {
         assert_eq!(fingerprint(b""), "cbf29ce484222325");

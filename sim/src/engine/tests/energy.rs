@@ -127,6 +127,29 @@ fn a_job_alone_for_t_seconds_uses_its_alone_power_times_t() {
 }
 
 #[test]
+fn issue_37_a_lone_job_under_an_sm_budget_draws_the_mps_fit_at_its_slower_speed() {
+    // `mid` (u = 0.7, s = 0.6) alone under MPS with a 50% SM budget: its GPU part stretches by
+    // s / budget = 1.2, so it runs at 1 / (0.3 + 0.7 x 1.2) = 1 / 1.14 of its alone speed,
+    // 50 / 1.14 samples/s: 5000 samples take 114 s. Under a budget it is not the process that
+    // was measured alone, so its power is the MPS fit at that fraction of alone speed:
+    // 90 + 0.8 x (400 - 90) / 1.14 W, over 114 s: 90 x 114 + 0.8 x 310 x 100 = 35,060 J
+    // (its measured power alone would say 400 x 114 = 45,600 J).
+    let mut budgeted = group("h200", 1, ShareMode::Mps, None);
+    budgeted.sm_budget = Some(0.5);
+    let (run, _) = run_with(
+        vec![budgeted],
+        vec![job("a", "mid", 0.0, 5000.0, 1)],
+        with_power(&ALONE),
+        false,
+    );
+    let o = &run.outcomes[0];
+    assert!(close(o.end_s - o.start_s, 114.0), "{o:?}");
+    assert!(close(o.energy_j.unwrap(), 35_060.0), "{o:?}");
+    let gpu = &run.energy.as_ref().unwrap().gpus[0];
+    assert!(close(gpu.busy_j, 35_060.0), "{gpu:?}");
+}
+
+#[test]
 fn a_shared_gpu_splits_idle_equally_and_the_rest_by_activity() {
     // Equal share under time-slicing: two `small` jobs (100/s alone) run at 50/s each for 20 s,
     // each at half its alone speed: activity (300 - 100) * 0.5 = 100 each, so the GPU draws

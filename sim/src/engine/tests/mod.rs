@@ -2,6 +2,7 @@
 //! tests of the engine's invariants.
 mod alone;
 mod energy;
+mod events;
 mod min_speed;
 mod naive;
 mod preempt;

@@ -783,6 +783,93 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_two_bandwidth_bound_kernels_side_by_side_slow_each_other_by_the_overlap() {
+        // Each kernel fills 40 of 100 SMs (bandwidth-bound, one resident block per SM): both
+        // fit, so neither is squeezed; each draws 0.4 of the memory system, and with overlap
+        // 0.5 each slows by 1 + 0.5 x 0.4 (its co-runner's draw, not its own) = 1.2x. No host
+        // time: the kernels run back to back and always overlap.
+        let mut t = trace(vec![1000; 2], vec![0; 2], vec![40; 2]);
+        t.memory_bound = vec![1; 2];
+        let alone = timeline(&t);
+        let j = job(&t, &alone, 1.0);
+        let p = ReplayParams {
+            overlap: 0.5,
+            ..params()
+        };
+        let f = replay(&[j, j], &p, Horizon::default());
+        assert!(f.iter().all(|x| (x - 1.0 / 1.2).abs() < 1e-6), "{f:?}");
+        // Alone, the same kernel has no co-runner to slow it.
+        let lone = replay(&[j], &p, Horizon::default());
+        assert!((lone[0] - 1.0).abs() < 1e-6, "{lone:?}");
+        // Squeezed as well: 60 + 60 of 100 SMs. The first ready holds 0.6 at full speed but is
+        // slowed by the other's draw (0.4 x 1 = 0.4): 1 + 0.5 x 0.4 = 1.2; the second gets 0.4
+        // of the 0.6 it fills (1.5x) and is slowed by the first's draw (0.6): 1.5 x 1.3 = 1.95.
+        // They alternate who is first, so neither runs at its alone speed.
+        let mut wide = trace(vec![1000; 2], vec![0; 2], vec![60; 2]);
+        wide.memory_bound = vec![1; 2];
+        let wide_alone = timeline(&wide);
+        let w = job(&wide, &wide_alone, 1.0);
+        let f = replay(&[w, w], &p, Horizon::default());
+        let free = replay(&[w, w], &params(), Horizon::default());
+        assert!(f.iter().all(|x| *x < 0.9 * free[0]), "{f:?} vs {free:?}");
+    }
+
+    #[test]
+    fn issue_37_a_bandwidth_bound_kernel_under_a_budget_draws_by_its_uncapped_time() {
+        // A: bandwidth-bound kernels of 100 blocks (fill the 100 SMs), capped at 50 SMs: two
+        // waves, but with a bandwidth knee of 2 its time grows only by
+        // 2 x sqrt((1 + (2 / 2)^2) / (1 + 2^2)) = 2 sqrt(0.4) = 1.265x, so per unit of the 0.5
+        // of the SMs it holds it draws 1 / (1.265 x 0.5) = 1.58 of its alone bandwidth.
+        // B: bandwidth-bound kernels of 25 blocks under the same cap, which they never reach:
+        // draw 1. Both always run (no host time). With overlap 0.5, B slows by
+        // 1 + 0.5 x (0.5 x 1.58) = 1.395; A by 1 + 0.5 x 0.25 = 1.125 on top of its budget.
+        let mut a = trace(vec![1000; 4], vec![0; 4], vec![100; 4]);
+        a.memory_bound = vec![1; 4];
+        let mut b = trace(vec![1000; 4], vec![0; 4], vec![25; 4]);
+        b.memory_bound = vec![1; 4];
+        let (a_alone, b_alone) = (timeline(&a), timeline(&b));
+        let p = ReplayParams {
+            overlap: 0.5,
+            memory_knee: 2.0,
+            ..params()
+        };
+        let f = replay(
+            &[job(&a, &a_alone, 0.5), job(&b, &b_alone, 0.5)],
+            &p,
+            Horizon::default(),
+        );
+        let stretched = 2.0 * 0.4_f64.sqrt();
+        let a_draw = 1.0 / (stretched * 0.5);
+        let (a_expected, b_expected) = (
+            1.0 / stretched / (1.0 + 0.5 * 0.25),
+            1.0 / (1.0 + 0.5 * 0.5 * a_draw),
+        );
+        assert!((f[0] - a_expected).abs() < 1e-6, "{f:?} vs {a_expected}");
+        assert!((f[1] - b_expected).abs() < 1e-6, "{f:?} vs {b_expected}");
+    }
+
+    #[test]
+    fn issue_37_the_launch_cost_is_charged_only_while_two_or_more_jobs_share() {
+        // Host-bound: 4 us of host per 1 us kernel of 20 of 100 SMs (two fit side by side).
+        // A launch cost of 1 us makes each launch 5 us apart: 4 / 5 = 0.8 of alone speed,
+        // for each of two jobs; a job alone pays nothing.
+        let t = trace(vec![1000; 4], vec![4000; 4], vec![20; 4]);
+        let alone = timeline(&t);
+        let j = job(&t, &alone, 1.0);
+        let p = ReplayParams {
+            launch_cost_s: 1e-6,
+            ..params()
+        };
+        let lone = replay(&[j], &p, Horizon::default());
+        assert!((lone[0] - 1.0).abs() < 1e-9, "{lone:?}");
+        let pair = replay(&[j, j], &p, Horizon::default());
+        assert!(pair.iter().all(|x| (x - 0.8).abs() < 1e-9), "{pair:?}");
+        // A lone job under a budget is still alone.
+        let capped = replay(&[job(&t, &alone, 0.5)], &p, Horizon::default());
+        assert!((capped[0] - 1.0).abs() < 1e-9, "{capped:?}");
+    }
+
+    #[test]
     fn host_scale_reproduces_the_unprofiled_speed() {
         let mut t = trace(vec![1000, 1000], vec![3000, 3000], vec![100, 100]);
         // Profiled host: 6 us per cycle; unprofiled speed 1 / 4 us.

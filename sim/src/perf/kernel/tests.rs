@@ -130,6 +130,45 @@ fn a_lone_job_on_a_whole_gpu_runs_at_its_alone_rate_in_every_mode() {
 }
 
 #[test]
+fn issue_37_a_lone_client_under_a_budget_pays_no_launch_cost_and_never_beats_alone() {
+    // launchy: 8 kernels of 5 us on 20 SMs, 40 us of host before each: host-bound, alone at
+    // one kernel per 40 us. Under a 50% budget its kernels still fit (20 of 66 SMs).
+    let gpu = hardware::gpu("h200").unwrap();
+    let with = |globals: KernelGlobals| {
+        let mut m = model();
+        m.set_globals(gpu, globals);
+        m
+    };
+    // A launch cost of 10 us is charged only beside another client: alone it is 1.0; two
+    // launchy clients launch every 50 us, 40 / 50 = 0.8 of alone.
+    let launch = with(KernelGlobals {
+        mps_launch_s: 10e-6,
+        ..KernelGlobals::ALONE_ONLY
+    });
+    let lone = rates(&launch, ShareMode::Mps, &["launchy:1:1"], Some(0.5));
+    assert!((lone[0] - 1.0).abs() < 1e-9, "{lone:?}");
+    let pair = rates(
+        &launch,
+        ShareMode::Mps,
+        &["launchy:1:1", "launchy:1:1"],
+        None,
+    );
+    assert!(pair.iter().all(|f| (f - 0.8).abs() < 1e-6), "{pair:?}");
+    // A host factor of 0.5 would halve its host time (2x alone speed): answers cap at 1.0,
+    // while the uncapped replay the fit uses shows the 2x.
+    let fast = KernelGlobals {
+        mps_host_factor: 0.5,
+        ..KernelGlobals::ALONE_ONLY
+    };
+    let capped = rates(&with(fast), ShareMode::Mps, &["launchy:1:1"], Some(0.5));
+    assert_eq!(capped, vec![1.0]);
+    let mut raw = model().uncapped();
+    raw.set_globals(gpu, fast);
+    let uncapped = rates(&raw, ShareMode::Mps, &["launchy:1:1"], Some(0.5));
+    assert!((uncapped[0] - 2.0).abs() < 1e-6, "{uncapped:?}");
+}
+
+#[test]
 fn a_small_kernel_job_keeps_most_of_its_speed_beside_a_light_one() {
     let m = model();
     let f = rates(&m, ShareMode::Mps, &["small:1:1", "launchy:1:1"], None);

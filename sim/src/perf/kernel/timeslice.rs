@@ -98,6 +98,29 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_the_overhead_takes_its_share_of_the_gpu_only_from_a_shared_one() {
+        let p = TimesliceParams {
+            switch_s: 0.0,
+            overhead: 0.1,
+        };
+        let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
+        // Two GPU-bound jobs split the 0.9 left: 0.45 each.
+        let f = timeslice_shares(&[&a, &b], p);
+        assert!(
+            (f[0] - 0.45).abs() < 1e-12 && (f[1] - 0.45).abs() < 1e-12,
+            "{f:?}"
+        );
+        // A light one (0.2) keeps its speed; the GPU-bound one gets 0.9 - 0.2 = 0.7.
+        let f = timeslice_shares(&[&a, &c], p);
+        assert!((f[0] - 0.7).abs() < 1e-12 && f[1] == 1.0, "{f:?}");
+        // Alone there is no switching.
+        assert_eq!(timeslice_shares(&[&a], p), vec![1.0]);
+        // Three: 0.3 each.
+        let f = timeslice_shares(&[&a, &b, &job(1.0, 0)], p);
+        assert!(f.iter().all(|x| (x - 0.3).abs() < 1e-12), "{f:?}");
+    }
+
+    #[test]
     fn bursts_cost_gpu_time() {
         let p = TimesliceParams {
             switch_s: 1e-6,

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The mutation pass of issue 37, as run (docs/mutation/README.md): cargo-mutants over the
+# model, the engine and the writers, judged by the mutated crate's unit tests only (the
+# settings in .cargo/mutants.toml add `--lib` to every cargo call). In place, one mutant at a
+# time: leave the checkout alone while it runs (an interrupt puts the source back).
+#
+#   docs/mutation/run.sh OUT [PHASE...]     e.g. docs/mutation/run.sh /tmp/mut targeted store store-rest recheck
+#   python3 docs/mutation/summarize.py OUT  the table and the survivors
+#
+# Phases: `targeted` (the mutants that stand for the six bugs issue 37 lists and the three
+# behaviours only the fitted-profile snapshot held), then whole files, cheapest build first.
+set -euo pipefail
+out=${1:?usage: run.sh OUT [PHASE...]}
+shift
+phases=("$@")
+[ ${#phases[@]} -gt 0 ] || phases=(targeted store store-rest recheck shard fit-kernel fsutil)
+cd "$(dirname "$0")/../.."
+mutants() { # name, args...
+  local name=$1
+  shift
+  cargo mutants --workspace --in-place --no-shuffle --baseline=skip --timeout 120 \
+    --build-timeout 900 -o "$out/$name" "$@" ||
+    echo "$name: cargo mutants exited $? (2: some mutants missed, 3: some timed out)"
+}
+for phase in "${phases[@]}"; do
+  case $phase in
+  targeted)
+    mutants a-calibrate -f calibrate/src/store.rs -f calibrate/src/fit/kernel.rs \
+      -f calibrate/src/fit/validate.rs \
+      --re '^calibrate/src/store.rs:(658|931|932):|^calibrate/src/fit/kernel.rs:320:|^calibrate/src/fit/validate.rs:3(3[0-9]|40):'
+    mutants b-sim -f sim/src/engine/mod.rs -f sim/src/engine/power.rs \
+      -f sim/src/perf/kernel/replay.rs -f sim/src/perf/kernel/timeslice.rs \
+      -f sim/src/scenario/shard.rs -f sim/src/fsutil.rs \
+      --re '^sim/src/engine/mod.rs:(671:9|672:87)|^sim/src/engine/power.rs:(329:13|328:16)|^sim/src/perf/kernel/replay.rs:(437:29|514:40)|^sim/src/perf/kernel/timeslice.rs:37:29|^sim/src/scenario/shard.rs:273:|^sim/src/fsutil.rs:50[35]:'
+    ;;
+  store) mutants e-store -f calibrate/src/store.rs --exclude-re '^calibrate/src/store.rs:(658|931|932):' ;;
+  store-rest)
+    # The functions of store.rs that `store` had not reached when it was stopped.
+    mutants g-store-rest -f calibrate/src/store.rs \
+      --re 'Loaded::take|keep_latest|load_dir|refuse_overwriting_inputs|resolve|done_keys|set_repeats|ran_to_the_end|Appender|ends_with_newline'
+    ;;
+  fit-kernel) mutants f-fit-kernel -f calibrate/src/fit/kernel.rs --exclude-re '^calibrate/src/fit/kernel.rs:320:' ;;
+  shard)
+    # merge's checks first (the seed check is in `targeted`), then the rest of the file.
+    mutants c-shard -f sim/src/scenario/shard.rs --re 'check_together|in merge|replace merge' \
+      --exclude-re '^sim/src/scenario/shard.rs:273:'
+    mutants c-shard-rest -f sim/src/scenario/shard.rs --exclude-re 'check_together|in merge|replace merge'
+    ;;
+  fsutil) mutants d-fsutil -f sim/src/fsutil.rs --exclude-re '^sim/src/fsutil.rs:50[35]:' ;;
+  recheck)
+    # The survivors of the first `targeted`, `store` and `store-rest` runs, after the tests written for them
+    # (summarize.py lets a later phase's outcome replace an earlier one's).
+    mutants r-recheck-calibrate -f calibrate/src/store.rs \
+      --re '^calibrate/src/store.rs:(138:5|375:28|378:31|399:44|399:51|456:20|456:37|456:63|456:77|689:28|719:21|719:32):'
+    mutants r-recheck-sim -f sim/src/fsutil.rs -f sim/src/perf/kernel/replay.rs \
+      --re '^sim/src/fsutil.rs:505:|^sim/src/perf/kernel/replay.rs:304:63:'
+    mutants s-recheck-resolve -f calibrate/src/store.rs --re '^calibrate/src/store.rs:893:20:'
+    ;;
+  *) echo "unknown phase $phase" >&2; exit 2 ;;
+  esac
+done
