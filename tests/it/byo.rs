@@ -457,17 +457,7 @@ fn issue_31_readme_blind_figures_come_from_the_committed_runs() {
 #[test]
 fn issue_31_h100_page_quotes_the_committed_checks() {
     let page = std::fs::read_to_string(root().join("calibrate/data/h100/README.md")).unwrap();
-    let out = std::process::Command::new("python3")
-        .arg("calibrate/data/h100/byo-alone-check/compare.py")
-        .current_dir(root())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed = String::from_utf8_lossy(&out.stdout);
+    let printed = crate::common::python_ok("calibrate/data/h100/byo-alone-check/compare.py", &[]);
     let mut rows = 0;
     for line in printed.lines().skip(1) {
         let f: Vec<&str> = line.split_whitespace().collect();

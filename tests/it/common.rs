@@ -96,3 +96,19 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Runs `python3 script args...` in the repository root; it must succeed. Its stdout.
+pub fn python_ok(script: &str, args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 {script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

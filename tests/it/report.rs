@@ -174,17 +174,7 @@ fn measured_sets_are_compared_with_alone_on_the_same_gpu() {
 /// summaries of the run it describes (issue 35: numbers in documents come from commands).
 #[test]
 fn the_policies_page_table_comes_from_its_committed_summaries() {
-    let out = std::process::Command::new("python3")
-        .arg("docs/policies/table.py")
-        .current_dir(root())
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = crate::common::python_ok("docs/policies/table.py", &[]);
     assert_eq!(table.lines().count(), 26, "{table}");
     let page = std::fs::read_to_string(root().join("docs/policies/README.md")).unwrap();
     for row in table.lines() {
