@@ -1,6 +1,7 @@
 //! The fit commands end to end (`colo calibrate fit | validate | plot | miso`): a [`Dataset`]
 //! in; the profile, its kernel tables, the validation report and the predictions CSV out, or
 //! the figures of the validation. The command line only loads the data and prints.
+use colo_sim::workload::trace::civil_from_days;
 use std::path::{Path, PathBuf};
 
 use colo_plots::{
@@ -367,19 +368,6 @@ pub fn today() -> String {
         .map_or(0, |d| d.as_secs());
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

@@ -708,19 +708,11 @@ pub fn recipe_words(recipe: &serde_json::Value) -> String {
     }
 }
 
-/// `YYYY-MM-DD HH:MM UTC` of a unix time (days-from-civil, no calendar crate).
+/// `YYYY-MM-DD HH:MM UTC` of a unix time (no calendar crate).
 pub fn utc_date(unix_s: f64) -> String {
     let secs = unix_s.max(0.0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = crate::workload::trace::civil_from_days(days);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
         rem / 3600,

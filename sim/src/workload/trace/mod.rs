@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use error::TraceError;
 pub use openb::{NODE_LIST_FILE, read_openb_nodes};
 pub use skip::{SkipCounts, SkipReason};
+pub use time::civil_from_days;
 
 /// The layout of a trace file. Serialized in snake_case (`alibaba_openb`); the kebab-case
 /// spelling (`alibaba-openb`) is accepted too.
