@@ -133,7 +133,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The proleptic Gregorian date (year, month, day) `days` after 1970-01-01: the inverse of
-/// [`days_from_civil`] (H. Hinnant's `civil_from_days`), for dates colo prints.
+/// `days_from_civil` (H. Hinnant's `civil_from_days`), for dates colo prints.
 pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
