@@ -495,6 +495,7 @@ pub(crate) mod tests {
     #[test]
     fn a_trace_slower_than_its_alone_runs_is_anchored_to_them_and_a_faster_one_is_kept() {
         let mut tables = KernelTables {
+            transferred_from: None,
             format: TABLES_FORMAT.to_owned(),
             version: TABLES_VERSION,
             gpu: "h200".to_owned(),

@@ -6,7 +6,7 @@
 //! 4g and 7g at {0}. Source: NVIDIA MIG user guide, "Getting Started with MIG" (A100
 //! `-lgipp` listing) and "Supported MIG Profiles" (same placement diagram for H100/H200).
 
-use super::{GpuSpec, MigProfile};
+use super::{ComputeRates, GpuSpec, MigProfile};
 
 const STARTS_1_SLICE: &[u8] = &[0, 1, 2, 3, 4, 5, 6];
 const STARTS_2_SLICES: &[u8] = &[0, 2, 4, 6];
@@ -91,6 +91,33 @@ static H200_PROFILES: [MigProfile; 7] = [
     profile("7g.141gb", (7, 8), 132, 140.00, STARTS_FIRST, 1),
 ];
 
+/// A100 (40 and 80 GB): NVIDIA A100 datasheet, dense figures (FP32 19.5, TF32 156, FP16 and
+/// BF16 312 TFLOPS); boost clock 1410 MHz and L2 40 MB from the NVIDIA A100 Tensor Core GPU
+/// Architecture whitepaper.
+const AMPERE_A100: ComputeRates = ComputeRates {
+    boost_mhz: 1410.0,
+    l2_mib: 40.0,
+    fp32_tflops: 19.5,
+    tf32_tflops: Some(156.0),
+    fp16_tflops: Some(312.0),
+    bf16_tflops: Some(312.0),
+    source: "NVIDIA A100 datasheet (dense) and A100 architecture whitepaper",
+};
+
+/// H100 SXM5 and H200 (the same GH100 compute): NVIDIA H100 and H200 datasheets, dense figures
+/// (FP32 67, TF32 494.5, FP16 and BF16 989.5 TFLOPS: half the with-sparsity numbers printed);
+/// L2 50 MB (H100 whitepaper); SM clock 1980 MHz as `nvidia-smi` read it on the H200 while
+/// training (calibrate/data/h200 store, `sm_clock_mhz`).
+const HOPPER_SXM: ComputeRates = ComputeRates {
+    boost_mhz: 1980.0,
+    l2_mib: 50.0,
+    fp32_tflops: 67.0,
+    tf32_tflops: Some(494.5),
+    fp16_tflops: Some(989.5),
+    bf16_tflops: Some(989.5),
+    source: "NVIDIA H100/H200 datasheets (dense), H100 whitepaper; SM clock read on the H200",
+};
+
 /// The catalog. Memory is the total `nvidia-smi` reports (MiB / 1024); bandwidth and the power
 /// limit (the SXM boards' default TDP: A100 400 W, H100 and H200 700 W) are NVIDIA's datasheet
 /// figures.
@@ -107,6 +134,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_compute_slices: 7,
         source: "NVIDIA MIG user guide (nvidia-smi mig -lgip/-lgipp listing); NVIDIA A100 datasheet",
         power_limit_w: 400.0,
+        compute: AMPERE_A100,
     },
     GpuSpec {
         name: "a100-80gb",
@@ -120,6 +148,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_compute_slices: 7,
         source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA A100 datasheet",
         power_limit_w: 400.0,
+        compute: AMPERE_A100,
     },
     GpuSpec {
         name: "h100-80gb",
@@ -139,6 +168,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_compute_slices: 7,
         source: "published nvidia-smi mig -lgip output; NVIDIA MIG user guide; NVIDIA H100 datasheet",
         power_limit_w: 700.0,
+        compute: HOPPER_SXM,
     },
     GpuSpec {
         name: "h200",
@@ -158,6 +188,7 @@ pub(super) static CATALOG: [GpuSpec; 4] = [
         mig_compute_slices: 7,
         source: "measured: nvidia-smi mig -lgip on an H200 (h200_mig_profiles.txt); NVIDIA H200 datasheet",
         power_limit_w: 700.0,
+        compute: HOPPER_SXM,
     },
 ];
 
@@ -174,6 +205,17 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         16.0,
         900.0,
         300.0,
+        // V100 SXM2 datasheet: FP32 15.7, FP16 tensor 125 TFLOPS, boost 1530 MHz, L2 6 MB; no
+        // TF32 or BF16 hardware.
+        ComputeRates {
+            boost_mhz: 1530.0,
+            l2_mib: 6.0,
+            fp32_tflops: 15.7,
+            tf32_tflops: None,
+            fp16_tflops: Some(125.0),
+            bf16_tflops: None,
+            source: "NVIDIA V100 datasheet (SXM2)",
+        },
     ),
     gavel_gpu(
         "p100",
@@ -182,6 +224,17 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         16.0,
         732.0,
         250.0,
+        // P100 PCIe datasheet: FP32 9.3, FP16 18.7 TFLOPS (no tensor cores), boost 1303 MHz,
+        // L2 4 MB.
+        ComputeRates {
+            boost_mhz: 1303.0,
+            l2_mib: 4.0,
+            fp32_tflops: 9.3,
+            tf32_tflops: None,
+            fp16_tflops: Some(18.7),
+            bf16_tflops: None,
+            source: "NVIDIA P100 datasheet (PCIe)",
+        },
     ),
     gavel_gpu(
         "k80",
@@ -190,6 +243,17 @@ pub(super) static GAVEL: [GpuSpec; 3] = [
         12.0,
         240.0,
         150.0,
+        // K80 datasheet: 8.73 TFLOPS FP32 at boost for the board's two GK210s, so half each;
+        // boost 875 MHz; L2 1.5 MB per GK210 (Kepler GK210 documentation).
+        ComputeRates {
+            boost_mhz: 875.0,
+            l2_mib: 1.5,
+            fp32_tflops: 4.365,
+            tf32_tflops: None,
+            fp16_tflops: None,
+            bf16_tflops: None,
+            source: "NVIDIA K80 datasheet (one of two GK210)",
+        },
     ),
 ];
 
@@ -200,6 +264,7 @@ const fn gavel_gpu(
     memory_gib: f64,
     bandwidth: f64,
     power_limit_w: f64,
+    compute: ComputeRates,
 ) -> GpuSpec {
     GpuSpec {
         name,
@@ -213,5 +278,6 @@ const fn gavel_gpu(
         mig_compute_slices: 0,
         source: "vendor datasheet; throughput from Gavel's measured table (stanford-futuredata/gavel, MIT)",
         power_limit_w,
+        compute,
     }
 }

@@ -38,6 +38,28 @@ pub struct GpuSpec {
     /// `display_name`: no set can draw more for long, so a predicted power above it is a fault
     /// of the power model.
     pub power_limit_w: f64,
+    /// Clocks and peak throughput, for transferring a kernel trace taken on another GPU.
+    pub compute: ComputeRates,
+}
+
+/// A GPU's clock and dense peak throughput per number format (datasheet figures, without
+/// structured sparsity), as a kernel trace's transfer to this GPU needs them.
+#[derive(Debug, PartialEq)]
+pub struct ComputeRates {
+    /// Boost SM clock, MHz.
+    pub boost_mhz: f64,
+    /// L2 cache, MiB.
+    pub l2_mib: f64,
+    /// FP32 on the CUDA cores (SIMT), TFLOPS.
+    pub fp32_tflops: f64,
+    /// TF32 on tensor cores, TFLOPS; `None` where the GPU has none (FP32 kernels run instead).
+    pub tf32_tflops: Option<f64>,
+    /// FP16 (tensor cores where it has them), TFLOPS; `None`: runs at the FP32 rate.
+    pub fp16_tflops: Option<f64>,
+    /// BF16 on tensor cores, TFLOPS; `None`: no BF16 hardware (emulated at about the FP32 rate).
+    pub bf16_tflops: Option<f64>,
+    /// Where these numbers come from.
+    pub source: &'static str,
 }
 
 /// One MIG GPU-instance profile, e.g. `3g.71gb` on H200.

@@ -6,6 +6,7 @@ pub mod raw;
 mod replay;
 mod table;
 mod timeslice;
+pub mod transfer;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -93,6 +94,8 @@ struct Traced {
     host_scale: f64,
     dur_scale: f64,
     alone: OnceLock<AloneTimeline>,
+    /// Measured, or transferred from another GPU's trace.
+    origin: Origin,
 }
 
 /// The traces of one GPU type.
@@ -103,12 +106,18 @@ struct GpuTraces {
     source: String,
     globals: KernelGlobals,
     origin: Origin,
+    /// The GPU the traces were taken on, when carried here by `transfer`.
+    transferred_from: Option<String>,
     traced: Vec<Traced>,
 }
 
 impl GpuTraces {
     fn new(tables: KernelTables, globals: KernelGlobals, origin: Origin) -> Self {
         let sm_count = tables.sm_count;
+        let trace_origin = match tables.transferred_from {
+            Some(_) => Origin::Transferred,
+            None => Origin::Measured,
+        };
         let traced = tables
             .traces
             .into_iter()
@@ -120,6 +129,7 @@ impl GpuTraces {
                     trace,
                     key,
                     alone: OnceLock::new(),
+                    origin: trace_origin,
                 })
             })
             .collect();
@@ -129,6 +139,7 @@ impl GpuTraces {
             source: tables.source,
             globals,
             origin,
+            transferred_from: tables.transferred_from,
             traced,
         }
     }
@@ -227,6 +238,23 @@ fn globals_of(profiles: &ProfileSet, gpu: &str) -> (KernelGlobals, Origin) {
         })
 }
 
+/// The globals for `tables`: its GPU's own, else, for traces carried from another GPU, that
+/// GPU's (labelled transferred: fitted on co-runs there, not on this GPU).
+fn globals_for(profiles: &ProfileSet, tables: &KernelTables) -> (KernelGlobals, Origin) {
+    let own = globals_of(profiles, &tables.gpu);
+    match &tables.transferred_from {
+        Some(from) if own.1 == Origin::Provisional => {
+            match globals_of(profiles, from.split(", ").next().unwrap_or(from)) {
+                (globals, origin) if origin != Origin::Provisional => {
+                    (globals, Origin::Transferred)
+                }
+                _ => own,
+            }
+        }
+        _ => own,
+    }
+}
+
 /// A set as the memo knows it: mode, partition and (trace, budget) per job, in canonical order.
 type SetKey = (u8, u64, Vec<(usize, u64)>);
 
@@ -262,7 +290,7 @@ impl KernelModel {
         let gpus = tables
             .into_iter()
             .map(|t| {
-                let (globals, origin) = globals_of(&profiles, &t.gpu);
+                let (globals, origin) = globals_for(&profiles, &t);
                 GpuTraces::new(t, globals, origin)
             })
             .collect();
@@ -295,7 +323,7 @@ impl KernelModel {
     /// The class of each added point (alone rate, memory) comes from its trace, measured, even
     /// where the profile has an entry for it. Returns the points added.
     pub fn add_traces(&mut self, tables: KernelTables) -> Vec<ModelKey> {
-        let (globals, origin) = globals_of(&self.profiles, &tables.gpu);
+        let (globals, origin) = globals_for(&self.profiles, &tables);
         let added = GpuTraces::new(tables, globals, origin);
         let keys: Vec<ModelKey> = added.traced.iter().map(|t| t.key.clone()).collect();
         match self
@@ -374,6 +402,7 @@ impl KernelModel {
             traces.push(t);
         }
         let tables = KernelTables {
+            transferred_from: g.transferred_from.clone(),
             format: TABLES_FORMAT.to_string(),
             version: TABLES_VERSION,
             gpu: g.gpu.clone(),
@@ -534,7 +563,8 @@ impl KernelModel {
     fn class_from_trace(&self, gpu: &GpuSpec, key: &ModelKey) -> Option<JobClass> {
         let g = self.gpu_index(gpu)?;
         let idx = self.gpus[g].index(key)?;
-        let t = &self.gpus[g].traced[idx].trace;
+        let traced = &self.gpus[g].traced[idx];
+        let t = &traced.trace;
         let alone = self.gpus[g].alone(idx);
         let busy = alone.busy_fraction().clamp(0.0, 1.0);
         Some(JobClass {
@@ -545,7 +575,7 @@ impl KernelModel {
             contention_demand: 1.0,
             memory_gib: t.peak_reserved_mib / 1024.0,
             spread: None,
-            origin: Origin::Measured,
+            origin: traced.origin,
         })
     }
 }

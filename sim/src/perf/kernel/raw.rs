@@ -7,6 +7,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::hardware::GpuSpec;
+use crate::perf::kernel::transfer::Transfer;
 use crate::perf::kernel::{
     KernelModel, KernelTables, KernelTrace, TABLES_FORMAT, TABLES_VERSION, host_scale,
 };
@@ -231,14 +232,22 @@ struct SmLimits {
     shared_bytes: u32,
 }
 
-/// Hopper (H100, H200) limits; Ampere A100's where the GPU is one.
+/// Per-SM limits of the GPU's generation (CUDA programming guide, "Compute Capabilities"):
+/// Hopper (H100, H200) 228 KiB of shared memory, Ampere A100 164 KiB, Volta V100 96 KiB,
+/// Pascal P100 64 KiB, Kepler GK210 112 KiB and 16 blocks.
 fn sm_limits(gpu: &GpuSpec) -> SmLimits {
-    let ampere = gpu.name.starts_with("a100");
+    let (blocks, shared_kib) = match gpu.name {
+        n if n.starts_with("a100") => (32, 164),
+        "v100" => (32, 96),
+        "p100" => (32, 64),
+        "k80" => (16, 112),
+        _ => (32, 228),
+    };
     SmLimits {
         warps: 64,
-        blocks: 32,
+        blocks,
         registers: 65_536,
-        shared_bytes: if ampere { 167_936 } else { 233_472 },
+        shared_bytes: shared_kib * 1024,
     }
 }
 
@@ -341,6 +350,18 @@ pub fn parse_raw(bytes: &[u8], path: &Path) -> Result<RawTrace, TraceError> {
 /// first launch gets the median), grid size and blocks per SM. Activities that ran at the same
 /// time on the GPU (a job's side streams) become one entry ([`RawKernels::merge_concurrent`]).
 pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
+    let mut trace = reduce_with(raw, gpu, None);
+    (trace.host_scale, trace.dur_scale) = host_scale(&trace, raw.sm_count.max(1));
+    trace
+}
+
+/// [`reduce`] of a trace taken on `gpu`; with `transfer`, each entry's duration and blocks per
+/// SM are those on the transfer's target GPU, and the host and kernel scales are left at 1.
+pub(super) fn reduce_with(
+    raw: &RawTrace,
+    gpu: &GpuSpec,
+    transfer: Option<&super::transfer::Transfer>,
+) -> KernelTrace {
     let lim = sm_limits(gpu);
     let sms = u64::from(raw.sm_count.max(1));
     let rk = &raw.kernels;
@@ -369,7 +390,7 @@ pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
     let mut sorted: Vec<u32> = host_ns[1..].to_vec();
     sorted.sort_unstable();
     host_ns[0] = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
-    let blocks = k
+    let blocks: Vec<u32> = k
         .grid
         .iter()
         .zip(&k.kind)
@@ -381,10 +402,33 @@ pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
             }
         })
         .collect();
-    let resident = (0..k.dur_ns.len())
-        .map(|i| resident_blocks(k.block[i], k.regs[i], k.smem[i], lim))
-        .collect();
-    let mut trace = KernelTrace {
+    let resident_on = |lim: SmLimits| -> Vec<u16> {
+        (0..k.dur_ns.len())
+            .map(|i| resident_blocks(k.block[i], k.regs[i], k.smem[i], lim))
+            .collect()
+    };
+    let resident = resident_on(lim);
+    let name_of = |i: usize| raw.names[k.name[i] as usize].as_str();
+    let (dur_ns, resident) = match transfer {
+        None => (k.dur_ns.iter().map(|&d| clamp(d)).collect(), resident),
+        Some(t) => {
+            let target = resident_on(sm_limits(t.to));
+            let dur = (0..k.dur_ns.len())
+                .map(|i| {
+                    let ns = t.kernel_ns(
+                        name_of(i),
+                        k.kind[i],
+                        k.dur_ns[i].max(0) as f64,
+                        u64::from(blocks[i]),
+                        (resident[i], target[i]),
+                    );
+                    ns.round().clamp(0.0, f64::from(u32::MAX)) as u32
+                })
+                .collect();
+            (dur, target)
+        }
+    };
+    KernelTrace {
         point: raw.point.clone(),
         iterations: raw.profiled.n_iterations,
         samples_per_iteration: raw.batch,
@@ -394,18 +438,14 @@ pub fn reduce(raw: &RawTrace, gpu: &GpuSpec) -> KernelTrace {
         peak_reserved_mib: raw.peak_reserved_mib,
         host_scale: 1.0,
         dur_scale: 1.0,
-        dur_ns: k.dur_ns.iter().map(|&d| clamp(d)).collect(),
+        dur_ns,
         host_ns,
         blocks,
         resident,
-        memory_bound: k
-            .name
-            .iter()
-            .map(|&i| u8::from(is_memory_bound(&raw.names[i as usize])))
+        memory_bound: (0..k.dur_ns.len())
+            .map(|i| u8::from(is_memory_bound(name_of(i))))
             .collect(),
-    };
-    (trace.host_scale, trace.dur_scale) = host_scale(&trace, raw.sm_count.max(1));
-    trace
+    }
 }
 
 /// Kernel tables of one folder of raw traces, and the files skipped with why.
@@ -423,6 +463,9 @@ pub struct TracedFolder {
     pub used: Vec<PathBuf>,
     /// Files not read: of points not asked about ([`read_folder_wanted`]).
     pub not_read: usize,
+    /// Traces of other GPUs carried to `gpu` ([`read_folder_for`] with a CPU factor), for points
+    /// with no trace of `gpu` in the folder; `None` when there are none.
+    pub transferred: Option<KernelTables>,
 }
 
 /// Reads every `*.trace.json.gz` under `dir` whose GPU is `gpu`, the fake runner's included.
@@ -467,6 +510,19 @@ pub fn read_folder_wanted(
     allow_fake: bool,
     wanted: Option<&[String]>,
 ) -> Result<TracedFolder, TraceError> {
+    read_folder_for(dir, gpu, allow_fake, wanted, None)
+}
+
+/// Like [`read_folder_wanted`]; with `transfer_cpu_factor`, a trace taken on another catalog GPU
+/// is not skipped but carried to `gpu` ([`Transfer`], host time times that factor) into
+/// [`TracedFolder::transferred`], unless the folder also has a trace of its point on `gpu`.
+pub fn read_folder_for(
+    dir: &Path,
+    gpu: &'static GpuSpec,
+    allow_fake: bool,
+    wanted: Option<&[String]>,
+    transfer_cpu_factor: Option<f64>,
+) -> Result<TracedFolder, TraceError> {
     let io = |source| TraceError::Io {
         path: dir.to_owned(),
         source,
@@ -485,6 +541,9 @@ pub fn read_folder_wanted(
     let mut notes = BTreeMap::new();
     let mut used = Vec::new();
     let mut not_read = 0;
+    // Point -> (trace carried to `gpu`, note, file, source GPU).
+    let mut carried: BTreeMap<String, (KernelTrace, String, PathBuf, &'static str)> =
+        BTreeMap::new();
     for path in paths {
         if let (Some(wanted), Some(point)) = (wanted, peek_point(&path))
             && !wanted.contains(&point)
@@ -498,10 +557,28 @@ pub fn read_folder_wanted(
                 "from the fake runner (`--fake-gpu`: invented numbers, not measurements); pass --allow-fake to use it".into(),
             )),
             Ok(raw) if crate::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
-                skipped.push((
-                    path,
-                    format!("taken on `{}`, not {}", raw.gpu_name, gpu.name),
-                ))
+                match (transfer_cpu_factor, crate::hardware::gpu(&raw.gpu_name)) {
+                    (Some(cpu_factor), Ok(from)) => {
+                        let t = Transfer {
+                            from,
+                            to: gpu,
+                            cpu_factor,
+                        };
+                        let trace = t.trace(&raw);
+                        let note = format!(
+                            "transferred to {} (datasheet roofline, not measured there: {:.1} \
+                             samples/s predicted) from a trace {}",
+                            gpu.name,
+                            trace.unprofiled_samples_per_s,
+                            trace_note(&raw, &path)
+                        );
+                        carried.insert(raw.point.clone(), (trace, note, path, from.name));
+                    }
+                    _ => skipped.push((
+                        path,
+                        format!("taken on `{}`, not {}", raw.gpu_name, gpu.name),
+                    )),
+                }
             }
             Ok(raw) => {
                 sm_count = raw.sm_count;
@@ -523,6 +600,33 @@ pub fn read_folder_wanted(
             Err(err) => skipped.push((path, err.to_string())),
         }
     }
+    carried.retain(|point, _| !by_point.contains_key(point));
+    let transferred = (!carried.is_empty()).then(|| {
+        let mut from: Vec<&str> = carried.values().map(|c| c.3).collect();
+        from.sort_unstable();
+        from.dedup();
+        let mut traces = Vec::new();
+        for (point, (trace, note, path, _)) in std::mem::take(&mut carried) {
+            notes.insert(point, note);
+            used.push(path);
+            traces.push(trace);
+        }
+        KernelTables {
+            format: TABLES_FORMAT.into(),
+            version: TABLES_VERSION,
+            gpu: gpu.name.to_owned(),
+            sm_count: gpu.sms,
+            source: format!(
+                "transferred: kernel traces taken on {} carried to {} by datasheet roofline \
+                 (colo_sim::perf::kernel::transfer; host time x {})",
+                from.join(", "),
+                gpu.name,
+                transfer_cpu_factor.unwrap_or(1.0)
+            ),
+            transferred_from: Some(from.join(", ")),
+            traces,
+        }
+    });
     let on = sources.into_keys().collect::<Vec<_>>().join("; ");
     let source = if fake {
         format!(
@@ -535,6 +639,7 @@ pub fn read_folder_wanted(
     };
     Ok(TracedFolder {
         tables: KernelTables {
+            transferred_from: None,
             format: TABLES_FORMAT.into(),
             version: TABLES_VERSION,
             gpu: gpu.name.to_owned(),
@@ -547,6 +652,7 @@ pub fn read_folder_wanted(
         notes: notes.into_iter().collect(),
         used,
         not_read,
+        transferred,
     })
 }
 
@@ -576,7 +682,9 @@ pub enum TracesError {
 pub type AddedTraces = (Vec<(String, String)>, Vec<(PathBuf, String)>);
 
 /// Adds the traces in `dirs` (each a folder of `*.trace.json.gz`, as `colo calibrate trace`
-/// writes) of `gpu` to `model`, predicted with the shipped globals. Returns, per point added,
+/// writes) of `gpu` to `model`, predicted with the shipped globals; a trace taken on another
+/// catalog GPU is carried to `gpu` ([`Transfer`], labelled transferred) unless the folder has
+/// one of its point taken on `gpu`. Returns, per point added,
 /// where and when it was measured; and the files skipped, with why (to be reported). The
 /// fake runner's traces are skipped. With `wanted`, only the files of those points are read
 /// (a folder holding only other points is no error: an unknown job's error says how to trace
@@ -605,7 +713,7 @@ pub fn add_user_traces_of(
         let mut skipped_here: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut not_read = 0;
         for gpu in gpus {
-            let folder = read_folder_wanted(dir, gpu, false, wanted)?;
+            let folder = read_folder_for(dir, gpu, false, wanted, Some(1.0))?;
             not_read = not_read.max(folder.not_read);
             used.extend(folder.used);
             for (path, why) in folder.skipped {
@@ -613,8 +721,11 @@ pub fn add_user_traces_of(
             }
             if !folder.tables.traces.is_empty() {
                 model.add_traces(folder.tables);
-                notes.extend(folder.notes);
             }
+            if let Some(carried) = folder.transferred {
+                model.add_traces(carried);
+            }
+            notes.extend(folder.notes);
         }
         skipped_here.retain(|path, _| !used.contains(path));
         if used.is_empty() && not_read == 0 {

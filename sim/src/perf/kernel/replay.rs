@@ -226,30 +226,9 @@ pub fn alone_timeline(job: &ReplayJob<'_>, p: &ReplayParams) -> AloneTimeline {
 /// unprofiled speed: the host time is scaled (the profiler slows the host); when even no host
 /// time is too slow, the kernels are scaled instead. Returns (host_scale, dur_scale).
 pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
-    let p = ReplayParams {
-        sm_count,
-        capacity: 1.0,
-        overlap: 0.0,
-        wave_exponent: 1.0,
-        launch_cost_s: 0.0,
-        memory_knee: 0.0,
-        memory_knee_waves: 0.0,
-        host_factor: 1.0,
-        compute_overlap: 0.0,
-    };
     let target = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration)
         / trace.alone_samples_per_s();
-    let timeline = AloneTimeline::placeholder();
-    let cycle = |host_scale: f64| {
-        let job = ReplayJob {
-            trace,
-            host_scale,
-            dur_scale: 1.0,
-            cap: 1.0,
-            alone: &timeline,
-        };
-        alone_timeline(&job, &p).cycle_s
-    };
+    let cycle = |host_scale: f64| alone_cycle_s(trace, host_scale, 1.0, sm_count);
     let floor = cycle(0.0);
     if floor >= target {
         return (0.0, target / floor);
@@ -268,6 +247,30 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
         }
     }
     (0.5 * (lo + hi), 1.0)
+}
+
+/// Seconds one cycle of `trace` takes alone on the whole GPU of `sm_count` SMs, with its host
+/// time scaled by `host_scale` and its kernels by `dur_scale`.
+pub fn alone_cycle_s(trace: &KernelTrace, host_scale: f64, dur_scale: f64, sm_count: u32) -> f64 {
+    let p = ReplayParams {
+        sm_count,
+        capacity: 1.0,
+        overlap: 0.0,
+        wave_exponent: 1.0,
+        launch_cost_s: 0.0,
+        memory_knee: 0.0,
+        memory_knee_waves: 0.0,
+        host_factor: 1.0,
+        compute_overlap: 0.0,
+    };
+    let job = ReplayJob {
+        trace,
+        host_scale,
+        dur_scale,
+        cap: 1.0,
+        alone: &AloneTimeline::placeholder(),
+    };
+    alone_timeline(&job, &p).cycle_s
 }
 
 /// Kernel k of one job as the replay needs it, computed once per replay (a job's kernels

@@ -57,6 +57,10 @@ pub struct KernelTables {
     pub sm_count: u32,
     /// How the traces were taken (tool, GPU, driver, framework).
     pub source: String,
+    /// The GPU the traces were taken on when they were carried to `gpu` by
+    /// [`crate::perf::kernel::transfer`] (their speeds are then predictions, not measurements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transferred_from: Option<String>,
     /// One per traced point.
     pub traces: Vec<KernelTrace>,
 }

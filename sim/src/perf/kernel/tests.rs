@@ -34,6 +34,7 @@ fn toy_trace(point: &str, dur_ns: u32, blocks: u32, host_ns: u32) -> KernelTrace
 
 fn tables() -> KernelTables {
     KernelTables {
+        transferred_from: None,
         format: TABLES_FORMAT.into(),
         version: TABLES_VERSION,
         gpu: "h200".into(),

@@ -1,0 +1,258 @@
+//! A kernel trace taken on one GPU, carried to another: each kernel's time on the target from
+//! its time on the source, its waves on each GPU's SMs and the two GPUs' datasheet rates (a
+//! roofline by kernel class, as Habitat does for compute-bound kernels); host time between
+//! launches kept, or scaled by a stated CPU factor. No parameter is fitted to the target: what
+//! it gets wrong is measured against traces taken there (`colo calibrate transfer --check`).
+//!
+//! Per kernel of duration `d` on the source:
+//! - a fixed part `min(d, 2 µs)` (launch and drain), scaled by the clock ratio;
+//! - the rest, for a compute-bound kernel (GEMM, convolution, attention; number format read
+//!   from its name) scaled by its waves on the target over its waves on the source, times the
+//!   source's peak per SM over the target's in that format; for a bandwidth-bound kernel
+//!   (elementwise, normalisation, reduction, memset) by the source's memory bandwidth over the
+//!   target's; host-device copies kept (the host link, not the GPU, sets their time).
+//!
+//! Not modelled: L2 size, achieved against peak bandwidth of small kernels, different kernel
+//! choices on the target (cuDNN and cuBLAS pick per GPU), clock throttling under power.
+use crate::hardware::GpuSpec;
+
+use super::KernelTrace;
+use super::raw::{RawTrace, is_memory_bound, reduce_with};
+use super::replay::{alone_cycle_s, host_scale};
+
+/// The part of a kernel's time that does not scale with its work: launch and drain, ns.
+pub const FIXED_NS: f64 = 2_000.0;
+
+/// What sets a kernel's time, read from its name and activity kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelClass {
+    /// Host-device copy (memcpy): the host link sets its time.
+    Copy,
+    /// Elementwise, normalisation, reduction, memset: memory bandwidth.
+    Memory,
+    /// FP32 on the CUDA cores (SIMT GEMM, `sgemm`, `ffma`).
+    Fp32,
+    /// TF32 on tensor cores (cuDNN convolutions in fp32 training by default).
+    Tf32,
+    /// FP16 on tensor cores.
+    Fp16,
+    /// BF16 on tensor cores.
+    Bf16,
+}
+
+/// The class of a GPU activity: `kind` 2 (memcpy) is a copy, 1 (memset) and bandwidth-bound
+/// names are memory; a compute-bound name's number format from its fragments (`bf16`; `f16`,
+/// `fp16`, `h884`, `h1688`, `hmma`; `tf32` or a `tensorop_s1688`-style TF32 tile; `sgemm`, `simt`,
+/// `ffma`, `f32`); cuBLASLt's `nvjet` and flash attention (half types only) as BF16; any other
+/// compute-bound kernel as FP32, the slowest assumption.
+pub fn classify(name: &str, kind: u8) -> KernelClass {
+    if kind == 2 {
+        return KernelClass::Copy;
+    }
+    let lower = name.to_ascii_lowercase();
+    // cuBLASLt's Hopper GEMMs (`nvjet_*`) and flash attention carry none of the compute-bound
+    // fragments `is_memory_bound` looks for.
+    let half_only = lower.contains("nvjet") || lower.contains("flash");
+    if kind == 1 || (is_memory_bound(name) && !half_only) {
+        return KernelClass::Memory;
+    }
+    let has = |frags: &[&str]| frags.iter().any(|f| lower.contains(f));
+    if has(&["bf16"]) {
+        KernelClass::Bf16
+    } else if has(&["f16", "fp16", "half", "h884", "h1688", "h16816", "hmma"]) {
+        KernelClass::Fp16
+    } else if has(&["tf32"]) || (lower.contains("tensorop") && has(&["s1688", "s16816", "s884"])) {
+        KernelClass::Tf32
+    } else if has(&["sgemm", "simt", "ffma", "f32", "float"]) {
+        KernelClass::Fp32
+    } else if half_only {
+        KernelClass::Bf16
+    } else {
+        KernelClass::Fp32
+    }
+}
+
+/// Peak TFLOPS of `gpu` for a compute class; formats it lacks run at its FP32 rate.
+fn peak_tflops(gpu: &GpuSpec, class: KernelClass) -> f64 {
+    let c = &gpu.compute;
+    match class {
+        KernelClass::Tf32 => c.tf32_tflops,
+        KernelClass::Fp16 => c.fp16_tflops,
+        KernelClass::Bf16 => c.bf16_tflops,
+        _ => None,
+    }
+    .unwrap_or(c.fp32_tflops)
+}
+
+/// Carries traces of `from` to `to`.
+#[derive(Clone, Copy, Debug)]
+pub struct Transfer {
+    /// The GPU the trace was taken on.
+    pub from: &'static GpuSpec,
+    /// The GPU to predict.
+    pub to: &'static GpuSpec,
+    /// Host time on the target's host over the source's (1: the same CPU speed).
+    pub cpu_factor: f64,
+}
+
+impl Transfer {
+    /// Duration on the target, ns, of an activity of `kind` named `name` that took `dur_ns` on
+    /// the source with `blocks` thread blocks and (source, target) blocks per SM `resident`.
+    pub fn kernel_ns(
+        &self,
+        name: &str,
+        kind: u8,
+        dur_ns: f64,
+        blocks: u64,
+        resident: (u16, u16),
+    ) -> f64 {
+        let class = classify(name, kind);
+        if class == KernelClass::Copy {
+            return dur_ns;
+        }
+        let (from, to) = (self.from, self.to);
+        let fixed = dur_ns.min(FIXED_NS);
+        let work = dur_ns - fixed;
+        let fixed_to = fixed * from.compute.boost_mhz / to.compute.boost_mhz;
+        let work_to = match class {
+            KernelClass::Memory => work * from.memory_bandwidth_gbs / to.memory_bandwidth_gbs,
+            _ => {
+                let waves = |sms: u32, per_sm: u16| {
+                    let slots = u64::from(sms.max(1)) * u64::from(per_sm.max(1));
+                    blocks.max(1).div_ceil(slots) as f64
+                };
+                let per_sm = |gpu: &GpuSpec| peak_tflops(gpu, class) / f64::from(gpu.sms.max(1));
+                work * (waves(to.sms, resident.1) / waves(from.sms, resident.0))
+                    * (per_sm(from) / per_sm(to))
+            }
+        };
+        fixed_to + work_to
+    }
+
+    /// The trace `raw` (taken on `self.from`) as the replay's table on `self.to`: kernel times
+    /// carried over, the host and kernel scales that reproduce the measured alone speed on the
+    /// source kept (host time times the CPU factor), and the alone speeds replaced by the
+    /// replay's alone speed on the target (a prediction, labelled transferred by the caller).
+    pub fn trace(&self, raw: &RawTrace) -> KernelTrace {
+        let source = reduce_with(raw, self.from, None);
+        let (host, dur) = host_scale(&source, raw.sm_count.max(1));
+        let mut trace = reduce_with(raw, self.from, Some(self));
+        trace.host_scale = host * self.cpu_factor;
+        trace.dur_scale = dur;
+        let samples = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration);
+        let cycle = alone_cycle_s(&trace, trace.host_scale, dur, self.to.sms);
+        let speed = samples / cycle.max(f64::MIN_POSITIVE);
+        let ratio = speed / trace.unprofiled_samples_per_s;
+        trace.unprofiled_samples_per_s = speed;
+        trace.profiled_samples_per_s *= ratio;
+        trace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::{gavel_gpu, gpu};
+
+    fn transfer(from: &str, to: &str) -> Transfer {
+        let find = |n: &str| gpu(n).ok().or_else(|| gavel_gpu(n)).unwrap();
+        Transfer {
+            from: find(from),
+            to: find(to),
+            cpu_factor: 1.0,
+        }
+    }
+
+    #[test]
+    fn classes_from_real_kernel_names() {
+        // Names copied from the H200 traces in calibrate/data/h200.
+        let cases = [
+            (
+                "sm90_xmma_wgrad_indexed_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc",
+                KernelClass::Tf32,
+            ),
+            (
+                "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_tn_align4>",
+                KernelClass::Tf32,
+            ),
+            (
+                "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>",
+                KernelClass::Fp32,
+            ),
+            (
+                "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma",
+                KernelClass::Fp32,
+            ),
+            (
+                "fmha_cutlassB_f32_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel",
+                KernelClass::Fp32,
+            ),
+            (
+                "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1>",
+                KernelClass::Bf16,
+            ),
+            (
+                "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT",
+                KernelClass::Bf16,
+            ),
+            (
+                "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>",
+                KernelClass::Memory,
+            ),
+            (
+                "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>",
+                KernelClass::Memory,
+            ),
+            (
+                "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_tn",
+                KernelClass::Fp16,
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(classify(name, 0), want, "{name}");
+        }
+        assert_eq!(classify("Memcpy HtoD", 2), KernelClass::Copy);
+        assert_eq!(classify("Memset", 1), KernelClass::Memory);
+    }
+
+    #[test]
+    fn h200_to_h100_scales_only_bandwidth_bound_time() {
+        let t = transfer("h200", "h100");
+        // Same SMs, clocks and peaks: a GEMM keeps its time.
+        let gemm = t.kernel_ns("cutlass_80_simt_sgemm", 0, 50_000.0, 500, (1, 1));
+        assert!((gemm - 50_000.0).abs() < 1e-6, "{gemm}");
+        // An elementwise kernel: 2 µs fixed, 48 µs at 4,800 / 3,350 GB/s.
+        let add = t.kernel_ns("elementwise_kernel", 0, 50_000.0, 500, (8, 8));
+        let want = 2_000.0 + 48_000.0 * 4_800.0 / 3_350.0;
+        assert!((add - want).abs() < 1e-6, "{add} vs {want}");
+        // A copy is the host link's.
+        assert_eq!(t.kernel_ns("Memcpy HtoD", 2, 9_000.0, 0, (1, 1)), 9_000.0);
+        // A kernel within the fixed part only moves with the clock (the same here).
+        assert_eq!(
+            t.kernel_ns("elementwise_kernel", 0, 1_500.0, 4, (8, 8)),
+            1_500.0
+        );
+    }
+
+    #[test]
+    fn h200_to_a100_by_waves_and_peak_per_sm() {
+        let t = transfer("h200", "a100-40gb");
+        // A TF32 convolution of 1,320 blocks, one per SM: 10 waves on 132 SMs, 13 on 108
+        // (1,320 / 108 = 12.2). Per SM: 494.5 / 132 on the H200, 156 / 108 on the A100.
+        let conv = t.kernel_ns(
+            "xmma_fprop_implicit_gemm_tf32f32",
+            0,
+            102_000.0,
+            1_320,
+            (1, 1),
+        );
+        let want = 2_000.0 * 1980.0 / 1410.0
+            + 100_000.0 * (13.0 / 10.0) * ((494.5 / 132.0) / (156.0 / 108.0));
+        assert!((conv - want).abs() < 1e-6, "{conv} vs {want}");
+        // BF16 on a V100 runs at its FP32 rate (no BF16 hardware): 80 SMs, 15.7 TFLOPS.
+        let v = transfer("h200", "v100");
+        let bf = v.kernel_ns("tensorop_bf16_gemm", 0, 12_000.0, 80, (1, 1));
+        let want = 2_000.0 * 1980.0 / 1530.0 + 10_000.0 * ((989.5 / 132.0) / (15.7 / 80.0));
+        assert!((bf - want).abs() < 1e-6, "{bf} vs {want}");
+    }
+}
