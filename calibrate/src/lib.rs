@@ -8,6 +8,7 @@
 //! - [`execute`]: runs a plan with a runner into a store;
 //! - [`trace`]: raw kernel traces (`workloads/trace.py`) reduced to sim's kernel tables;
 //! - [`tracing`]: takes those traces through a runner, and indexes them for the store;
+//! - [`transfer`]: traces carried to another GPU, and checked against traces measured there;
 //! - [`predictor`]: the model `colo predict` answers with, over the shipped or given profiles;
 //! - [`fit`]: least-squares fits of the parametric model (H200 data, Gavel pairs, MISO MIG);
 //! - [`report`]: the collocation study's page (`colo report paper`), with the study's sets
@@ -36,5 +37,6 @@ pub mod shipped;
 pub mod store;
 pub mod summary;
 pub mod trace;
+pub mod transfer;
 pub mod trace_cmd;
 pub mod tracing;

@@ -56,6 +56,20 @@ enum CalibrateCommand {
     Trace(Box<TraceArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
     Summary(SummaryArgs),
+    /// Carry kernel traces taken on one GPU to another (datasheet roofline per kernel, no
+    /// fit), and check them against traces measured there.
+    ///
+    /// Every trace in DIR taken on a GPU other than --to is carried over: each kernel's time
+    /// from its waves and the GPUs' peak per SM in its number format (GEMM, convolution,
+    /// attention), or their memory bandwidth (everything else); host time kept, or times
+    /// --cpu-factor. Prints each point's alone speed measured on its GPU and predicted on --to.
+    /// --out writes --to's kernel tables (labelled transferred) for a profile's `kernel.tables`;
+    /// --check DIR2 reads traces measured on --to and prints the error per point, beside
+    /// assuming the same speed. `colo predict --gpu GPU --traces DIR` transfers on the fly.
+    #[command(
+        after_help = "Examples:\n  colo calibrate transfer calibrate/data/h200/traces --to a100-40gb\n  colo calibrate transfer calibrate/data/h200/byo/traces --to h100 --check calibrate/data/h100/byo-alone-check/traces --csv check.csv\n  colo calibrate transfer calibrate/data/h200/traces --to a100-40gb --out a100-40gb-kernels.json.gz"
+    )]
+    Transfer(TransferArgs),
     /// Fit a GPU's profile from its measurements and report held-out errors.
     Fit(super::fit::FitArgs),
     /// Report how wrong the fitted model is on runs its fit never saw, beside the baselines.
@@ -265,6 +279,28 @@ struct TraceArgs {
     fake_gpu: bool,
 }
 
+/// Arguments of `colo calibrate transfer`.
+#[derive(clap::Args)]
+struct TransferArgs {
+    /// Folder of kernel traces (`*.trace.json.gz`, as `colo calibrate trace` writes).
+    dir: PathBuf,
+    /// GPU to carry them to (catalog name: a100-40gb, a100-80gb, h100-80gb, h200).
+    #[arg(long)]
+    to: String,
+    /// Host time on the target's host over the source's [default: 1, the same CPU]
+    #[arg(long, default_value_t = 1.0, hide_default_value = true)]
+    cpu_factor: f64,
+    /// Write the carried traces as --to's kernel tables to this file (.json.gz) [default: none]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Folder of traces measured on --to to check against [default: none]
+    #[arg(long)]
+    check: Option<PathBuf>,
+    /// Also write the table as CSV to this file [default: none]
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
 /// Arguments of `colo calibrate summary`.
 #[derive(clap::Args)]
 struct SummaryArgs {
@@ -282,6 +318,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         CalibrateCommand::Profile(args) => profile(*args),
         CalibrateCommand::Trace(args) => trace(*args),
         CalibrateCommand::Summary(args) => print_summary(args),
+        CalibrateCommand::Transfer(args) => transfer(args),
         CalibrateCommand::Fit(args) => super::fit::fit(args),
         CalibrateCommand::Validate(args) => super::fit::validate(args),
         CalibrateCommand::Plot(args) => super::fit::plot(args),
@@ -732,6 +769,71 @@ fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
         colo_sim::fsutil::write_atomic(csv, summary::render_csv(&rows).as_bytes())
             .with_context(|| format!("cannot write {}", csv.display()))?;
         eprintln!("wrote {}", csv.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn transfer(args: TransferArgs) -> anyhow::Result<ExitCode> {
+    use colo_calibrate::transfer;
+    let to = colo_sim::hardware::gpu(&args.to)?;
+    if !(args.cpu_factor.is_finite() && args.cpu_factor > 0.0) {
+        anyhow::bail!(
+            "--cpu-factor {}: must be a positive number (1 = the same CPU speed)",
+            args.cpu_factor
+        );
+    }
+    let folder = transfer::transfer_folder(&args.dir, to, args.cpu_factor)?;
+    for (path, why) in &folder.skipped {
+        eprintln!("skipped {}: {why}", path.display());
+    }
+    let Some(tables) = folder.transferred else {
+        anyhow::bail!(
+            "{}: no trace of another GPU to carry to {} (traces already of {} need no transfer)",
+            args.dir.display(),
+            to.name,
+            to.name
+        );
+    };
+    let measured = match &args.check {
+        Some(dir) => {
+            let m = transfer::measured_tables(dir, to)?;
+            for (path, why) in &m.skipped {
+                eprintln!("check: skipped {}: {why}", path.display());
+            }
+            if m.tables.traces.is_empty() {
+                anyhow::bail!(
+                    "--check {}: no trace measured on {} in it; trace there with `colo calibrate \
+                     trace ... --out {}`",
+                    dir.display(),
+                    to.name,
+                    dir.display()
+                );
+            }
+            Some(m.tables)
+        }
+        None => None,
+    };
+    let from = tables.transferred_from.clone().unwrap_or_default();
+    let rows = transfer::check_rows(
+        &transfer::source_points(&args.dir, to),
+        &tables,
+        measured.as_ref(),
+    );
+    super::print(&format!(
+        "{}\n{}",
+        tables.source,
+        transfer::render(&rows, &from, to.name)
+    ))?;
+    if let Some(csv) = &args.csv {
+        colo_sim::fsutil::write_atomic(csv, transfer::render_csv(&rows).as_bytes())
+            .with_context(|| format!("cannot write {}", csv.display()))?;
+        eprintln!("wrote {}", csv.display());
+    }
+    if let Some(out) = &args.out {
+        let bytes = colo_calibrate::fit::kernel::tables_bytes(&tables)?;
+        colo_sim::fsutil::write_atomic(out, &bytes)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        eprintln!("wrote {} ({} traces)", out.display(), tables.traces.len());
     }
     Ok(ExitCode::SUCCESS)
 }
