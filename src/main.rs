@@ -40,7 +40,7 @@ struct Cli {
 enum Command {
     /// Run a scenario (all its sweep variants in parallel) and write results.
     #[command(
-        after_help = "Examples:\n  colo simulate scenarios/default.ron\n  colo simulate scenarios/planning/mps-vs-exclusive.ron --out /tmp/r\n  colo simulate scenarios/bench/synthgen_10m.ron --jobs 100000 --outputs summary\n  colo simulate SWEEP.ron --shard 0/4 --out /tmp/s0   (then `colo merge`)"
+        after_help = "Examples:\n  colo simulate scenarios/default.ron\n  colo simulate scenarios/planning/mps-vs-exclusive.ron --out /tmp/r\n  colo simulate scenarios/bench/synthgen_10m.ron --jobs 100000 --outputs summary\n  colo simulate SWEEP.ron --shard 0/4 --out /tmp/s0   (then `colo merge`)\n  colo simulate scenarios/default.ron --out /tmp/r --format json"
     )]
     Simulate(cmd::simulate::SimulateArgs),
     /// Join the result folders of a sweep's shards (`simulate --shard K/N`) into one.
@@ -61,8 +61,12 @@ enum Command {
     )]
     Pack(cmd::pack::PackArgs),
     /// Find the smallest (and cheapest) cluster per candidate that meets a target on a scenario.
+    #[command(after_help = cmd::plan::after_help())]
     Plan(cmd::plan::PlanArgs),
     /// List GPU types, their MIG profiles and valid MIG layouts.
+    #[command(
+        after_help = "Examples:\n  colo hardware\n  colo hardware --gpu h200\n  colo hardware --gpu a100-40gb --format json"
+    )]
     Hardware(cmd::hardware::HardwareArgs),
     /// Measure real training on a GPU and fit profiles.
     Calibrate(cmd::calibrate::CalibrateArgs),

@@ -65,6 +65,30 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes `value` to stdout as pretty JSON and a newline, the whole of stdout (`--format json`).
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    print(&format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+/// `--format` of the commands that print a table or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Aligned text.
+    Table,
+    /// One JSON object (the only thing on stdout; notes and progress go to stderr).
+    Json,
+}
+
+/// Width of a table's name column: the longest of `names` (in characters), and never less
+/// than `floor` (the width the table had when every name was short, so short tables print as
+/// before), so that a long name widens the column instead of shifting the row.
+pub fn name_width<'a>(names: impl IntoIterator<Item = &'a str>, floor: usize) -> usize {
+    names
+        .into_iter()
+        .map(|n| n.chars().count())
+        .fold(floor, usize::max)
+}
+
 /// `--gpu`'s help: the catalog's GPU types (`colo hardware` describes them).
 pub fn gpu_help() -> String {
     format!("GPU type: {}", colo_sim::hardware::names())

@@ -9,7 +9,7 @@ use colo_sim::hardware;
 use colo_sim::pack::{PackJob, PackProgress, PackRequest, output, pack_with_progress};
 use colo_sim::workload::ModelKey;
 
-use super::predict::FormatArg;
+use super::FormatArg;
 
 /// Arguments of `colo pack`.
 #[derive(clap::Args)]

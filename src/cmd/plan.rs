@@ -7,9 +7,21 @@ use std::process::ExitCode;
 use anyhow::Context;
 use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
 use colo_sim::fsutil::{self, WholeDir};
-use colo_sim::plan::{Metric, PlanReport, Target, plan, plan_csv};
+use colo_sim::plan::{
+    CandidateResult, Metric, PlanReport, TIE_BREAK, Target, Unit, plan, plan_csv,
+};
 use colo_sim::scenario::{RunOptions, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+
+use super::FormatArg;
+
+/// `colo plan --help`'s closing text: examples, and how ties are broken.
+pub fn after_help() -> String {
+    format!(
+        "Examples:\n  colo plan scenarios/planning/mps-vs-exclusive.ron --target \"p95_wait <= 2h\"\n  colo plan scenarios/planning/a100-vs-h200-prices.ron --target \"mean_jct <= 3h\" --out /tmp/plan\n  colo plan scenarios/planning/a100-vs-h200-prices.ron --target \"p95_wait <= 1h\" --format json\n\nTies: {TIE_BREAK}."
+    )
+}
 
 /// Arguments of `colo plan`.
 #[derive(clap::Args)]
@@ -25,6 +37,11 @@ pub struct PlanArgs {
     /// Folder for plan.csv and the figures (default: the scenario's result folder + /plan).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// What stdout gets: `table` (the candidates table and the answer) or `json` (one JSON
+    /// object: the target, per candidate its answer and the table's figures with the unit in
+    /// each key name, the cheapest, the tie-break, origins and files; progress on stderr).
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
 }
 
 /// Runs `colo plan`.
@@ -51,7 +68,10 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     files.extend(figures(&report, whole.path())?);
     let files: Vec<PathBuf> = files.iter().map(|f| whole.final_path(f)).collect();
     whole.commit().with_context(writing)?;
-    super::print(&table(&scenario, &report, &files))?;
+    match args.format {
+        FormatArg::Table => super::print(&table(&scenario, &report, &files))?,
+        FormatArg::Json => super::print_json(&json(&scenario, &report, &files))?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -79,9 +99,10 @@ fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String 
         let _ = writeln!(out, "{}", colo_sim::metrics::energy::provenance(energies));
     }
     let metric = format!("{} ({})", t.metric.name(), t.unit.suffix());
+    let w = super::name_width(report.candidates.iter().map(|c| c.label.as_str()), 28);
     let _ = writeln!(
         out,
-        "{:<28} {:>9} {:>16} {:>12} {:>10}  note",
+        "{:<w$} {:>9} {:>16} {:>12} {:>10}  note",
         "candidate", "GPUs", metric, "one fewer", "$/hour"
     );
     for c in &report.candidates {
@@ -104,7 +125,7 @@ fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String 
             .map_or("-".into(), |v| format!("{v:.2}"));
         let _ = writeln!(
             out,
-            "{:<28} {size:>9} {value:>16} {fewer:>12} {cost:>10}  {}",
+            "{:<w$} {size:>9} {value:>16} {fewer:>12} {cost:>10}  {}",
             c.label,
             note(c, report.max_gpus)
         );
@@ -118,6 +139,7 @@ fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String 
             c.label,
             c.cost_per_hour(n).unwrap_or_default()
         );
+        let _ = writeln!(out, "{}", tie_line(report));
     }
     let _ = writeln!(
         out,
@@ -129,7 +151,92 @@ fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String 
     out
 }
 
-fn note(c: &colo_sim::plan::CandidateResult, max_gpus: u32) -> String {
+/// The tie-break, one line, and whether it decided here.
+fn tie_line(report: &PlanReport) -> String {
+    let tied = report.tied_with_cheapest();
+    if tied.is_empty() {
+        format!("ties: {TIE_BREAK} (no tie here)")
+    } else {
+        format!("ties: {TIE_BREAK} (tied here: {})", tied.join(", "))
+    }
+}
+
+/// `--format json`: what the table says, each number under a key naming it and its unit.
+fn json(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> Value {
+    let t = &report.target;
+    let key = value_key(t);
+    let candidates: Vec<Value> = report
+        .candidates
+        .iter()
+        .map(|c| candidate_json(c, report, &key))
+        .collect();
+    let cheapest = report.cheapest.and_then(|idx| {
+        let c = report.candidates.get(idx)?;
+        let n = c.smallest?;
+        Some(json!({"candidate": c.label, "gpus": n, "cost_per_hour": c.cost_per_hour(n)}))
+    });
+    let energy = matches!(t.metric, Metric::EnergyKwh | Metric::SamplesPerJoule).then(|| {
+        let points = report.candidates.iter().flat_map(|c| &c.points);
+        let energies = points.filter_map(|p| p.summary.as_ref()?.energy.as_ref());
+        colo_sim::metrics::energy::provenance(energies)
+    });
+    let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let mut target =
+        json!({"text": t.to_string(), "metric": t.metric.name(), "unit": t.unit.suffix()});
+    target[&key] = json!(t.in_unit(t.bound));
+    json!({
+        "scenario": scenario.file.name,
+        "target": target,
+        "value_key": key,
+        "profile_origin": origin(report),
+        "figures_are": "simulated",
+        "energy_provenance": energy,
+        "candidates": candidates,
+        "cheapest": cheapest,
+        "tie_break": TIE_BREAK,
+        "tied_with_cheapest": report.tied_with_cheapest(),
+        "max_gpus": report.max_gpus,
+        "simulations": report.simulations,
+        "files": files,
+    })
+}
+
+/// One candidate's row of the table: its answer (`smallest_gpus`, `null` when not met up to
+/// `max_gpus`), the metric there and one GPU fewer in the target's unit (under `key`), its
+/// cost and notes.
+fn candidate_json(c: &CandidateResult, report: &PlanReport, key: &str) -> Value {
+    let t = &report.target;
+    let at = |n: u32| c.point(n).map(|p| t.in_unit(p.value));
+    let mut row = json!({
+        "candidate": c.label,
+        "gpu": c.gpu,
+        "mode": c.mode,
+        "smallest_gpus": c.smallest,
+        "met": c.smallest.is_some(),
+        "price_per_gpu_hour": c.price_per_gpu_hour,
+        "cost_per_hour": c.smallest.and_then(|n| c.cost_per_hour(n)),
+        "non_monotone_gpus": c.non_monotone,
+        "note": note(c, report.max_gpus),
+    });
+    row[key] = json!(c.smallest.and_then(at));
+    row[format!("one_fewer_{key}")] = json!(c.smallest.and_then(|n| at(n.checked_sub(1)?)));
+    row
+}
+
+/// The JSON key of the target's metric in the unit it was written in: `p95_wait_h`,
+/// `makespan_min`, `throughput_samples_per_s`, `energy_kwh`, `samples_per_joule`.
+fn value_key(t: &Target) -> String {
+    let unit = match t.unit {
+        Unit::Seconds => "s",
+        Unit::Minutes => "min",
+        Unit::Hours => "h",
+        Unit::SamplesPerSecond => "samples_per_s",
+        Unit::KilowattHours | Unit::SamplesPerJoule => return t.metric.name().to_owned(),
+    };
+    format!("{}_{unit}", t.metric.name())
+}
+
+fn note(c: &CandidateResult, max_gpus: u32) -> String {
     let mut notes = Vec::new();
     if !c.non_monotone.is_empty() {
         notes.push(format!(

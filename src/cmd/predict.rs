@@ -9,6 +9,8 @@ use colo_sim::perf::answer::{self, EXIT_OUT_OF_MEMORY};
 use colo_sim::perf::query::SetQuery;
 use colo_sim::workload::ModelKey;
 
+use super::FormatArg;
+
 /// Arguments of `colo predict`.
 #[derive(clap::Args)]
 pub struct PredictArgs {
@@ -107,15 +109,6 @@ impl ModelArg {
             Self::FixedSlowdown => ModelChoice::FixedSlowdown,
         }
     }
-}
-
-/// Output format.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum FormatArg {
-    /// Aligned text.
-    Table,
-    /// One JSON object.
-    Json,
 }
 
 /// Runs `colo predict`.

@@ -7,8 +7,11 @@ use std::sync::Mutex;
 use anyhow::Context;
 use colo_sim::bench;
 use colo_sim::metrics::energy;
+use colo_sim::metrics::rows::SummaryLine;
 use colo_sim::scenario::{Outputs, RunOptions, Scenario, VariantRun};
 use indicatif::{ProgressBar, ProgressStyle};
+
+use super::FormatArg;
 
 /// Arguments of `colo simulate`.
 #[derive(clap::Args)]
@@ -46,6 +49,11 @@ pub struct SimulateArgs {
     /// built with `cargo build --release --features parquet`.
     #[arg(long)]
     pub columnar: bool,
+    /// What stdout gets: `table` (the summary table) or `json` (one JSON object: the
+    /// scenario, then per variant the table's figures with their units in the key names, its
+    /// perf model, origins and result folder; notes and progress stay on stderr).
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
 }
 
 /// `--outputs` on the command line.
@@ -107,7 +115,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let runs = scenario.run(&options, &report);
     bar.finish_and_clear();
     let runs = runs?;
-    super::print(&table(&scenario, &runs))?;
+    report_skips(&runs);
+    match args.format {
+        FormatArg::Table => super::print(&table(&scenario, &runs))?,
+        FormatArg::Json => super::print_json(&json(&scenario, &runs)?)?,
+    }
     report_peak_for_bench()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -139,9 +151,10 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
     for line in &first.labels.user_traces {
         let _ = writeln!(out, "traces: {line}");
     }
+    let w = super::name_width(runs.iter().map(|r| r.name.as_str()), 14);
     let _ = writeln!(
         out,
-        "{:<14} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6} {:>10}",
+        "{:<w$} {:>6} {:>6} {:>10} {:>11} {:>11} {:>11} {:>12} {:>6} {:>10}",
         "variant",
         "jobs",
         "done",
@@ -154,31 +167,50 @@ fn table(scenario: &Scenario, runs: &[VariantRun]) -> String {
         "energy kWh"
     );
     for run in runs {
-        let s = &run.summary;
-        let energy = s.energy.as_ref();
+        let l = SummaryLine::of(&run.name, &run.summary);
         let _ = writeln!(
             out,
-            "{:<14} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2} {:>10}",
-            run.name,
-            s.jobs,
-            s.completed,
-            s.makespan_s / 3600.0,
-            s.jct_s.mean / 3600.0,
-            s.jct_s.p95 / 3600.0,
-            s.wait_s.mean / 3600.0,
-            s.throughput_samples_per_s,
-            s.utilization,
-            energy
-                .and_then(|e| e.energy_kwh)
+            "{:<w$} {:>6} {:>6} {:>10.2} {:>11.2} {:>11.2} {:>11.2} {:>12.0} {:>6.2} {:>10}",
+            l.variant,
+            l.jobs,
+            l.completed,
+            l.makespan_h,
+            l.mean_jct_h,
+            l.p95_jct_h,
+            l.mean_wait_h,
+            l.throughput_samples_per_s,
+            l.utilization,
+            l.energy_kwh
                 .map_or_else(|| "unknown".to_owned(), |kwh| format!("{kwh:.1}"))
         );
     }
-    let energies = runs.iter().filter_map(|r| r.summary.energy.as_ref());
-    let _ = writeln!(out, "{}", energy::provenance(energies));
-    report_skips(runs);
+    let _ = writeln!(out, "{}", energy_provenance(runs));
     let dirs: Vec<String> = runs.iter().map(|r| r.dir.display().to_string()).collect();
     let _ = writeln!(out, "results: {}", dirs.join(", "));
     out
+}
+
+/// `--format json`: the table's figures, one [`SummaryLine`] per variant with its result
+/// folder, beside the lines the table prints above and below them.
+fn json(scenario: &Scenario, runs: &[VariantRun]) -> serde_json::Result<serde_json::Value> {
+    let mut variants = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut line = serde_json::to_value(SummaryLine::of(&run.name, &run.summary))?;
+        line["result_dir"] = run.dir.display().to_string().into();
+        variants.push(line);
+    }
+    let traces = runs.first().map(|r| r.summary.labels.user_traces.clone());
+    Ok(serde_json::json!({
+        "scenario": scenario.file.name,
+        "traces": traces.unwrap_or_default(),
+        "energy_provenance": energy_provenance(runs),
+        "variants": variants,
+    }))
+}
+
+/// The table's line on where the energy figures come from.
+fn energy_provenance(runs: &[VariantRun]) -> String {
+    energy::provenance(runs.iter().filter_map(|r| r.summary.energy.as_ref()))
 }
 
 /// Skipped trace rows and unplaceable jobs, on stderr, once per distinct trace.

@@ -73,6 +73,21 @@ pub fn scenario(cluster: &str, jobs: &str) -> String {
     )
 }
 
+/// A sweep scenario in `dir` with one small variant per name.
+pub fn sweep_scenario(dir: &Path, names: &[&str]) -> String {
+    let base = scenario(
+        "(gpu: \"h200\", count: 1, mode: Mps)",
+        "(model: \"resnet18:128:32\", samples: 10.0)",
+    );
+    let variants: Vec<String> = names.iter().map(|n| format!("(name: {n:?})")).collect();
+    let text = format!(
+        "{}\n    sweep: [{}],\n)\n",
+        base.trim_end().trim_end_matches(')'),
+        variants.join(", ")
+    );
+    write(dir, "sweep.ron", &text)
+}
+
 /// Width and height of a PNG file's bytes, from its header (the IHDR chunk's first fields,
 /// big-endian, at bytes 16 and 20); `None` for bytes that are not a PNG.
 pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
@@ -111,4 +126,44 @@ pub fn python_ok(script: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Positions (in characters) where a run of non-blank characters of `line` ends.
+fn token_ends(line: &str) -> Vec<usize> {
+    let chars: Vec<char> = line.chars().collect();
+    (1..=chars.len())
+        .filter(|&i| chars[i - 1] != ' ' && chars.get(i).is_none_or(|c| *c == ' '))
+        .collect()
+}
+
+/// Checks that a table's rows keep their columns where its header has them, whatever the
+/// length of the names in its first column: every row of `rows` (each `(name, line)`, the line
+/// starting with its name) has its right-aligned columns end at the same positions, and the
+/// header has `columns` of its words ending there too.
+pub fn assert_aligned(header: &str, rows: &[(&str, &str)], columns: usize) {
+    let after_name = |name: &str, line: &str| -> Vec<usize> {
+        assert!(
+            line.starts_with(name),
+            "{line:?} does not start with {name:?}"
+        );
+        let start = name.chars().count();
+        token_ends(line)
+            .into_iter()
+            .filter(|&e| e > start)
+            .collect()
+    };
+    let (first_name, first_line) = rows[0];
+    let ends = after_name(first_name, first_line);
+    for (name, line) in rows {
+        assert_eq!(
+            after_name(name, line),
+            ends,
+            "columns moved:\n{header}\n{first_line}\n{line}"
+        );
+    }
+    let in_header = token_ends(header)
+        .into_iter()
+        .filter(|e| ends.contains(e))
+        .count();
+    assert_eq!(in_header, columns, "header:\n{header}\n{first_line}");
 }

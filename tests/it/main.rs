@@ -6,6 +6,7 @@ mod calibrate;
 mod calibrate_trust;
 mod common;
 mod fit;
+mod hardware;
 mod merge_trust;
 mod pack;
 mod placement;

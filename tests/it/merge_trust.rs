@@ -3,22 +3,7 @@
 //! written; empty shards and sweep names that need quoting.
 use std::path::{Path, PathBuf};
 
-use crate::common::{colo, scenario, write};
-
-/// A sweep scenario in `dir` with one small variant per name.
-fn sweep_scenario(dir: &Path, names: &[&str]) -> String {
-    let base = scenario(
-        "(gpu: \"h200\", count: 1, mode: Mps)",
-        "(model: \"resnet18:128:32\", samples: 10.0)",
-    );
-    let variants: Vec<String> = names.iter().map(|n| format!("(name: {n:?})")).collect();
-    let text = format!(
-        "{}\n    sweep: [{}],\n)\n",
-        base.trim_end().trim_end_matches(')'),
-        variants.join(", ")
-    );
-    write(dir, "sweep.ron", &text)
-}
+use crate::common::{colo, sweep_scenario};
 
 /// Runs every shard of `count` of the sweep `file` into `dir/sK`; returns the folders.
 fn shards(file: &str, dir: &Path, count: u32) -> Vec<PathBuf> {

@@ -207,3 +207,140 @@ fn the_readme_quotes_the_planning_answers_colo_gives() {
     );
     assert!(readme.contains(&quoted), "README lacks: {quoted}");
 }
+
+/// The shipped prices scenario, its output folder in `dir`, with `extra` arguments.
+fn plan_prices(dir: &Path, scenario: &str, extra: &[&str]) -> crate::common::Run {
+    let out = dir.join("plan");
+    let mut args = vec![
+        "plan",
+        scenario,
+        "--target",
+        "p95_wait <= 1h",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run
+}
+
+const PRICES: &str = "scenarios/planning/a100-vs-h200-prices.ron";
+
+/// Issue 35: `--format json` is one JSON object whose answers are the numbers the table
+/// prints, under keys that name the metric and its unit.
+#[test]
+fn json_answer_equals_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = plan_prices(dir.path(), PRICES, &[]).stdout;
+    let run = plan_prices(dir.path(), PRICES, &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is one JSON");
+    assert_eq!(v["value_key"], "p95_wait_h");
+    assert_eq!(v["target"]["p95_wait_h"], 1.0);
+    assert_eq!(v["profile_origin"], "h200: fitted");
+    let candidates = v["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 3);
+    for c in candidates {
+        let label = c["candidate"].as_str().unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(label) && l[label.len()..].starts_with("  "))
+            .unwrap_or_else(|| panic!("{label} in\n{text}"));
+        let cells: Vec<&str> = row[label.len()..].split_whitespace().collect();
+        let gpus = c["smallest_gpus"].as_u64().unwrap();
+        assert_eq!(cells[0], gpus.to_string(), "{row}");
+        let value = format!("{:.2}", c["p95_wait_h"].as_f64().unwrap());
+        let fewer = format!("{:.2}", c["one_fewer_p95_wait_h"].as_f64().unwrap());
+        let cost = format!("{:.2}", c["cost_per_hour"].as_f64().unwrap());
+        assert_eq!(
+            [cells[1], cells[3], cells[5]],
+            [&value, &fewer, &cost],
+            "{row}"
+        );
+    }
+    let cheapest = &v["cheapest"];
+    let line = format!(
+        "cheapest: {} with {} GPUs at {:.2}/hour",
+        cheapest["candidate"].as_str().unwrap(),
+        cheapest["gpus"],
+        cheapest["cost_per_hour"].as_f64().unwrap()
+    );
+    assert!(text.contains(&line), "{line}\n{text}");
+}
+
+/// Issue 35: plan says how it breaks a tie for cheapest, in its output and its help, and the
+/// tie it reports is one plan.csv shows: the shipped prices scenario has two candidates at
+/// the same cost per hour, and the one listed first is named.
+#[test]
+fn the_tie_break_is_stated_and_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = plan_prices(dir.path(), PRICES, &[]);
+    let mut reader = csv::Reader::from_path(dir.path().join("plan/plan.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (name, smallest, cost) = (col("candidate"), col("smallest"), col("cost_per_hour"));
+    let answers: Vec<(String, f64)> = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|row| &row[smallest] == "true")
+        .map(|row| (row[name].to_owned(), row[cost].parse().unwrap()))
+        .collect();
+    let least = answers.iter().map(|a| a.1).fold(f64::INFINITY, f64::min);
+    let tied: Vec<&str> = answers
+        .iter()
+        .filter(|a| a.1 == least)
+        .map(|a| a.0.as_str())
+        .collect();
+    assert!(
+        tied.len() > 1,
+        "the scenario no longer has a tie: {answers:?}"
+    );
+    let first = format!("cheapest: {} with", tied[0]);
+    assert!(run.stdout.contains(&first), "{first}\n{}", run.stdout);
+    let ties = format!(
+        "ties: candidates whose answers cost the same per hour: the one listed first in the scenario's plan.candidates is named cheapest (tied here: {})",
+        tied.join(", ")
+    );
+    assert!(
+        run.stdout.lines().any(|l| l == ties),
+        "{ties}\n{}",
+        run.stdout
+    );
+    let help = colo(&["plan", "--help"]).stdout;
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("Ties: candidates whose answers cost the same per hour: the one listed first in the scenario's plan.candidates is named cheapest."),
+        "{help}"
+    );
+    assert!(help.contains("--format json"), "{help}");
+}
+
+/// Issue 35: a candidate name longer than the column (30 characters) widens it.
+#[test]
+fn a_long_candidate_name_keeps_the_table_aligned() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "h200 mps with a 30-char name..";
+    assert_eq!(long.len(), 30);
+    let shipped = std::fs::read_to_string(root().join(PRICES)).unwrap();
+    let profile = root().join("calibrate/profiles/h200.ron");
+    let text = shipped
+        .replace("name: \"h200 mps\"", &format!("name: \"{long}\""))
+        .replace(
+            "\"../../calibrate/profiles/h200.ron\"",
+            &format!("\"{}\"", profile.display()),
+        );
+    let file = write(dir.path(), "long.ron", &text);
+    let run = plan_prices(dir.path(), &file, &[]);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("candidate "))
+        .unwrap();
+    let rows: Vec<(&str, &str)> = ["h200 exclusive", long, "h200 mig 3g+4g"]
+        .iter()
+        .zip(&lines[header + 1..header + 4])
+        .map(|(name, line)| (*name, *line))
+        .collect();
+    // GPUs, the metric, one fewer and $/hour.
+    crate::common::assert_aligned(lines[header], &rows, 4);
+}

@@ -520,3 +520,118 @@ fn one_job_scenario(mode: &str) -> String {
         r#"(model: "resnet18:128:32", samples: 10.0)"#,
     )
 }
+
+/// Issue 35: `--format json` prints one JSON object and nothing else on stdout, with the
+/// table's figures per variant equal to the summary.json the same run wrote (seconds there,
+/// hours here), each labelled with its origin.
+#[test]
+fn json_summary_equals_each_variants_summary_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("default");
+    let run = colo(&[
+        "simulate",
+        "scenarios/default.ron",
+        "--jobs",
+        "40",
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is one JSON");
+    assert_eq!(v["scenario"], "default");
+    assert!(
+        v["energy_provenance"]
+            .as_str()
+            .unwrap()
+            .contains("held-out MAPE")
+    );
+    let variants = v["variants"].as_array().unwrap();
+    let names: Vec<&str> = variants
+        .iter()
+        .map(|l| l["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["exclusive", "timeslice", "mps", "mig"]);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    for line in variants {
+        let dir = out.join(line["variant"].as_str().unwrap());
+        assert_eq!(line["result_dir"], dir.to_str().unwrap());
+        let s = summary(&dir);
+        for key in [
+            "jobs",
+            "completed",
+            "perf_model",
+            "profile_origin",
+            "figures_are",
+        ] {
+            assert_eq!(line[key], s[key], "{key}");
+        }
+        let hours = [
+            ("makespan_h", &s["makespan_s"]),
+            ("mean_jct_h", &s["jct_s"]["mean"]),
+            ("p95_jct_h", &s["jct_s"]["p95"]),
+            ("mean_wait_h", &s["wait_s"]["mean"]),
+        ];
+        for (key, seconds) in hours {
+            let (h, sec) = (line[key].as_f64().unwrap(), seconds.as_f64().unwrap());
+            assert!(close(h * 3600.0, sec), "{key}: {h} h, {sec} s");
+        }
+        for (key, want) in [
+            ("throughput_samples_per_s", &s["throughput_samples_per_s"]),
+            ("utilization", &s["utilization"]),
+            ("energy_kwh", &s["energy"]["energy_kwh"]),
+        ] {
+            assert!(
+                close(line[key].as_f64().unwrap(), want.as_f64().unwrap()),
+                "{key}"
+            );
+        }
+        assert_eq!(line["energy_figures_are"], s["energy"]["figures_are"]);
+    }
+    // The table of the same scenario and seed prints the same figures, rounded.
+    let table = colo(
+        &["simulate", "scenarios/default.ron", "--jobs", "40", "--out"]
+            .into_iter()
+            .chain([tmp.path().join("t").to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    let mps = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("mps "))
+        .unwrap();
+    let line = &variants[2];
+    let want = format!(
+        "{:.2} {:.2}",
+        line["mean_jct_h"].as_f64().unwrap(),
+        line["p95_jct_h"].as_f64().unwrap()
+    );
+    let cells: Vec<&str> = mps.split_whitespace().collect();
+    assert_eq!(format!("{} {}", cells[4], cells[5]), want, "{mps}");
+}
+
+/// Issue 35: a variant name longer than the column (30 characters) widens it for every row
+/// instead of pushing its own row's figures right.
+#[test]
+fn a_long_variant_name_keeps_the_summary_columns_aligned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = "a-variant-name-of-30-characters";
+    let long = &long[..30];
+    let file = crate::common::sweep_scenario(tmp.path(), &["a", long, "mid-length-name"]);
+    let out = tmp.path().join("r");
+    let run = colo(&["simulate", &file, "--out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("variant "))
+        .unwrap();
+    let rows: Vec<(&str, &str)> = ["a", long, "mid-length-name"]
+        .iter()
+        .zip(&lines[header + 1..header + 4])
+        .map(|(name, line)| (*name, *line))
+        .collect();
+    crate::common::assert_aligned(lines[header], &rows, 9);
+}

@@ -11,8 +11,9 @@ pub mod text;
 pub use error::{HardwareError, MigConflict};
 pub use mig::{MigLayout, MigSlice};
 
-/// One GPU model: its size and its MIG profile table.
-#[derive(Debug)]
+/// One GPU model: its size and its MIG profile table. Serialized as `colo hardware --format
+/// json` prints it (a catalog record, read by no one: there is no `Deserialize`).
+#[derive(Debug, serde::Serialize)]
 pub struct GpuSpec {
     /// Canonical short id, e.g. `"h200"`; what scenarios and the CLI print.
     pub name: &'static str,
@@ -63,7 +64,7 @@ pub struct ComputeRates {
 }
 
 /// One MIG GPU-instance profile, e.g. `3g.71gb` on H200.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, serde::Serialize)]
 pub struct MigProfile {
     /// Profile name as `nvidia-smi` prints it without the `MIG ` prefix, e.g. `"3g.71gb"`.
     pub name: &'static str,

@@ -1,6 +1,8 @@
 //! `colo hardware`'s text: the catalog in one table, and one GPU with its MIG profiles and
-//! every valid MIG layout.
+//! every valid MIG layout; and the same as JSON (`--format json`).
 use std::fmt::Write as _;
+
+use serde_json::{Value, json};
 
 use super::{GpuSpec, catalog};
 
@@ -65,4 +67,31 @@ pub fn describe(gpu: &GpuSpec) -> String {
         let _ = writeln!(out, "  {layout}");
     }
     out
+}
+
+/// The catalog as JSON: every GPU with all its numbers (units in the key names), its MIG
+/// profiles and where the numbers come from (`source`).
+///
+/// # Errors
+/// None in practice: a catalog record is names and numbers (serde_json's error type kept).
+pub fn catalog_json() -> serde_json::Result<Value> {
+    let gpus = catalog()
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(json!({ "gpus": gpus }))
+}
+
+/// `gpu` in detail as JSON, as [`describe`] prints it: its numbers, source and MIG profiles,
+/// and every valid MIG layout written as [`describe`] writes it (`slice@start`).
+///
+/// # Errors
+/// As [`catalog_json`].
+pub fn describe_json(gpu: &GpuSpec) -> serde_json::Result<Value> {
+    let layouts: Vec<String> = gpu
+        .enumerate_mig_layouts()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Ok(json!({ "gpu": serde_json::to_value(gpu)?, "mig_layouts": layouts }))
 }

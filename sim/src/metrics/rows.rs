@@ -277,6 +277,68 @@ pub(crate) fn serde_csv_bytes<R: CsvRow>(rows: impl IntoIterator<Item = R>) -> V
     writer.into_inner().unwrap()
 }
 
+/// One variant's line of `colo simulate`'s summary, as its table prints it and as
+/// `--format json` writes it (so the two cannot drift apart): the variant's name, then its
+/// figures from [`super::Summary`] at full precision, times in hours. Not a result file: the
+/// same figures are in the variant's `summary.json` (times in seconds) and `sweep.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SummaryLine {
+    /// Sweep variant name (`base` without a sweep).
+    pub variant: String,
+    /// Jobs in the workload.
+    pub jobs: u64,
+    /// Jobs that ran to the end.
+    pub completed: u64,
+    /// Time the last job ended, hours.
+    pub makespan_h: f64,
+    /// Mean job completion time, hours.
+    pub mean_jct_h: f64,
+    /// 95th percentile of job completion time, hours.
+    pub p95_jct_h: f64,
+    /// Mean wait before start, hours.
+    pub mean_wait_h: f64,
+    /// Samples trained per second of makespan.
+    pub throughput_samples_per_s: f64,
+    /// Busy GPU-hours / GPU-hours (0 to 1).
+    pub utilization: f64,
+    /// The cluster's energy over the makespan, kWh; `None` (JSON `null`, the table's
+    /// `unknown`) without a power model.
+    pub energy_kwh: Option<f64>,
+    /// Where the energy comes from, or why it is unknown (`summary.json`'s
+    /// `energy.figures_are`); `None` when the summary has no energy section.
+    pub energy_figures_are: Option<String>,
+    /// The performance model that gave the rates.
+    pub perf_model: String,
+    /// Where the profile numbers come from (`h200: fitted`, ...).
+    pub profile_origin: String,
+    /// Where the figures come from (`summary.json`'s `figures_are`).
+    pub figures_are: String,
+}
+
+impl SummaryLine {
+    /// The line of variant `variant` with summary `summary`.
+    pub fn of(variant: &str, summary: &super::Summary) -> Self {
+        const HOUR_S: f64 = 3600.0;
+        let energy = summary.energy.as_ref();
+        SummaryLine {
+            variant: variant.to_owned(),
+            jobs: summary.jobs,
+            completed: summary.completed,
+            makespan_h: summary.makespan_s / HOUR_S,
+            mean_jct_h: summary.jct_s.mean / HOUR_S,
+            p95_jct_h: summary.jct_s.p95 / HOUR_S,
+            mean_wait_h: summary.wait_s.mean / HOUR_S,
+            throughput_samples_per_s: summary.throughput_samples_per_s,
+            utilization: summary.utilization,
+            energy_kwh: energy.and_then(|e| e.energy_kwh),
+            energy_figures_are: energy.map(|e| e.figures_are.clone()),
+            perf_model: summary.labels.perf_model.clone(),
+            profile_origin: summary.labels.profile_origin.clone(),
+            figures_are: summary.figures_are.clone(),
+        }
+    }
+}
+
 fn fixed3<S: Serializer>(value: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&format_args!("{value:.3}"))
 }

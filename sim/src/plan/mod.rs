@@ -125,10 +125,30 @@ pub struct PlanReport {
     pub max_gpus: u32,
     /// Per candidate, in scenario order.
     pub candidates: Vec<CandidateResult>,
-    /// Index of the cheapest candidate meeting the target (by cluster cost per hour).
+    /// Index of the cheapest candidate meeting the target (by cluster cost per hour; ties:
+    /// [`TIE_BREAK`]).
     pub cheapest: Option<usize>,
     /// Simulations run.
     pub simulations: u64,
+}
+
+impl PlanReport {
+    /// The candidates (labels, in scenario order) whose answer costs the same per hour as the
+    /// cheapest one's, the cheapest among them; empty when none ties with it.
+    pub fn tied_with_cheapest(&self) -> Vec<&str> {
+        let Some(best) = self.cheapest else {
+            return Vec::new();
+        };
+        let cost = |c: &CandidateResult| c.cost_per_hour(c.smallest?);
+        let best_cost = self.candidates.get(best).and_then(cost);
+        let tied: Vec<&str> = self
+            .candidates
+            .iter()
+            .filter(|c| cost(c).is_some() && cost(c) == best_cost)
+            .map(|c| c.label.as_str())
+            .collect();
+        if tied.len() > 1 { tied } else { Vec::new() }
+    }
 }
 
 /// Finds, per candidate of `scenario`'s `plan` section, the smallest cluster meeting `target`.
@@ -232,6 +252,12 @@ fn pinned_workload(scenario: &Scenario) -> WorkloadSpec {
     workload
 }
 
+/// How [`PlanReport::cheapest`] chooses between candidates whose answers cost the same per
+/// hour (`colo plan` prints it, and its help says it).
+pub const TIE_BREAK: &str = "candidates whose answers cost the same per hour: the one listed first in the scenario's plan.candidates is named cheapest";
+
+/// The cheapest by cost per hour of its answer; ties go to the earlier candidate
+/// ([`TIE_BREAK`]).
 fn cheapest(candidates: &[CandidateResult]) -> Option<usize> {
     candidates
         .iter()
