@@ -45,7 +45,7 @@ pub struct GpuSpec {
 
 /// A GPU's clock and dense peak throughput per number format (datasheet figures, without
 /// structured sparsity), as a kernel trace's transfer to this GPU needs them.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, serde::Serialize)]
 pub struct ComputeRates {
     /// Boost SM clock, MHz.
     pub boost_mhz: f64,
