@@ -37,6 +37,6 @@ pub mod shipped;
 pub mod store;
 pub mod summary;
 pub mod trace;
-pub mod transfer;
 pub mod trace_cmd;
 pub mod tracing;
+pub mod transfer;

@@ -53,6 +53,16 @@ const SHIPPED_TABLES: &[(&str, &[u8])] = &[(
     include_bytes!("../profiles/h200-kernels.json.gz"),
 )];
 
+/// Kernel tables carried from the H200's traces to a GPU whose shipped profile has none (GPU,
+/// file name under calibrate/profiles/, bytes): written by `colo calibrate transfer
+/// calibrate/data/h200/traces --to GPU --out calibrate/profiles/GPU-kernels-transferred.json.gz`,
+/// labelled transferred wherever they answer.
+const TRANSFERRED_TABLES: &[(&str, &str, &[u8])] = &[(
+    "a100-40gb",
+    "a100-40gb-kernels-transferred.json.gz",
+    include_bytes!("../profiles/a100-40gb-kernels-transferred.json.gz"),
+)];
+
 /// The kernel model over `profiles`: kernel tables read from disk beside profile files the
 /// user named, or the shipped tables when `paths` is empty (the built-in profiles).
 pub fn kernel_model(
@@ -76,6 +86,15 @@ pub fn kernel_model(
             })?;
         let path = Path::new("calibrate/profiles").join(name);
         tables.push(KernelTables::from_bytes(bytes, &path)?);
+    }
+    for (gpu, name, bytes) in TRANSFERRED_TABLES {
+        let has_profile = profiles
+            .profiles()
+            .any(|(p, _)| p.gpu.eq_ignore_ascii_case(gpu));
+        if has_profile && !tables.iter().any(|t| t.gpu.eq_ignore_ascii_case(gpu)) {
+            let path = Path::new("calibrate/profiles").join(name);
+            tables.push(KernelTables::from_bytes(bytes, &path)?);
+        }
     }
     Ok(KernelModel::with_tables(profiles, tables))
 }

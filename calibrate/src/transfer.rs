@@ -7,10 +7,10 @@ use std::path::Path;
 
 use colo_sim::hardware::GpuSpec;
 use colo_sim::perf::kernel::KernelTables;
+use colo_sim::perf::kernel::KernelTrace;
 use colo_sim::perf::kernel::raw::{
     RAW_SUFFIX, TraceError, TracedFolder, read_folder_for, read_folder_of, read_raw, reduce,
 };
-use colo_sim::perf::kernel::KernelTrace;
 use serde::Serialize;
 
 /// The traces of `dir` taken on other GPUs, carried to `to` with host time times `cpu_factor`;
@@ -90,8 +90,7 @@ pub fn check_rows(
                 source_gpu_ms: source.map_or(f64::NAN, |s| s.gpu_ms),
                 transferred_gpu_ms,
                 measured_gpu_ms,
-                gpu_time_error_pct: measured_gpu_ms
-                    .map(|m| 100.0 * (transferred_gpu_ms - m) / m),
+                gpu_time_error_pct: measured_gpu_ms.map(|m| 100.0 * (transferred_gpu_ms - m) / m),
                 point: t.point.clone(),
                 source_samples_per_s: source_speed,
                 transferred_samples_per_s: t.unprofiled_samples_per_s,
@@ -154,7 +153,11 @@ pub fn abs_stats(values: &[f64]) -> Option<(f64, f64, f64, usize)> {
 pub fn render(rows: &[CheckRow], from: &str, to: &str) -> String {
     let mut out = String::new();
     let checked = rows.iter().any(|r| r.measured_samples_per_s.is_some());
-    let unmeasured = rows.len() - rows.iter().filter(|r| r.measured_samples_per_s.is_some()).count();
+    let unmeasured = rows.len()
+        - rows
+            .iter()
+            .filter(|r| r.measured_samples_per_s.is_some())
+            .count();
     let rows: Vec<&CheckRow> = rows
         .iter()
         .filter(|r| !checked || r.measured_samples_per_s.is_some())

@@ -17,5 +17,6 @@ mod report;
 mod simulate;
 mod simulate_traces;
 mod tidy;
+mod transfer;
 mod trust_numbers;
 mod whole;

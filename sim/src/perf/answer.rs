@@ -319,6 +319,11 @@ impl BandModel {
     }
 }
 
+/// Expected error of a transferred job's alone speed, percent: the mean |error| of the H200
+/// traces carried to an H100 against the traces measured there (14 points, 4 zoo and 10
+/// programs; `calibrate/data/h100/transfer`, recomputed from its CSVs by a test).
+pub const TRANSFER_ERROR_PCT: f64 = 9.0;
+
 /// One prediction with its labels, ready to print.
 #[derive(Clone, Debug)]
 pub struct Answer {
@@ -343,17 +348,39 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Job `i`'s band, percent: its model error and half its alone spread, in quadrature.
+    /// Job `i`'s band, percent: its model error, half its alone spread and, for a job whose
+    /// trace was carried from another GPU, the transfer's expected error, in quadrature.
     pub fn band_pct(&self, i: usize) -> Option<f64> {
-        let noise = self.prediction.jobs[i].spread.map(|s| s * 50.0);
-        match (self.model_error[i].as_ref(), noise) {
-            (Some(e), n) => Some(e.mape_pct.hypot(n.unwrap_or(0.0))),
-            (None, n) => n,
-        }
+        let job = &self.prediction.jobs[i];
+        let parts = [
+            self.model_error[i].as_ref().map(|e| e.mape_pct),
+            job.spread.map(|s| s * 50.0),
+            (job.origin == Origin::Transferred).then_some(TRANSFER_ERROR_PCT),
+        ];
+        parts.iter().flatten().copied().reduce(f64::hypot)
     }
 
     /// The footnote saying what the band holds.
     pub fn band_note(&self) -> String {
+        let transferred = self
+            .prediction
+            .jobs
+            .iter()
+            .any(|j| j.origin == Origin::Transferred);
+        let note = self.held_out_note();
+        if transferred {
+            format!(
+                "{note}; for a transferred job also the transfer's expected error of its alone \
+                 speed, {TRANSFER_ERROR_PCT:.0}% (mean |error| of H200 traces carried to an H100 \
+                 against traces measured there, 14 points: calibrate/data/h100/transfer; no \
+                 measurement on this GPU checks it)"
+            )
+        } else {
+            note
+        }
+    }
+
+    fn held_out_note(&self) -> String {
         let known: Vec<&HeldOutError> = self.model_error.iter().flatten().collect();
         if known.is_empty() {
             return "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers".into();

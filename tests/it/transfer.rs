@@ -1,0 +1,276 @@
+//! `colo calibrate transfer` and `colo predict --gpu OTHER --traces`: H200 traces carried to
+//! other GPUs, checked against the H100 traces committed in calibrate/data/h100.
+use crate::common::{colo, colo_ok, root};
+
+/// (point, unprofiled samples/s) of each line of a traces folder's index.jsonl: the tracer's
+/// own record, read independently of the trace files colo parses.
+fn indexed_speeds(dir: &str) -> Vec<(String, f64)> {
+    let text = std::fs::read_to_string(root().join(dir).join("index.jsonl")).expect("index");
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json line"))
+        .filter(|v| v["status"] == "ok")
+        .map(|v| {
+            (
+                v["point"].as_str().unwrap().to_owned(),
+                v["unprofiled_samples_per_s"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn h100_check_reads_both_gpus_measured_speeds_and_scores_against_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("check.csv");
+    let run = colo_ok(&[
+        "calibrate",
+        "transfer",
+        "calibrate/data/h200/byo/traces",
+        "--to",
+        "h100",
+        "--check",
+        "calibrate/data/h100/byo-alone-check/traces",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let rows = csv_rows(&std::fs::read_to_string(&csv).unwrap());
+    let (h200, h100) = (
+        indexed_speeds("calibrate/data/h200/byo/traces"),
+        indexed_speeds("calibrate/data/h100/byo-alone-check/traces"),
+    );
+    assert_eq!(rows.len(), 10, "{rows:?}");
+    let mut errors = Vec::new();
+    for row in &rows {
+        let num = |i: usize| row[i].parse::<f64>().unwrap();
+        let point = &row[0];
+        let want_src = h200.iter().find(|(p, _)| p == point).unwrap().1;
+        let want_meas = h100.iter().find(|(p, _)| p == point).unwrap().1;
+        assert!(
+            (num(1) - want_src).abs() < 1e-3,
+            "{point}: source {}",
+            num(1)
+        );
+        assert!(
+            (num(3) - want_meas).abs() < 1e-3,
+            "{point}: measured {}",
+            num(3)
+        );
+        let error = 100.0 * (num(2) - want_meas) / want_meas;
+        assert!((num(4) - error).abs() < 1e-3, "{point}: error {}", num(4));
+        assert!((num(5) - 100.0 * (want_src - want_meas) / want_meas).abs() < 1e-3);
+        errors.push(error.abs());
+    }
+    // The summary line quotes the mean of those errors, as the data README does.
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(
+        run.stdout.contains(&format!("mean |error| {mean:.1}%")),
+        "{}",
+        run.stdout
+    );
+    let readme =
+        std::fs::read_to_string(root().join("calibrate/data/h100/transfer/README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("mean {mean:.1}%")),
+        "README quotes {mean:.1}%"
+    );
+}
+
+#[test]
+fn the_committed_comparison_tables_are_what_the_command_prints() {
+    for (sources, measured, name) in [
+        (
+            "calibrate/data/h200/byo/traces",
+            "calibrate/data/h100/byo-alone-check/traces",
+            "byo",
+        ),
+        (
+            "calibrate/data/h200/traces",
+            "calibrate/data/h100/recipes/traces",
+            "zoo",
+        ),
+    ] {
+        let run = colo_ok(&[
+            "calibrate",
+            "transfer",
+            sources,
+            "--to",
+            "h100",
+            "--check",
+            measured,
+        ]);
+        let committed = std::fs::read_to_string(
+            root().join(format!("calibrate/data/h100/transfer/{name}.txt")),
+        )
+        .unwrap();
+        assert_eq!(
+            run.stdout, committed,
+            "{name}.txt is stale: regenerate (its README)"
+        );
+    }
+}
+
+#[test]
+fn a_folder_of_the_target_gpu_has_nothing_to_transfer() {
+    let run = colo(&[
+        "calibrate",
+        "transfer",
+        "calibrate/data/h200/byo/traces",
+        "--to",
+        "h200",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("no trace of another GPU"),
+        "{}",
+        run.stderr
+    );
+    let run = colo(&[
+        "calibrate",
+        "transfer",
+        "calibrate/data/h200/byo/traces",
+        "--to",
+        "h100",
+        "--cpu-factor",
+        "0",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("--cpu-factor"), "{}", run.stderr);
+}
+
+#[test]
+fn a_slower_host_slows_a_host_bound_job() {
+    // bert_mlm is host-bound in its H200 trace (the transfer keeps its speed): a CPU factor of
+    // 2 slows it by more than a quarter and at most by half.
+    let speed = |dir: &str, point: &str, factor: &str| -> f64 {
+        let dir_tmp = tempfile::tempdir().unwrap();
+        let csv = dir_tmp.path().join("t.csv");
+        colo_ok(&[
+            "calibrate",
+            "transfer",
+            dir,
+            "--to",
+            "h100",
+            "--cpu-factor",
+            factor,
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        let rows = csv_rows(&std::fs::read_to_string(&csv).unwrap());
+        let row = rows.iter().find(|r| r[0] == point).unwrap();
+        row[2].parse().unwrap()
+    };
+    let byo = "calibrate/data/h200/byo/traces";
+    let (one, two) = (
+        speed(byo, "bert_mlm:32:1", "1"),
+        speed(byo, "bert_mlm:32:1", "2"),
+    );
+    assert!(
+        two < 0.75 * one && two >= 0.5 * one - 1e-9,
+        "bert_mlm {one} -> {two}"
+    );
+}
+
+#[test]
+fn predict_on_an_a100_answers_from_transferred_h200_traces_and_says_so() {
+    let run = colo_ok(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--traces",
+        "calibrate/data/h200/byo/traces",
+        "--mode",
+        "mps",
+        "hf_gpt2:8:1",
+        "bert_mlm:32:1",
+    ]);
+    assert!(
+        run.stderr.contains("transferred to a100-40gb"),
+        "{}",
+        run.stderr
+    );
+    let rows: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("hf_gpt2"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{}", run.stdout);
+    assert!(rows[0].trim_end().ends_with("transferred"), "{}", rows[0]);
+    assert!(
+        run.stdout.contains("sharing parameters transferred"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_bands_transfer_error_is_the_committed_checks_mean_error() {
+    let mut errors = Vec::new();
+    for name in ["byo", "zoo"] {
+        let path = root().join(format!("calibrate/data/h100/transfer/{name}.csv"));
+        for row in csv_rows(&std::fs::read_to_string(path).unwrap()) {
+            if let Ok(e) = row[4].parse::<f64>() {
+                errors.push(e.abs());
+            }
+        }
+    }
+    assert_eq!(errors.len(), 14);
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    let shipped = colo_sim::perf::answer::TRANSFER_ERROR_PCT;
+    assert!(
+        (mean - shipped).abs() < 0.05,
+        "checks' mean {mean:.2}% vs shipped {shipped}%"
+    );
+}
+
+#[test]
+fn predict_a100_mig_answers_from_the_shipped_transferred_tables() {
+    let run = colo_ok(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "--mode",
+        "mig",
+        "--layout",
+        "3g.20gb,4g.20gb",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ]);
+    // The shipped tables are what `calibrate transfer` makes of the committed H200 traces now.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("a100.csv");
+    colo_ok(&[
+        "calibrate",
+        "transfer",
+        "calibrate/data/h200/traces",
+        "--to",
+        "a100-40gb",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let rows = csv_rows(&std::fs::read_to_string(&csv).unwrap());
+    for point in ["resnet50:64:224", "vit_b_16:32:224"] {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(point))
+            .expect(point);
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells.last(), Some(&"transferred"), "{line}");
+        let alone: f64 = cells[3].parse().unwrap();
+        let want: f64 = rows.iter().find(|r| r[0] == point).unwrap()[2]
+            .parse()
+            .unwrap();
+        assert!(
+            (alone - want).abs() < 0.051,
+            "{point}: shipped {alone} vs fresh {want}"
+        );
+        assert!(line.contains("g.20gb@"), "{line}");
+    }
+}
