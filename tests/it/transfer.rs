@@ -113,6 +113,22 @@ fn the_committed_comparison_tables_are_what_the_command_prints() {
             run.stdout, committed,
             "{name}.txt is stale: regenerate (its README)"
         );
+        // The README quotes each check's mean error of alone speed and of GPU time.
+        let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+        for prefix in ["alone speed on h100-80gb", "GPU time per iteration"] {
+            let line = run.stdout.lines().find(|l| l.starts_with(prefix)).unwrap();
+            let mean = line
+                .split("mean |error| ")
+                .nth(1)
+                .unwrap()
+                .split('%')
+                .next()
+                .unwrap();
+            assert!(
+                readme.contains(&format!("{mean}%")),
+                "README lacks {name}'s {mean}%"
+            );
+        }
     }
 }
 

@@ -38,6 +38,20 @@ pub fn describe(gpu: &GpuSpec) -> String {
         gpu.name, gpu.display_name, gpu.sms, gpu.memory_gib, gpu.memory_bandwidth_gbs
     );
     let _ = writeln!(out, "source: {}", gpu.source);
+    let c = &gpu.compute;
+    let peak = |v: Option<f64>| v.map_or_else(|| "none (FP32 rate)".to_owned(), |v| format!("{v}"));
+    let _ = writeln!(
+        out,
+        "compute (dense TFLOPS, for transferred traces): FP32 {}, TF32 {}, FP16 {}, BF16 {}; \
+         boost {:.0} MHz, L2 {} MiB; source: {}",
+        c.fp32_tflops,
+        peak(c.tf32_tflops),
+        peak(c.fp16_tflops),
+        peak(c.bf16_tflops),
+        c.boost_mhz,
+        c.l2_mib,
+        c.source
+    );
     let _ = writeln!(
         out,
         "{:<12} {:>8} {:>8} {:>5} {:>8} {:>9}  starts",
