@@ -63,20 +63,25 @@ const TRANSFERRED_TABLES: &[(&str, &str, &[u8])] = &[(
     include_bytes!("../profiles/a100-40gb-kernels-transferred.json.gz"),
 )];
 
-/// The kernel model over `profiles`: kernel tables read from disk beside profile files the
-/// user named, or the shipped tables when `paths` is empty (the built-in profiles).
+/// The kernel model over `profiles`: a profile's kernel tables read from disk beside it when
+/// its file is one of `paths` (the user's), else the shipped tables it names. A GPU of
+/// `profiles` with no kernel tables gets the shipped transferred ones, if any; the profile of
+/// the GPU they were carried from is then added (shipped) where `profiles` lacks it, for its
+/// globals (labelled transferred).
 pub fn kernel_model(
     profiles: Arc<ProfileSet>,
     paths: &[PathBuf],
 ) -> Result<KernelModel, ShippedError> {
-    if !paths.is_empty() {
-        return Ok(KernelModel::load(profiles)?);
-    }
     let mut tables = Vec::new();
-    for (profile, _) in profiles.profiles() {
+    for (profile, path) in profiles.profiles() {
         let Some(kernel) = &profile.kernel else {
             continue;
         };
+        if paths.iter().any(|p| p == path) {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            tables.push(KernelTables::load(&dir.join(&kernel.tables))?);
+            continue;
+        }
         let (name, bytes) = SHIPPED_TABLES
             .iter()
             .find(|(name, _)| *name == kernel.tables)
@@ -87,14 +92,32 @@ pub fn kernel_model(
         let path = Path::new("calibrate/profiles").join(name);
         tables.push(KernelTables::from_bytes(bytes, &path)?);
     }
+    let mut sources: Vec<String> = Vec::new();
     for (gpu, name, bytes) in TRANSFERRED_TABLES {
         let has_profile = profiles
             .profiles()
             .any(|(p, _)| p.gpu.eq_ignore_ascii_case(gpu));
         if has_profile && !tables.iter().any(|t| t.gpu.eq_ignore_ascii_case(gpu)) {
             let path = Path::new("calibrate/profiles").join(name);
-            tables.push(KernelTables::from_bytes(bytes, &path)?);
+            let carried = KernelTables::from_bytes(bytes, &path)?;
+            sources.extend(carried.transferred_from.clone());
+            tables.push(carried);
         }
+    }
+    let missing = |gpu: &String| {
+        !profiles
+            .profiles()
+            .any(|(p, _)| p.gpu.eq_ignore_ascii_case(gpu))
+    };
+    if sources.iter().any(missing) {
+        let mut extended = (*profiles).clone();
+        for (profile, path) in load(&[])?.profiles() {
+            if sources.iter().any(|s| s.eq_ignore_ascii_case(&profile.gpu)) && missing(&profile.gpu)
+            {
+                extended.insert(profile.clone(), path.to_owned());
+            }
+        }
+        return Ok(KernelModel::with_tables(Arc::new(extended), tables));
     }
     Ok(KernelModel::with_tables(profiles, tables))
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use super::pack::PackModel;
 use super::plot::FormatArg;
 use anyhow::Context;
 use colo_sim::study::{self, StudySpec};
@@ -46,6 +47,11 @@ struct PaperArgs {
     /// Which files to write for each figure (report.md links the PNGs, or the SVGs with svg).
     #[arg(long, value_enum, default_value_t = FormatArg::Png)]
     format: FormatArg,
+    /// Performance model: kernel replays the study's points from their kernel traces (on
+    /// a100-40gb: the H200's traces transferred, labelled so; untraced points fall back to
+    /// parametric), parametric predicts from the profile's fitted demands.
+    #[arg(long, value_enum, default_value_t = PackModel::Parametric)]
+    model: PackModel,
 }
 
 /// Runs `colo report`.
@@ -67,7 +73,22 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let spec = StudySpec::load(&spec_path)?;
-    let rep = study::reproduce(&spec, args.profile.as_deref())?;
+    // The profile is a file: its kernel tables are read beside it; a GPU without them gets the
+    // shipped transferred tables.
+    let named: Vec<PathBuf> = args
+        .profile
+        .clone()
+        .or_else(|| spec.existing_profile().map(PathBuf::from))
+        .into_iter()
+        .collect();
+    let build = |profiles: std::sync::Arc<colo_sim::perf::ProfileSet>| {
+        colo_calibrate::shipped::kernel_model(profiles, &named).map_err(|e| e.to_string())
+    };
+    let kernel: Option<&study::KernelBuilder<'_>> = match args.model {
+        PackModel::Kernel => Some(&build),
+        PackModel::Parametric => None,
+    };
+    let rep = study::reproduce_with(&spec, args.profile.as_deref(), kernel)?;
     let format: colo_plots::Format = args.format.into();
     let data = args.data.or_else(|| {
         let dir = PathBuf::from(format!("calibrate/data/{}", args.gpu));

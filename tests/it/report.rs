@@ -80,15 +80,21 @@ fn paper_report_names_a_missing_spec() {
 /// generated, never hand-edited, and not stale.
 #[test]
 fn shipped_example_reports_are_regenerated_not_edited() {
-    for gpu in ["h200", "a100-40gb"] {
-        let shipped = root().join(format!("docs/paper-{gpu}"));
+    for (gpu, page, model) in [
+        ("h200", "paper-h200", "parametric"),
+        ("a100-40gb", "paper-a100-40gb", "parametric"),
+        ("a100-40gb", "paper-a100-40gb-transferred", "kernel"),
+    ] {
+        let shipped = root().join(format!("docs/{page}"));
         let out = tempfile::tempdir().unwrap();
         let dir = out.path().to_string_lossy().into_owned();
-        let run = colo(&["report", "paper", "--gpu", gpu, "--out", &dir]);
+        let run = colo(&[
+            "report", "paper", "--gpu", gpu, "--model", model, "--out", &dir,
+        ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let fresh = read(&out.path().join("report.md")).replace(&dir, &format!("docs/paper-{gpu}"));
+        let fresh = read(&out.path().join("report.md")).replace(&dir, &format!("docs/{page}"));
         let stale = format!(
-            "docs/paper-{gpu} is stale: run `cargo run --release -- report paper --gpu {gpu} --out docs/paper-{gpu}` and commit it"
+            "docs/{page} is stale: run `cargo run --release -- report paper --gpu {gpu} --model {model} --out docs/{page}` and commit it"
         );
         assert!(fresh == read(&shipped.join("report.md")), "{stale}");
         let figures = out.path().join("figures");
@@ -180,4 +186,43 @@ fn the_policies_page_table_comes_from_its_committed_summaries() {
     for row in table.lines() {
         assert!(page.contains(row), "docs/policies/README.md lacks `{row}`");
     }
+}
+
+/// On the A100 the kernel model covers exactly the study's series whose point has an H200
+/// trace in calibrate/data/h200/traces (carried over by the transfer), and says so.
+#[test]
+fn a100_kernel_page_covers_the_series_with_h200_traces() {
+    let page = read(&root().join("docs/paper-a100-40gb-transferred/report.md"));
+    assert!(
+        page.contains("kernel model (traces transferred"),
+        "model not named"
+    );
+    assert!(
+        page.contains("naive, MPS, MIG transferred"),
+        "sharing origins not named"
+    );
+    let lines: Vec<&str> = page.lines().collect();
+    let mut series = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line.strip_prefix("### ") else {
+            continue;
+        };
+        let point = rest.split_whitespace().next().unwrap();
+        let file = format!("{}.trace.json.gz", point.replace(':', "_"));
+        let traced = root()
+            .join("calibrate/data/h200/traces")
+            .join(&file)
+            .is_file();
+        let not_covered = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("### "))
+            .any(|l| l.starts_with("Not covered"));
+        assert_eq!(
+            traced, !not_covered,
+            "{point}: traced {traced}, covered {}",
+            !not_covered
+        );
+        series += 1;
+    }
+    assert!(series >= 6, "{series} series");
 }

@@ -50,7 +50,8 @@ fn header(page: &mut String, rep: &Reproduction, out: &Path, has_measured: bool)
     profile_paragraph(page, rep);
     let numbers = match &rep.profile {
         Some((_, origin)) => format!(
-            "Every number on this page is **emulated**: predicted by colo's parametric model from that {origin} profile, not measured{}.",
+            "Every number on this page is **emulated**: predicted by colo's {} from that {origin} profile, not measured{}.",
+            rep.model,
             if has_measured {
                 ", except in the section \"Measured on this GPU\""
             } else {
@@ -61,8 +62,13 @@ fn header(page: &mut String, rep: &Reproduction, out: &Path, has_measured: bool)
     };
     let _ = writeln!(
         page,
-        "\n{numbers} Regenerate with `colo report paper --gpu {} --out {}`.\n",
+        "\n{numbers} Regenerate with `colo report paper --gpu {}{} --out {}`.\n",
         gpu.name,
+        if rep.model.starts_with("kernel") {
+            " --model kernel"
+        } else {
+            ""
+        },
         out.display()
     );
     let count = |f: fn(&Outcome) -> bool| rep.sets.iter().filter(|r| f(&r.outcome)).count();

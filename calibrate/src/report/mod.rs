@@ -6,7 +6,7 @@ mod measured;
 
 use std::path::{Path, PathBuf};
 
-use colo_sim::perf::ShareMode;
+use colo_sim::perf::{Origin, ShareMode};
 use colo_sim::study::{Outcome, Reproduction, SetReport, SetResult, study_label};
 use colo_sim::workload::ModelKey;
 use thiserror::Error;
@@ -178,9 +178,18 @@ pub(crate) fn origin_label(rep: &Reproduction) -> String {
     let Some((_, origin)) = &rep.profile else {
         return "no profile".to_owned();
     };
+    // Modes of one origin are named together (`naive, MPS, MIG transferred`): the label goes
+    // on figure axes, where every character counts.
     let mut label = origin.to_string();
+    let mut groups: Vec<(Origin, Vec<&str>)> = Vec::new();
     for (mode, mode_origin) in rep.mode_origins.iter().filter(|(_, o)| o != origin) {
-        label.push_str(&format!("; {} {mode_origin}", study_label(*mode)));
+        match groups.iter_mut().find(|(o, _)| o == mode_origin) {
+            Some((_, modes)) => modes.push(study_label(*mode)),
+            None => groups.push((*mode_origin, vec![study_label(*mode)])),
+        }
+    }
+    for (mode_origin, modes) in groups {
+        label.push_str(&format!("; {} {mode_origin}", modes.join(", ")));
     }
     label
 }

@@ -24,7 +24,9 @@ pub use predict::{JobResult, Outcome, SetResult};
 pub use spec::{Dataset, StudySpec};
 
 use crate::hardware::{self, GpuSpec, HardwareError};
-use crate::perf::{ClassLookup, Origin, Parametric, ProfileError, ProfileSet, ShareMode};
+use crate::perf::{
+    ClassLookup, KernelModel, Origin, Parametric, PerfModel, ProfileError, ProfileSet, ShareMode,
+};
 use crate::ronfile::RonFileError;
 use crate::workload::ModelKey;
 
@@ -67,6 +69,14 @@ pub enum StudyError {
     /// The profile could not be loaded.
     #[error(transparent)]
     Profile(#[from] ProfileError),
+    /// The kernel model asked for could not be built.
+    #[error("{}: kernel model: {message}", path.display())]
+    Model {
+        /// The spec file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
 }
 
 /// How the study names a set's sharing mode (its tables and figures): `naive` for plain
@@ -165,7 +175,14 @@ pub struct Reproduction {
     pub sets: Vec<SetReport>,
     /// The study's conclusions, checked.
     pub conclusions: Vec<Conclusion>,
+    /// The model that predicted the sets, in words (`parametric`, or `kernel` with where its
+    /// traces come from).
+    pub model: String,
 }
+
+/// Builds the kernel model over the profiles a reproduction loaded (the caller knows where the
+/// kernel tables are: shipped, beside the profile, or transferred); `Err` says why not.
+pub type KernelBuilder<'a> = dyn Fn(Arc<ProfileSet>) -> Result<KernelModel, String> + 'a;
 
 impl Reproduction {
     /// Model keys the profile lacks, each with the number of sets that need it.
@@ -192,6 +209,16 @@ impl Reproduction {
 /// A bad spec, matrix or profile file, or a GPU the catalog lacks. A model the profile lacks
 /// is not an error: its sets come back as [`Outcome::NotCovered`].
 pub fn reproduce(spec: &StudySpec, profile: Option<&Path>) -> Result<Reproduction, StudyError> {
+    reproduce_with(spec, profile, None)
+}
+
+/// [`reproduce`], with the kernel model `kernel` builds (jobs without a trace on the GPU go to
+/// its parametric fallback) instead of the parametric model.
+pub fn reproduce_with(
+    spec: &StudySpec,
+    profile: Option<&Path>,
+    kernel: Option<&KernelBuilder<'_>>,
+) -> Result<Reproduction, StudyError> {
     let gpu_err = |source| StudyError::Gpu {
         path: spec.path.clone(),
         source,
@@ -207,17 +234,37 @@ pub fn reproduce(spec: &StudySpec, profile: Option<&Path>) -> Result<Reproductio
     let profile = profile_path
         .filter(|_| loaded)
         .map(|path| (path.to_owned(), profiles.origin(gpu)));
+    let profiles = Arc::new(profiles);
+    let (model, model_words): (Box<dyn PerfModel>, String) = match kernel {
+        Some(build) => {
+            let km = build(profiles.clone()).map_err(|message| StudyError::Model {
+                path: spec.path.clone(),
+                message,
+            })?;
+            let words = match km.source(gpu) {
+                Some(source) => format!("kernel model (traces {source})"),
+                None => format!(
+                    "kernel model (no kernel trace of {}: every set falls back to parametric)",
+                    gpu.name
+                ),
+            };
+            (Box::new(km), words)
+        }
+        None => (
+            Box::new(Parametric::new(profiles.clone())),
+            "parametric model".to_owned(),
+        ),
+    };
     let mode_origins = if loaded {
         [ShareMode::Timeslice, ShareMode::Mps, ShareMode::Mig]
-            .map(|m| (m, profiles.mode_origin(gpu, m)))
+            .map(|m| (m, model.mode_origin(gpu, m)))
             .to_vec()
     } else {
         Vec::new()
     };
-    let model = Parametric::new(Arc::new(profiles));
     let study_sets = study_sets(spec, &read_matrix(&spec.matrix)?)?;
     let ctx = predict::Context {
-        model: &model,
+        model: model.as_ref(),
         gpu,
         matrix_gpu,
         epochs: spec.epochs,
@@ -237,6 +284,7 @@ pub fn reproduce(spec: &StudySpec, profile: Option<&Path>) -> Result<Reproductio
         mode_origins,
         sets,
         conclusions,
+        model: model_words,
     })
 }
 
