@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes predictions.csv: colo's kernel-model prediction (fraction of alone speed) of every job
 of every set in plan.txt, from the traces alone (`colo predict --traces`), before the runs.
-Usage (repo root): python3 calibrate/data/h200/byo/predict_plan.py [COLO]"""
+Usage (repo root): python3 calibrate/data/h200/byo/predict_plan.py [COLO] [OUT]
+OUT (default predictions.csv, the blind file committed before the runs) names another file for
+a later model's predictions of the same sets, which are post hoc, not blind."""
 import csv
 import gzip
 import json
@@ -49,7 +51,8 @@ def main():
                 "predicted_samples_per_s": job["samples_per_s"], "uncertainty_pct": job.get("uncertainty_pct"),
                 "model": answer.get("perf_model"), "equal_share": 1.0 / len(programs),
             })
-    with open(os.path.join(HERE, "predictions.csv"), "w", newline="") as f:
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "predictions.csv")
+    with open(out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

@@ -49,13 +49,10 @@ pub fn classify(name: &str, kind: u8) -> KernelClass {
     if kind == 2 {
         return KernelClass::Copy;
     }
-    let lower = name.to_ascii_lowercase();
-    // cuBLASLt's Hopper GEMMs (`nvjet_*`) and flash attention carry none of the compute-bound
-    // fragments `is_memory_bound` looks for.
-    let half_only = lower.contains("nvjet") || lower.contains("flash");
-    if kind == 1 || (is_memory_bound(name) && !half_only) {
+    if kind == 1 || is_memory_bound(name) {
         return KernelClass::Memory;
     }
+    let lower = name.to_ascii_lowercase();
     let has = |frags: &[&str]| frags.iter().any(|f| lower.contains(f));
     if has(&["bf16"]) {
         KernelClass::Bf16
@@ -65,7 +62,7 @@ pub fn classify(name: &str, kind: u8) -> KernelClass {
         KernelClass::Tf32
     } else if has(&["sgemm", "simt", "ffma", "f32", "float"]) {
         KernelClass::Fp32
-    } else if half_only {
+    } else if lower.contains("nvjet") || lower.contains("flash") {
         KernelClass::Bf16
     } else {
         KernelClass::Fp32
