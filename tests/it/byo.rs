@@ -74,6 +74,10 @@ fn issue_31_an_unmodified_command_is_traced_by_its_optimizer_steps() {
     assert_eq!(trace["recipe"]["samples_per_step_source"], "dataloader");
     assert_eq!(trace["recipe"]["optimizer"], "SGD");
     assert_eq!(trace["source"], "fake", "no GPU: labelled fake");
+    assert_eq!(
+        trace["recipe"]["autocast"], "off",
+        "the fixture's loop uses no autocast"
+    );
     // Each micro-batch sleeps 10 ms: 16 samples take at least 20 ms, so at most 800 samples/s.
     let rate = trace["unprofiled"]["samples_per_s"].as_f64().expect("rate");
     assert!(rate > 50.0 && rate <= 800.0, "{rate}");
@@ -528,4 +532,20 @@ fn issue_31_h100_page_quotes_the_committed_checks() {
     let lm = rate("lm_medium+bf16-adamw:16:512") / rate("lm_medium:16:512");
     let quoted = format!("vit_b_16:32:224 at {vit:.1}x and lm_medium:16:512 at {lm:.1}x");
     assert!(readme.contains(&quoted), "README lacks `{quoted}`");
+}
+
+/// Autocast entered inside the model's forward (as Accelerate wraps it) is the recipe's: the
+/// top-level module call sees it off, the tracer's hook on autocast's entry sees bfloat16.
+#[test]
+fn issue_31_autocast_inside_forward_is_in_the_recipe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = trace_cmd(&fake_job("autocast-inside"), dir.path(), &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let trace = read_gz_json(&dir.path().join("cmd_fake.trace.json.gz"));
+    assert_eq!(
+        trace["recipe"]["autocast"], "bfloat16",
+        "{}",
+        trace["recipe"]
+    );
+    assert_eq!(trace["recipe"]["autocast_inside_forward"], true);
 }

@@ -13,7 +13,8 @@ imports torch and then hooks in:
   that of the first tensor each top-level training forward receives before the first step
   (positional arguments first, then keyword arguments). The median over the warm-up steps is
   used;
-- the recipe it sees: parameter dtype, autocast and its dtype, GradScaler, optimizer class and
+- the recipe it sees: parameter dtype, autocast and its dtype (at the top-level forward, or
+  entered inside it, as Accelerate does), GradScaler, optimizer class and
   its fused/foreach flags, torch.compile (dynamo graphs) and CUDA graph launches, DataLoader
   workers, world size, peak memory, host CPU seconds per step (the process and its DataLoader
   workers).
@@ -117,6 +118,9 @@ class _Tracer:
         self.per_step = []
         self.samples_total = 0.0
         self.recipe = {"autocast": None, "grad_scaler": False, "optimizer": None}
+        # Autocast entered anywhere while training (inside a model's forward too, as
+        # Accelerate's wrapped forward does), as its dtype; None until seen.
+        self.autocast_entered = None
         self.t_first = None
         self.window = None
         self.profiler = None
@@ -183,7 +187,32 @@ class _Tracer:
                 return original_scale(sc, *args, **kwargs)
 
             scaler.scale = scale
+        self._hook_autocast()
         self.event("hooked", pid=os.getpid(), torch=torch.__version__)
+
+    def _hook_autocast(self):
+        # torch.autocast is torch.amp.autocast_mode.autocast; torch.cuda.amp.autocast calls its
+        # __enter__. A CUDA autocast entered with grad enabled is the training recipe's, even
+        # when entered inside forward where the top-level module call cannot see it.
+        autocast = getattr(self.torch, "autocast", None)
+        enter = getattr(autocast, "__enter__", None)
+        if enter is None:
+            return
+        tracer = self
+
+        def entered(ac, *args, **kwargs):
+            result = enter(ac, *args, **kwargs)
+            try:
+                if (tracer.autocast_entered is None and getattr(ac, "_enabled", True)
+                        and str(getattr(ac, "device", "cuda")) == "cuda"
+                        and tracer.torch.is_grad_enabled()):
+                    dtype = getattr(ac, "fast_dtype", None)
+                    tracer.autocast_entered = str(dtype).replace("torch.", "")
+            except Exception:  # noqa: BLE001 - the recipe note never breaks the user's job
+                pass
+            return result
+
+        autocast.__enter__ = entered
 
     def _forward_enter(self, module, args, kwargs):
         self.forward_depth += 1
@@ -335,6 +364,9 @@ class _Tracer:
             os.unlink(chrome)
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         recipe = dict(self.recipe)
+        if recipe.get("autocast") in (None, "off") and self.autocast_entered:
+            recipe["autocast"] = self.autocast_entered
+            recipe["autocast_inside_forward"] = True
         recipe.update(
             samples_per_step=sps,
             samples_per_step_source=sps_source,

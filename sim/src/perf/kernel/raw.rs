@@ -795,6 +795,14 @@ pub fn recipe_words(recipe: &serde_json::Value) -> String {
     }
     match text("autocast").as_deref() {
         Some("off") | None => {}
+        Some(dtype)
+            if recipe
+                .get("autocast_inside_forward")
+                .and_then(|v| v.as_bool())
+                == Some(true) =>
+        {
+            words.push(format!("autocast {dtype} (entered inside forward)"))
+        }
         Some(dtype) => words.push(format!("autocast {dtype}")),
     }
     if recipe.get("grad_scaler").and_then(|v| v.as_bool()) == Some(true) {
