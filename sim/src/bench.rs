@@ -652,15 +652,16 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         scenario.limit_traces(limit);
     }
     let options = RunOptions::default();
-    // Each variant as the scenario has it, then its sharing variants again with the kernel model
-    // (issue 14: a large MPS or time-sliced replay leans on the model's memo of set rates).
-    let mut runs: Vec<(VariantSpec, bool)> = scenario
-        .variants()
-        .into_iter()
-        .map(|v| (v, false))
-        .collect();
-    let own_kernel = scenario.file.perf_model == PerfModelSpec::Kernel;
-    if !own_kernel {
+    // Each variant as the scenario has it, then its sharing variants again with the other model
+    // of kernel and parametric (issue 14: a large MPS or time-sliced replay leans on the kernel
+    // model's memo of set rates; the parametric model is the cheap baseline).
+    let mut runs: Vec<(VariantSpec, Option<&str>)> =
+        scenario.variants().into_iter().map(|v| (v, None)).collect();
+    let (other, other_name) = match scenario.file.perf_model {
+        PerfModelSpec::Kernel => (PerfModelSpec::Parametric, "parametric"),
+        _ => (PerfModelSpec::Kernel, "kernel"),
+    };
+    {
         runs.extend(
             scenario
                 .variants()
@@ -676,20 +677,20 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
                 .map(|v| {
                     (
                         VariantSpec {
-                            perf_model: Some(PerfModelSpec::Kernel),
+                            perf_model: Some(other.clone()),
                             ..v
                         },
-                        true,
+                        Some(other_name),
                     )
                 }),
         );
     }
-    for (variant, kernel) in runs {
+    for (variant, model) in runs {
         let case = format!(
             "{}/{}{}",
             scenario.file.name,
             variant.name,
-            if kernel { " (kernel model)" } else { "" }
+            model.map(|m| format!(" ({m} model)")).unwrap_or_default()
         );
         let peak = PeakMemory::reset();
         let start = Instant::now();

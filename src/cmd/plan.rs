@@ -84,13 +84,33 @@ fn origin(report: &PlanReport) -> String {
         .map_or_else(|| "unknown".into(), |s| s.labels.profile_origin.clone())
 }
 
+/// The performance models the simulations ran with (`kernel`, `parametric`, ...), as their
+/// summaries name them.
+fn perf_models(report: &PlanReport) -> String {
+    let mut models: Vec<&str> = report
+        .candidates
+        .iter()
+        .flat_map(|c| &c.points)
+        .filter_map(|p| p.summary.as_ref())
+        .map(|s| s.labels.perf_model.as_str())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    if models.is_empty() {
+        "unknown".into()
+    } else {
+        models.join(", ")
+    }
+}
+
 fn table(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> String {
     let t = &report.target;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: smallest cluster meeting {t}, per candidate (profile origin {}; all figures simulated)",
+        "{}: smallest cluster meeting {t}, per candidate (model {}, profile origin {}; all figures simulated)",
         scenario.file.name,
+        perf_models(report),
         origin(report)
     );
     if matches!(t.metric, Metric::EnergyKwh | Metric::SamplesPerJoule) {
@@ -189,6 +209,7 @@ fn json(scenario: &Scenario, report: &PlanReport, files: &[PathBuf]) -> Value {
         "target": target,
         "value_key": key,
         "profile_origin": origin(report),
+        "perf_model": perf_models(report),
         "figures_are": "simulated",
         "energy_provenance": energy,
         "candidates": candidates,

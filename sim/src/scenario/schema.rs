@@ -22,7 +22,7 @@ pub struct ScenarioFile {
     pub seed: u64,
     /// Profile files, relative to the scenario file.
     pub profiles: Vec<String>,
-    /// Performance model.
+    /// Performance model [default: Kernel, falling back to Parametric for untraced points].
     #[serde(default)]
     pub perf_model: PerfModelSpec,
     /// Folders of a user's kernel traces (`colo calibrate trace --cmd ... --out DIR`), relative
@@ -91,10 +91,11 @@ pub struct VariantSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub enum PerfModelSpec {
     /// Demand-based model with the profile's sharing parameters.
-    #[default]
     Parametric,
     /// Replays each job's alone kernel trace (the profile's `kernel` tables); jobs without a
-    /// trace fall back to `Parametric`.
+    /// trace fall back to `Parametric`. The default: the validated model, as `predict` and
+    /// `pack` answer.
+    #[default]
     Kernel,
     /// Every job as if alone (no interference).
     Exclusive,
