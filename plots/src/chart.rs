@@ -14,8 +14,9 @@ pub(crate) const AXIS_LABEL_PX: u32 = 26;
 /// Tick label and legend text size, pixels.
 pub(crate) const TICK_PX: u32 = 22;
 
-/// Tableau 10: distinct colours that survive greyscale printing reasonably.
-pub(crate) const PALETTE: [RGBColor; 10] = [
+/// Tableau 10, then ten darker or distinct others: a figure of up to 20 series never repeats a
+/// colour (calibration figures draw 17).
+pub(crate) const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -26,6 +27,16 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(23, 55, 94),
+    RGBColor(140, 70, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(128, 0, 0),
+    RGBColor(75, 0, 130),
+    RGBColor(189, 158, 57),
+    RGBColor(255, 20, 147),
+    RGBColor(47, 79, 79),
+    RGBColor(128, 128, 0),
+    RGBColor(0, 128, 128),
 ];
 
 /// The colour of the `idx`-th series.
@@ -55,6 +66,8 @@ pub(crate) enum SeriesStyle {
     Markers,
     /// A dashed black reference line (e.g. y = x).
     Reference,
+    /// Open black rings around points another series draws (e.g. the answers on a curve).
+    Rings,
 }
 
 /// One labelled series of (x, y) points.
@@ -222,7 +235,7 @@ impl LineChart {
         let mut color_idx = 0;
         for series in &self.series {
             let color = match series.style {
-                SeriesStyle::Reference => BLACK,
+                SeriesStyle::Reference | SeriesStyle::Rings => BLACK,
                 _ => {
                     color_idx += 1;
                     series_color(color_idx - 1)
@@ -231,9 +244,61 @@ impl LineChart {
             self.draw_series(&mut chart, series, color)?;
         }
         if self.series.iter().any(|s| !s.label.is_empty()) {
-            draw_legend(&mut chart, self.legend_at.clone())?;
+            draw_legend(&mut chart, self.legend_corner())?;
         }
         Ok(())
+    }
+
+    /// The corner the legend covers least data in: `legend_at` unless another corner holds
+    /// fewer of the series' points (in the axes' own scale, a box of 45% x 35% of the plot).
+    pub(crate) fn legend_corner(&self) -> SeriesLabelPosition {
+        let scale = |axis: &AxisRange, v: f64| {
+            let (lo, hi, v) = if axis.log {
+                (
+                    axis.min.max(f64::MIN_POSITIVE).ln(),
+                    axis.max.ln(),
+                    v.max(f64::MIN_POSITIVE).ln(),
+                )
+            } else {
+                (axis.min, axis.max, v)
+            };
+            if hi > lo { (v - lo) / (hi - lo) } else { 0.5 }
+        };
+        let points: Vec<(f64, f64)> = self
+            .series
+            .iter()
+            .flat_map(|s| decimate(&s.points, 400))
+            .map(|(x, y)| (scale(&self.x, x), scale(&self.y, y)))
+            .collect();
+        let count = |left: bool, upper: bool| {
+            points
+                .iter()
+                .filter(|&&(x, y)| {
+                    (if left { x <= 0.45 } else { x >= 0.55 })
+                        && (if upper { y >= 0.65 } else { y <= 0.35 })
+                })
+                .count()
+        };
+        let corners = [
+            (SeriesLabelPosition::UpperLeft, count(true, true)),
+            (SeriesLabelPosition::UpperRight, count(false, true)),
+            (SeriesLabelPosition::LowerRight, count(false, false)),
+            (SeriesLabelPosition::LowerLeft, count(true, false)),
+        ];
+        let preferred = corners
+            .iter()
+            .find(|(at, _)| format!("{at:?}") == format!("{:?}", self.legend_at))
+            .map_or(usize::MAX, |c| c.1);
+        let (best, fewest) = corners
+            .iter()
+            .min_by_key(|(_, n)| *n)
+            .map(|(at, n)| (at.clone(), *n))
+            .unwrap_or((self.legend_at.clone(), 0));
+        if fewest < preferred {
+            best
+        } else {
+            self.legend_at.clone()
+        }
     }
 
     fn draw_series<DB, X, Y>(
@@ -272,6 +337,11 @@ impl LineChart {
             SeriesStyle::Reference => {
                 chart.draw_series(DashedLineSeries::new(points, 12, 8, BLACK.stroke_width(2)))?
             }
+            SeriesStyle::Rings => chart.draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 13, BLACK.stroke_width(3))),
+            )?,
         };
         if series.label.is_empty() {
             return Ok(());
@@ -285,6 +355,9 @@ impl LineChart {
                 anno.legend(|(lx, ly)| {
                     PathElement::new(vec![(lx, ly), (lx + 18, ly)], BLACK.stroke_width(2))
                 });
+            }
+            SeriesStyle::Rings => {
+                anno.legend(|(lx, ly)| Circle::new((lx + 9, ly), 9, BLACK.stroke_width(3)));
             }
             SeriesStyle::Line | SeriesStyle::LineWithMarkers => {
                 anno.legend(move |(lx, ly)| {
@@ -381,6 +454,58 @@ pub(crate) fn decimate(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chart_of(points: Vec<(f64, f64)>, preferred: SeriesLabelPosition) -> LineChart {
+        let axis = |min, max| AxisRange {
+            min,
+            max,
+            log: false,
+            integer: false,
+        };
+        LineChart {
+            text: ChartText {
+                title: String::new(),
+                x_label: String::new(),
+                y_label: String::new(),
+            },
+            x: axis(0.0, 10.0),
+            y: axis(0.0, 10.0),
+            series: vec![Series {
+                label: "a".into(),
+                points,
+                style: SeriesStyle::Line,
+            }],
+            legend_at: preferred,
+        }
+    }
+
+    #[test]
+    fn the_legend_goes_to_the_emptiest_corner_unless_the_preferred_one_is_as_empty() {
+        let name = |p: SeriesLabelPosition| format!("{p:?}");
+        // A curve falling from the upper left to the lower right, as plan's curves do: the upper
+        // right and lower left are empty; the preferred upper left is not.
+        let falling: Vec<(f64, f64)> = (0..=10)
+            .map(|i| (f64::from(i), 10.0 - f64::from(i)))
+            .collect();
+        let chart = chart_of(falling.clone(), SeriesLabelPosition::UpperLeft);
+        assert_eq!(
+            name(chart.legend_corner()),
+            name(SeriesLabelPosition::UpperRight)
+        );
+        // Preferred and empty: kept.
+        let chart = chart_of(falling, SeriesLabelPosition::LowerLeft);
+        assert_eq!(
+            name(chart.legend_corner()),
+            name(SeriesLabelPosition::LowerLeft)
+        );
+        // Everything in the lower right: any other corner; the preferred upper left is empty.
+        let cluster = vec![(9.0, 1.0), (9.5, 0.5), (8.0, 2.0)];
+        let chart = chart_of(cluster, SeriesLabelPosition::LowerRight);
+        assert_eq!(
+            name(chart.legend_corner()),
+            name(SeriesLabelPosition::UpperLeft)
+        );
+    }
 
     #[test]
     fn ticks_are_short() {

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 pub use chart::ChartText;
 pub use error::{DrawError, PlotError};
 pub use figures::bars::{BarGroup, plot_bars};
-pub use figures::calibration::{Curve, ScatterPoint, plot_curves, plot_measured_vs_predicted};
+pub use figures::calibration::{
+    Curve, CurveKind, ScatterPoint, plot_curves, plot_measured_vs_predicted,
+};
 pub use render::{FigureOut, Format};
 pub use results::{
     JobRecord, JobStatus, Placement, ResultFolder, Summary, TimelinePoint, load_results,

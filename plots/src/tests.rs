@@ -220,10 +220,12 @@ fn calibration_scatter_and_curves_render() {
                 (25.0, 11_000.0),
                 (12.0, 6_000.0),
             ],
+            kind: CurveKind::Line,
         },
         Curve {
             label: "resnet50".to_string(),
             points: vec![(100.0, 1_100.0), (50.0, 700.0), (25.0, 380.0)],
+            kind: CurveKind::Line,
         },
     ];
     let text = ChartText {

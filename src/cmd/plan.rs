@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use colo_plots::{ChartText, Curve, FigureOut, plot_curves};
+use colo_plots::{ChartText, Curve, CurveKind, FigureOut, plot_curves};
 use colo_sim::fsutil::{self, WholeDir};
 use colo_sim::plan::{
     CandidateResult, Metric, PlanReport, TIE_BREAK, Target, Unit, plan, plan_csv,
@@ -279,14 +279,39 @@ fn note(c: &CandidateResult, max_gpus: u32) -> String {
 /// near the target stay readable (plan.csv keeps every point).
 const CLIP: f64 = 5.0;
 
-/// `plan_target` (metric against GPUs, with the target) and, with prices, `plan_cost`
-/// (metric against cluster cost per hour).
+/// Sizes drawn: up to this many times the largest answer (at least the answer plus 4), so the
+/// sizes around the answers fill the figure (plan.csv keeps every point).
+const X_SPAN: u32 = 2;
+
+/// `plan_target` (metric against GPUs, with the target and each candidate's answer ringed)
+/// and, with prices, `plan_cost` (metric against cluster cost per hour).
 fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let t = &report.target;
-    let y_label = format!("{} ({}, simulated)", t.metric.name(), t.unit.suffix());
-    let (by_size, by_cost) = curves(report);
-    let cost_label = "cluster cost per hour (price per GPU-hour x GPUs)";
-    let mut charts = vec![(by_size, "size", "GPUs in the cluster", "plan_target")];
+    // Notes of what is not drawn go on the axes they cut, so the title stays short.
+    let y_label = if t.metric.is_time() {
+        format!(
+            "{} ({}, simulated; above {} {} not drawn)",
+            t.metric.name(),
+            t.unit.suffix(),
+            t.in_unit(CLIP * t.bound),
+            t.unit.suffix()
+        )
+    } else {
+        format!("{} ({}, simulated)", t.metric.name(), t.unit.suffix())
+    };
+    let max_gpus = report
+        .candidates
+        .iter()
+        .filter_map(|c| c.smallest)
+        .max()
+        .map(|n| (n * X_SPAN).max(n + 4));
+    let (by_size, by_cost) = curves(report, max_gpus);
+    let cost_label = "cluster cost ($/hour: price per GPU-hour x GPUs)";
+    let size_label = match max_gpus {
+        Some(m) => format!("GPUs in the cluster (up to {m} drawn; plan.csv has every size)"),
+        None => "GPUs in the cluster".to_owned(),
+    };
+    let mut charts = vec![(by_size, "size", size_label.as_str(), "plan_target")];
     if !by_cost.is_empty() {
         charts.push((by_cost, "cost", cost_label, "plan_cost"));
     }
@@ -299,13 +324,10 @@ fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         curves.push(Curve {
             label: format!("target: {t}"),
             points: vec![(0.0, t.in_unit(t.bound)), (x_max, t.in_unit(t.bound))],
+            kind: CurveKind::Reference,
         });
         let text = ChartText {
-            title: format!(
-                "{} against cluster {against} (simulated){}",
-                t.metric.name(),
-                clip_note(t)
-            ),
+            title: format!("{} against cluster {against} (simulated)", t.metric.name()),
             x_label: x_label.into(),
             y_label: y_label.clone(),
         };
@@ -319,22 +341,38 @@ fn figures(report: &PlanReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// Per candidate: the metric against GPUs, and (with a price) against cost per hour.
-fn curves(report: &PlanReport) -> (Vec<Curve>, Vec<Curve>) {
+/// Per candidate: the metric against GPUs up to `max_gpus`, and (with a price) against cost per
+/// hour; then, on each, the answers (each candidate's smallest size meeting the target) ringed.
+fn curves(report: &PlanReport, max_gpus: Option<u32>) -> (Vec<Curve>, Vec<Curve>) {
     let t = &report.target;
     let mut by_size: Vec<Curve> = Vec::new();
     let mut by_cost: Vec<Curve> = Vec::new();
-    for c in &report.candidates {
-        let drawn = c
-            .points
+    let answers = |x: &dyn Fn(&colo_sim::plan::CandidateResult, u32) -> Option<f64>| Curve {
+        label: "answer: smallest size meeting the target".into(),
+        points: report
+            .candidates
             .iter()
-            .filter(|p| p.value.is_finite() && !(t.metric.is_time() && p.value > CLIP * t.bound));
+            .filter_map(|c| {
+                let n = c.smallest?;
+                let p = c.points.iter().find(|p| p.gpus == n)?;
+                Some((x(c, n)?, t.in_unit(p.value)))
+            })
+            .collect(),
+        kind: CurveKind::Rings,
+    };
+    for c in &report.candidates {
+        let drawn = c.points.iter().filter(|p| {
+            p.value.is_finite()
+                && !(t.metric.is_time() && p.value > CLIP * t.bound)
+                && max_gpus.is_none_or(|m| p.gpus <= m)
+        });
         by_size.push(Curve {
             label: c.label.clone(),
             points: drawn
                 .clone()
                 .map(|p| (f64::from(p.gpus), t.in_unit(p.value)))
                 .collect(),
+            kind: CurveKind::Line,
         });
         if c.price_per_gpu_hour.is_some() {
             by_cost.push(Curve {
@@ -342,16 +380,19 @@ fn curves(report: &PlanReport) -> (Vec<Curve>, Vec<Curve>) {
                 points: drawn
                     .filter_map(|p| Some((c.cost_per_hour(p.gpus)?, t.in_unit(p.value))))
                     .collect(),
+                kind: CurveKind::Line,
             });
         }
     }
-    (by_size, by_cost)
-}
-
-fn clip_note(t: &Target) -> String {
-    if t.metric.is_time() {
-        format!("; sizes above {CLIP}x the target not drawn")
-    } else {
-        String::new()
+    let rings = answers(&|_, n| Some(f64::from(n)));
+    if !rings.points.is_empty() {
+        by_size.push(rings);
     }
+    if !by_cost.is_empty() {
+        let rings = answers(&|c, n| c.cost_per_hour(n));
+        if !rings.points.is_empty() {
+            by_cost.push(rings);
+        }
+    }
+    (by_size, by_cost)
 }

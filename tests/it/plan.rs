@@ -344,3 +344,33 @@ fn a_long_candidate_name_keeps_the_table_aligned() {
     // GPUs, the metric, one fewer and $/hour.
     crate::common::assert_aligned(lines[header], &rows, 4);
 }
+
+/// Issue 35: plan's figure rings each candidate's answer (one ring per candidate that met the
+/// target), draws sizes up to twice the largest answer and says so on the axis; the cost
+/// figure's axis has its unit.
+#[test]
+fn the_target_figure_rings_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = plan_prices(dir.path(), PRICES, &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let answers: Vec<u64> = v["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["smallest_gpus"].as_u64())
+        .collect();
+    assert!(!answers.is_empty());
+    let svg = std::fs::read_to_string(dir.path().join("plan/plan_target.svg")).unwrap();
+    let rings = svg
+        .matches(r##"r="13" opacity="1" fill="none" stroke="#000000""##)
+        .count();
+    assert_eq!(rings, answers.len(), "one ring per answer");
+    let largest = answers.iter().max().unwrap();
+    let drawn = (largest * 2).max(largest + 4);
+    assert!(
+        svg.contains(&format!("up to {drawn} drawn")),
+        "x axis says sizes up to {drawn} are drawn"
+    );
+    let cost = std::fs::read_to_string(dir.path().join("plan/plan_cost.svg")).unwrap();
+    assert!(cost.contains("$/hour"), "cost axis has its unit");
+}

@@ -332,6 +332,7 @@ pub fn draw_figures(
                 } else {
                     c.fitted.clone()
                 },
+                kind: colo_plots::CurveKind::Line,
             })
             .collect();
         if lines.is_empty() {

@@ -127,6 +127,7 @@ fn curves(s: &Series<'_>, value: impl Fn(&SetResult) -> f64) -> Vec<Curve> {
     MODES
         .iter()
         .map(|&mode| Curve {
+            kind: colo_plots::CurveKind::Line,
             label: mode_label(mode),
             points: s
                 .points(mode)

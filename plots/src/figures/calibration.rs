@@ -26,6 +26,20 @@ pub struct Curve {
     pub label: String,
     /// Points; drawn in x order.
     pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub kind: CurveKind,
+}
+
+/// How [`plot_curves`] draws a curve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CurveKind {
+    /// A coloured line with a dot on each point.
+    #[default]
+    Line,
+    /// A dashed black line (a target, a bound).
+    Reference,
+    /// Open black rings around points of other curves (answers), no line.
+    Rings,
 }
 
 /// Draws measured (x) against predicted (y), one colour per label, with the y = x line; both
@@ -105,7 +119,11 @@ pub fn plot_curves(
             Series {
                 label: curve.label.clone(),
                 points,
-                style: SeriesStyle::LineWithMarkers,
+                style: match curve.kind {
+                    CurveKind::Line => SeriesStyle::LineWithMarkers,
+                    CurveKind::Reference => SeriesStyle::Reference,
+                    CurveKind::Rings => SeriesStyle::Rings,
+                },
             }
         })
         .collect();
