@@ -192,20 +192,108 @@ impl Figure for LineChart {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
+        // Past a few series a legend inside would cover the data: it goes beside the plot.
+        let labelled = self.series.iter().filter(|s| !s.label.is_empty()).count();
+        let (plot, beside) = if labelled > LEGEND_INSIDE_MAX {
+            // The title spans the whole figure; the plot and the legend share what is below.
+            let below = root
+                .margin(12, 0, 0, 0)
+                .titled(&self.text.title, (FONT, TITLE_PX))?;
+            let (w, _) = below.dim_in_pixel();
+            let chars = self.series.iter().map(|s| s.label.chars().count()).max();
+            let legend_w = (60 + 12 * chars.unwrap_or(0) as u32).min(w / 2);
+            let (plot, legend) = below.split_horizontally(w - legend_w);
+            (plot, Some(legend))
+        } else {
+            (root.clone(), None)
+        };
         let (x, y) = (self.x, self.y);
         match (x.log, y.log) {
-            (false, false) => self.draw_on(root, x.min..x.max, y.min..y.max),
-            (true, false) => self.draw_on(root, (x.min..x.max).log_scale(), y.min..y.max),
-            (false, true) => self.draw_on(root, x.min..x.max, (y.min..y.max).log_scale()),
-            (true, true) => {
-                self.draw_on(root, (x.min..x.max).log_scale(), (y.min..y.max).log_scale())
-            }
+            (false, false) => self.draw_on(&plot, x.min..x.max, y.min..y.max, beside.is_none()),
+            (true, false) => self.draw_on(
+                &plot,
+                (x.min..x.max).log_scale(),
+                y.min..y.max,
+                beside.is_none(),
+            ),
+            (false, true) => self.draw_on(
+                &plot,
+                x.min..x.max,
+                (y.min..y.max).log_scale(),
+                beside.is_none(),
+            ),
+            (true, true) => self.draw_on(
+                &plot,
+                (x.min..x.max).log_scale(),
+                (y.min..y.max).log_scale(),
+                beside.is_none(),
+            ),
+        }?;
+        if let Some(area) = beside {
+            self.draw_legend_beside(&area)?;
         }
+        Ok(())
     }
 }
 
+/// Points past which a series' line is drawn 1 px wide.
+pub(crate) const DENSE_POINTS: usize = 300;
+
+/// Most labelled series whose legend goes inside the plot.
+pub(crate) const LEGEND_INSIDE_MAX: usize = 8;
+
 impl LineChart {
-    fn draw_on<DB, X, Y>(&self, root: &DrawingArea<DB, Shift>, x: X, y: Y) -> Result<(), DrawError>
+    /// The colour each series is drawn in: the palette in order, black for reference lines
+    /// and rings.
+    fn colors(&self) -> Vec<RGBColor> {
+        let mut idx = 0;
+        self.series
+            .iter()
+            .map(|s| match s.style {
+                SeriesStyle::Reference | SeriesStyle::Rings => BLACK,
+                _ => {
+                    idx += 1;
+                    series_color(idx - 1)
+                }
+            })
+            .collect()
+    }
+
+    /// The legend in its own area beside the plot: a swatch and the label per series.
+    fn draw_legend_beside<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let step = (TICK_PX + 6) as i32;
+        let top = 30;
+        for (i, (series, color)) in self.series.iter().zip(self.colors()).enumerate() {
+            if series.label.is_empty() {
+                continue;
+            }
+            let y = top + i as i32 * step;
+            area.draw(&PathElement::new(
+                vec![(10, y), (34, y)],
+                color.stroke_width(4),
+            ))?;
+            area.draw(&Text::new(
+                series.label.clone(),
+                (42, y - (TICK_PX as i32) / 2),
+                (FONT, TICK_PX),
+            ))?;
+        }
+        Ok(())
+    }
+
+    fn draw_on<DB, X, Y>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        x: X,
+        y: Y,
+        legend_inside: bool,
+    ) -> Result<(), DrawError>
     where
         DB: DrawingBackend,
         DB::ErrorType: 'static,
@@ -214,8 +302,11 @@ impl LineChart {
         X::CoordDescType: ValueFormatter<f64>,
         Y::CoordDescType: ValueFormatter<f64>,
     {
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.text.title, (FONT, TITLE_PX))
+        let mut builder = ChartBuilder::on(root);
+        if legend_inside {
+            builder.caption(&self.text.title, (FONT, TITLE_PX));
+        }
+        let mut chart = builder
             .margin(20)
             .x_label_area_size(70)
             .y_label_area_size(100)
@@ -232,18 +323,10 @@ impl LineChart {
             .y_label_formatter(&|v| format_tick(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        let mut color_idx = 0;
-        for series in &self.series {
-            let color = match series.style {
-                SeriesStyle::Reference | SeriesStyle::Rings => BLACK,
-                _ => {
-                    color_idx += 1;
-                    series_color(color_idx - 1)
-                }
-            };
+        for (series, color) in self.series.iter().zip(self.colors()) {
             self.draw_series(&mut chart, series, color)?;
         }
-        if self.series.iter().any(|s| !s.label.is_empty()) {
+        if legend_inside && self.series.iter().any(|s| !s.label.is_empty()) {
             draw_legend(&mut chart, self.legend_corner())?;
         }
         Ok(())
@@ -318,7 +401,17 @@ impl LineChart {
             .iter()
             .map(|&(px, py)| (self.x.clamp(px), self.y.clamp(py)))
             .collect();
-        let line_style = color.stroke_width(3);
+        // Dense series that go up and down (timelines) are drawn thin: a thick polyline turning
+        // sharply draws its corner as a spike past the data (and past the axes). Monotone ones
+        // (CDFs) never turn back and keep the full width.
+        let monotone = points.windows(2).all(|w| w[1].1 >= w[0].1)
+            || points.windows(2).all(|w| w[1].1 <= w[0].1);
+        let width = if points.len() > DENSE_POINTS && !monotone {
+            1
+        } else {
+            3
+        };
+        let line_style = color.stroke_width(width);
         let anno = match series.style {
             SeriesStyle::Line => chart.draw_series(LineSeries::new(points, line_style))?,
             SeriesStyle::LineWithMarkers => {
@@ -437,15 +530,17 @@ pub(crate) fn decimate(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f6
     let bucket_len = points.len().div_ceil(n_buckets);
     let mut kept = Vec::with_capacity(n_buckets * 4);
     for bucket in points.chunks(bucket_len) {
-        let by_y = |a: &&(f64, f64), b: &&(f64, f64)| a.1.total_cmp(&b.1);
-        let (Some(first), Some(last)) = (bucket.first(), bucket.last()) else {
+        if bucket.is_empty() {
             continue;
-        };
-        let low = bucket.iter().min_by(by_y).unwrap_or(first);
-        let high = bucket.iter().max_by(by_y).unwrap_or(first);
-        let mut picks = [*first, *low, *high, *last];
-        picks.sort_by(|a, b| a.0.total_cmp(&b.0));
-        kept.extend(picks);
+        }
+        let by_y = |a: &(usize, &(f64, f64)), b: &(usize, &(f64, f64))| a.1.1.total_cmp(&b.1.1);
+        let low = bucket.iter().enumerate().min_by(by_y).map_or(0, |(i, _)| i);
+        let high = bucket.iter().enumerate().max_by(by_y).map_or(0, |(i, _)| i);
+        // In the points' own order (not sorted by x): a step's rise and fall at one time stay
+        // in sequence, so the line never doubles back on itself (which draws a spike).
+        let mut picks = [0, low, high, bucket.len() - 1];
+        picks.sort_unstable();
+        kept.extend(picks.iter().map(|&i| bucket[i]));
     }
     kept.dedup_by(|a, b| a == b);
     kept
@@ -505,6 +600,28 @@ mod tests {
             name(chart.legend_corner()),
             name(SeriesLabelPosition::UpperLeft)
         );
+    }
+
+    #[test]
+    fn decimated_steps_keep_their_order_and_never_double_back() {
+        // A step function alternating 100 and 95 every second for 10,000 s: rises and falls
+        // at one time, in that order.
+        let mut steps = Vec::new();
+        for i in 0..10_000 {
+            let (t, v) = (f64::from(i), if i % 2 == 0 { 100.0 } else { 95.0 });
+            let before = if i % 2 == 0 { 95.0 } else { 100.0 };
+            steps.push((t, before));
+            steps.push((t, v));
+        }
+        let kept = decimate(&steps, 400);
+        assert!(kept.len() <= 400 + 4, "{}", kept.len());
+        // Kept in the input's order: x never decreases.
+        assert!(kept.windows(2).all(|w| w[1].0 >= w[0].0));
+        // Within one x, the points are the input's in its order (never a sort by y).
+        let index = |p: &(f64, f64)| steps.iter().position(|q| q == p).unwrap();
+        for w in kept.windows(2).filter(|w| w[0].0 == w[1].0) {
+            assert!(index(&w[0]) < index(&w[1]), "{w:?}");
+        }
     }
 
     #[test]

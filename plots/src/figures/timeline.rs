@@ -72,9 +72,12 @@ pub(crate) fn timeline_chart(
         ClusterQuantity::Utilization => (
             "GPU utilization over time (busy = at least one job)",
             "busy GPUs (% of cluster)",
+            // The data's range (no percentage above 100 exists): the plot area clips the
+            // spikes that thick step lines draw at their corners, which a padded axis showed
+            // as utilization above 100%.
             AxisRange {
                 min: 0.0,
-                max: 105.0,
+                max: 101.0,
                 log: false,
                 integer: false,
             },
@@ -101,15 +104,21 @@ fn step_points(
     unit: TimeUnit,
 ) -> Vec<(f64, f64)> {
     let mut points = Vec::with_capacity(2 * timeline.len());
-    let mut previous: Option<f64> = None;
+    let mut current: Option<(f64, f64)> = None;
     for point in timeline {
         let t = point.time_s / unit.seconds();
         let value = quantity.of(point);
-        if let Some(prev) = previous {
-            points.push((t, prev));
+        match current {
+            // Rows at one time: only the last value holds, so the line does not go up and back
+            // down on the spot (a thick line doubling back draws a spike).
+            Some((at, _)) if at == t => {
+                points.pop();
+            }
+            Some((_, held)) => points.push((t, held)),
+            None => {}
         }
         points.push((t, value));
-        previous = Some(value);
+        current = Some((t, value));
     }
     points
 }
@@ -144,5 +153,31 @@ mod tests {
         assert_eq!(queue, vec![(0.0, 2.0), (1.0, 2.0), (1.0, 0.0)]);
         let util = step_points(&timeline, ClusterQuantity::Utilization, TimeUnit::Seconds);
         assert_eq!(util.last(), Some(&(60.0, 100.0)));
+    }
+
+    #[test]
+    fn rows_at_one_time_keep_only_the_last_value() {
+        let row = |time_s: f64, queued: u32| TimelinePoint {
+            time_s,
+            queued,
+            running: 0,
+            busy_gpus: 0,
+            total_gpus: 1,
+            memory_used_gib: 0.0,
+            memory_total_gib: 1.0,
+        };
+        // Queue 3, then at t = 60 s three events: 5, 1, 4; then 2 at 120 s.
+        let timeline = [
+            row(0.0, 3),
+            row(60.0, 5),
+            row(60.0, 1),
+            row(60.0, 4),
+            row(120.0, 2),
+        ];
+        let queue = step_points(&timeline, ClusterQuantity::QueueLength, TimeUnit::Minutes);
+        assert_eq!(
+            queue,
+            vec![(0.0, 3.0), (1.0, 3.0), (1.0, 4.0), (2.0, 4.0), (2.0, 2.0)]
+        );
     }
 }
