@@ -50,7 +50,7 @@ struct PaperArgs {
     /// Performance model: kernel replays the study's points from their kernel traces (on
     /// a100-40gb: the H200's traces transferred, labelled so; untraced points fall back to
     /// parametric), parametric predicts from the profile's fitted demands.
-    #[arg(long, value_enum, default_value_t = PackModel::Parametric)]
+    #[arg(long, value_enum, default_value_t = PackModel::Kernel)]
     model: PackModel,
 }
 

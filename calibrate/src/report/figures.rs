@@ -93,10 +93,13 @@ fn draw_one(
     let origin = origin_label(rep);
     let gpu = rep.gpu.name;
     let copies = "copies of the job on one GPU".to_owned();
+    // The model that drew it, in the title: `kernel model`, `parametric model`.
+    let model = rep.model.split(" (").next().unwrap_or(&rep.model);
+    let series = format!("{} ({}), e{}", s.key, s.dataset, s.experiment);
     match kind {
         Kind::Throughput => {
             let text = ChartText {
-                title: format!("{} on {gpu}: total throughput", s.title()),
+                title: format!("{series} on {gpu}: throughput, {model}"),
                 x_label: copies,
                 y_label: format!("throughput / one job alone (emulated, {origin})"),
             };
@@ -104,7 +107,7 @@ fn draw_one(
         }
         Kind::EpochTime => {
             let text = ChartText {
-                title: format!("{} on {gpu}: epoch time", s.title()),
+                title: format!("{series} on {gpu}: epoch time, {model}"),
                 x_label: copies,
                 y_label: format!("epoch time / alone (emulated, {origin})"),
             };
@@ -112,7 +115,7 @@ fn draw_one(
         }
         Kind::Memory => {
             let text = ChartText {
-                title: format!("{} on {gpu}: memory per set", s.title()),
+                title: format!("{series} on {gpu}: memory per set"),
                 x_label: "copies of the job on one GPU (MIG: one slice each)".to_owned(),
                 y_label: format!("GPU memory (GiB, {origin})"),
             };

@@ -65,9 +65,9 @@ fn header(page: &mut String, rep: &Reproduction, out: &Path, has_measured: bool)
         "\n{numbers} Regenerate with `colo report paper --gpu {}{} --out {}`.\n",
         gpu.name,
         if rep.model.starts_with("kernel") {
-            " --model kernel"
-        } else {
             ""
+        } else {
+            " --model parametric"
         },
         out.display()
     );

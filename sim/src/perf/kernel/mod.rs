@@ -608,6 +608,11 @@ impl PerfModel for KernelModel {
 
     fn mode_origin(&self, gpu: &GpuSpec, mode: ShareMode) -> Origin {
         match self.gpu_index(gpu) {
+            // MIG is never run here: its globals were fitted on MPS SM budgets standing in for
+            // the slices, so MIG answers are emulated, as the profile's MIG parameters are.
+            Some(g) if mode == ShareMode::Mig && self.gpus[g].origin == Origin::Fitted => {
+                Origin::Emulated
+            }
             Some(g) if mode != ShareMode::Exclusive => self.gpus[g].origin,
             _ => self.profiles.mode_origin(gpu, mode),
         }
