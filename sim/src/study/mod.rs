@@ -1,7 +1,7 @@
 //! The collocation study reproduced: Robroek et al., "An Analysis of Collocation on GPUs for
 //! Deep Learning Training" (EuroMLSys 2024) ran ResNet-26/50/152 alone and as 2, 3 and 7 copies
 //! time-sliced, under MPS and in MIG slices on an A100-40GB. This module reads its experiment
-//! matrix, predicts every set with a [`PerfModel`](crate::perf::PerfModel) on any GPU of the
+//! matrix, predicts every set with a [`PerfModel`] on any GPU of the
 //! catalog, and checks the study's stated conclusions against the predictions.
 //!
 //! A set whose models the profile lacks is reported as not covered, naming the model key to
