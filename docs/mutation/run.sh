@@ -9,6 +9,8 @@
 #
 # Phases: `targeted` (the mutants that stand for the six bugs issue 37 lists and the three
 # behaviours only the fitted-profile snapshot held), then whole files, cheapest build first.
+# `transfer` and `transfer-after`: the trace transfer, before and after its tests (not in
+# the default list).
 set -euo pipefail
 out=${1:?usage: run.sh OUT [PHASE...]}
 shift
