@@ -251,3 +251,296 @@ pub fn render_csv(rows: &[CheckRow]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// A kernel table entry: `dur_ns` per activity, `iterations` in the cycle, the alone speed.
+    fn trace(
+        point: &str,
+        speed: f64,
+        dur_ns: Vec<u32>,
+        dur_scale: f64,
+        iterations: u32,
+    ) -> KernelTrace {
+        let n = dur_ns.len();
+        KernelTrace {
+            point: point.into(),
+            iterations,
+            samples_per_iteration: 8,
+            unprofiled_samples_per_s: speed,
+            profiled_samples_per_s: speed,
+            anchor_samples_per_s: None,
+            peak_reserved_mib: 1.0,
+            host_scale: 1.0,
+            dur_scale,
+            dur_ns,
+            host_ns: vec![0; n],
+            blocks: vec![1; n],
+            resident: vec![1; n],
+            memory_bound: vec![1; n],
+        }
+    }
+
+    fn tables(traces: Vec<KernelTrace>) -> KernelTables {
+        KernelTables {
+            format: "colo-kernel-tables".into(),
+            version: 1,
+            gpu: "h100-80gb".into(),
+            sm_count: 132,
+            source: "test".into(),
+            transferred_from: None,
+            traces,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        point: &str,
+        (source, transferred, measured): (f64, f64, Option<f64>),
+        (error, same): (Option<f64>, Option<f64>),
+        (source_ms, transferred_ms, measured_ms, gpu_error): (f64, f64, Option<f64>, Option<f64>),
+    ) -> CheckRow {
+        CheckRow {
+            point: point.into(),
+            source_samples_per_s: source,
+            transferred_samples_per_s: transferred,
+            measured_samples_per_s: measured,
+            error_pct: error,
+            same_speed_error_pct: same,
+            source_gpu_ms: source_ms,
+            transferred_gpu_ms: transferred_ms,
+            measured_gpu_ms: measured_ms,
+            gpu_time_error_pct: gpu_error,
+        }
+    }
+
+    /// Transferred, not measured on the target.
+    fn row_a() -> CheckRow {
+        row(
+            "a:1:1",
+            (100.0, 150.0, None),
+            (None, None),
+            (2.0, 1.5, None, None),
+        )
+    }
+
+    /// Measured 100/s and 2 ms on the target: transferred 120/s is 20% fast, the source's 200/s
+    /// 100% fast; 2.5 ms of GPU time is 25% slow.
+    fn row_b() -> CheckRow {
+        row(
+            "b:2:2",
+            (200.0, 120.0, Some(100.0)),
+            (Some(20.0), Some(100.0)),
+            (4.0, 2.5, Some(2.0), Some(25.0)),
+        )
+    }
+
+    /// Measured 50/s and 1 ms: transferred 45/s is 10% slow, the source's 50/s right; 1.2 ms
+    /// is 20% slow.
+    fn row_d() -> CheckRow {
+        row(
+            "d:4:4",
+            (50.0, 45.0, Some(50.0)),
+            (Some(-10.0), Some(0.0)),
+            (1.0, 1.2, Some(1.0), Some(20.0)),
+        )
+    }
+
+    fn cells(line: &str) -> Vec<&str> {
+        line.split_whitespace().collect()
+    }
+
+    #[test]
+    fn issue_37_gpu_time_per_iteration_is_the_kernels_scaled_over_the_iterations() {
+        // 1 + 3 ms of kernels at a kernel scale of 0.75, over 2 iterations: 1.5 ms.
+        let t = trace("a:1:1", 1.0, vec![1_000_000, 3_000_000], 0.75, 2);
+        assert_eq!(gpu_ms_per_iteration(&t), 1.5);
+    }
+
+    #[test]
+    fn issue_37_check_rows_pair_each_point_with_its_own_source_and_measurement() {
+        let sources = [
+            SourcePoint {
+                point: "a:1:1".into(),
+                samples_per_s: 100.0,
+                gpu_ms: 2.0,
+            },
+            SourcePoint {
+                point: "b:2:2".into(),
+                samples_per_s: 200.0,
+                gpu_ms: 4.0,
+            },
+        ];
+        // Transferred: a at 150/s with 3 ms of kernels over 2 iterations, b at 120/s with 5 ms.
+        let transferred = tables(vec![
+            trace("a:1:1", 150.0, vec![1_000_000, 2_000_000], 1.0, 2),
+            trace("b:2:2", 120.0, vec![5_000_000], 1.0, 2),
+        ]);
+        // Measured on the target: b only, 100/s with 4 ms over 2 iterations.
+        let measured = tables(vec![trace("b:2:2", 100.0, vec![4_000_000], 1.0, 2)]);
+        assert_eq!(
+            check_rows(&sources, &transferred, Some(&measured)),
+            vec![row_a(), row_b()]
+        );
+        // Without a check folder nothing is measured.
+        let unchecked = check_rows(&sources, &transferred, None);
+        assert_eq!(unchecked.len(), 2);
+        assert!(unchecked.iter().all(|r| r.measured_samples_per_s.is_none()
+            && r.error_pct.is_none()
+            && r.gpu_time_error_pct.is_none()));
+    }
+
+    #[test]
+    fn issue_37_abs_stats_are_mean_median_and_max_of_the_absolute_values() {
+        assert_eq!(abs_stats(&[]), None);
+        // |values| 1, 2, 4, 5, 10: mean 22 / 5, the middle one 4.
+        assert_eq!(
+            abs_stats(&[-5.0, 1.0, -2.0, 4.0, 10.0]),
+            Some((4.4, 4.0, 10.0, 5))
+        );
+        // |values| 1, 2, 3, 6: mean 3, median between 2 and 3.
+        assert_eq!(abs_stats(&[1.0, -2.0, 6.0, -3.0]), Some((3.0, 2.5, 6.0, 4)));
+        // Two: the median is their mean.
+        assert_eq!(abs_stats(&[1.0, -3.0]), Some((2.0, 2.0, 3.0, 2)));
+    }
+
+    #[test]
+    fn issue_37_a_checked_table_shows_the_measured_points_and_counts_the_others() {
+        let out = render(&[row_a(), row_b(), row_d()], "h200", "h100");
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("point"), "{out}");
+        assert_eq!(
+            cells(lines[1]),
+            [
+                "b:2:2",
+                "200.0",
+                "120.0",
+                "100.0",
+                "20.0",
+                "100.0",
+                "4.00/2.50/2.00",
+                "25.0"
+            ]
+        );
+        assert_eq!(
+            cells(lines[2]),
+            [
+                "d:4:4",
+                "50.0",
+                "45.0",
+                "50.0",
+                "-10.0",
+                "0.0",
+                "1.00/1.20/1.00",
+                "20.0"
+            ]
+        );
+        assert_eq!(
+            lines[3],
+            "(1 more points transferred, not measured on h100: in --csv)"
+        );
+        // |errors| 20 and 10; same speed 100 and 0; GPU time 25 and 20.
+        assert!(
+            lines[4].starts_with(
+                "alone speed on h100, transferred from h200 against measured (2 points): mean \
+                 |error| 15.0%, median 15.0%, max 20.0%; same speed as on h200: mean 50.0%, \
+                 median 50.0%, max 100.0%"
+            ),
+            "{out}"
+        );
+        assert!(
+            lines[5].starts_with(
+                "GPU time per iteration, transferred against measured (2 points): mean |error| \
+                 22.5%, median 22.5%, max 25.0%"
+            ),
+            "{out}"
+        );
+        assert_eq!(lines.len(), 6, "{out}");
+        // Two not measured.
+        let out = render(&[row_a(), row_b(), row_a()], "h200", "h100");
+        assert!(
+            out.contains("\n(2 more points transferred, not measured on h100: in --csv)\n"),
+            "{out}"
+        );
+        // All measured: nothing more to count.
+        let out = render(&[row_b(), row_d()], "h200", "h100");
+        assert!(!out.contains("more points"), "{out}");
+        assert_eq!(out.lines().count(), 5, "{out}");
+    }
+
+    #[test]
+    fn issue_37_an_unchecked_table_shows_every_point_and_no_summary() {
+        let out = render(&[row_a(), row_a()], "h200", "h100");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        for line in &lines[1..] {
+            assert_eq!(
+                cells(line),
+                ["a:1:1", "100.0", "150.0", "-", "-", "-", "2.00/1.50/-", "-"]
+            );
+        }
+    }
+
+    #[test]
+    fn issue_37_the_csv_has_a_line_per_point_with_empty_cells_where_not_measured() {
+        assert_eq!(
+            render_csv(&[row_a(), row_b()]),
+            "point,source_samples_per_s,transferred_samples_per_s,measured_samples_per_s,error_pct,same_speed_error_pct,source_gpu_ms,transferred_gpu_ms,measured_gpu_ms,gpu_time_error_pct\n\
+             a:1:1,100.0000,150.0000,,,,2.0000,1.5000,,\n\
+             b:2:2,200.0000,120.0000,100.0000,20.0000,100.0000,4.0000,2.5000,2.0000,25.0000\n"
+        );
+    }
+
+    /// A raw trace of `gpu_name` for `point`: two elementwise kernels of 1 and 3 ms over 2
+    /// iterations of batch 8, launched 5 ms apart, at 800 samples/s (16 samples every 20 ms:
+    /// the host, not the 4 ms of kernels, sets the speed).
+    fn write_trace(dir: &Path, file: &str, point: &str, gpu_name: &str) {
+        let json = serde_json::json!({
+            "format": "colo-kernel-trace", "version": 1, "point": point, "batch": 8,
+            "status": "ok", "gpu_name": gpu_name, "sm_count": 132, "driver": "1",
+            "torch": "2", "cuda": "12",
+            "unprofiled": {"samples_per_s": 800.0},
+            "profiled": {"samples_per_s": 700.0, "n_iterations": 2},
+            "peak_reserved_mib": 100.0,
+            "names": ["elementwise_kernel"],
+            "kernels": {
+                "name": [0, 0], "kind": [0, 0], "dur_ns": [1_000_000, 3_000_000],
+                "grid": [[4, 1, 1], [4, 1, 1]], "block": [[128, 1, 1], [128, 1, 1]],
+                "regs": [32, 32], "smem": [0, 0], "launch_ns": [0, 5_000_000]
+            }
+        });
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(json.to_string().as_bytes()).unwrap();
+        std::fs::write(dir.join(file), gz.finish().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn issue_37_source_points_are_the_traces_of_other_gpus() {
+        let dir = tempfile::tempdir().unwrap();
+        write_trace(dir.path(), "a.trace.json.gz", "a:8:224", "NVIDIA H200");
+        write_trace(
+            dir.path(),
+            "b.trace.json.gz",
+            "b:8:224",
+            "NVIDIA H100 80GB HBM3",
+        );
+        write_trace(dir.path(), "c.trace.json.gz", "c:8:224", "Unknown GPU 9000");
+        write_trace(dir.path(), "d.json.gz", "d:8:224", "NVIDIA H200");
+        std::fs::write(dir.path().join("e.trace.json.gz"), b"not gzip").unwrap();
+        let h100 = colo_sim::hardware::gpu("h100").unwrap();
+        // The H200 trace only: 800 samples/s, (1 + 3 ms) / 2 iterations of GPU time.
+        assert_eq!(
+            source_points(dir.path(), h100),
+            vec![SourcePoint {
+                point: "a:8:224".into(),
+                samples_per_s: 800.0,
+                gpu_ms: 2.0,
+            }]
+        );
+        assert_eq!(source_points(&dir.path().join("missing"), h100), vec![]);
+    }
+}

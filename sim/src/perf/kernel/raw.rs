@@ -956,4 +956,188 @@ mod tests {
             vec![100, 50]
         );
     }
+
+    /// A `colo-kernel-trace` file's bytes: `point` on `gpu_name` (`source` "fake" or none), two
+    /// elementwise kernels of 1 and 3 ms launched 5 ms apart, 2 iterations of batch 8, and the
+    /// `kernels` columns given (when not `None`) in place of those.
+    fn trace_file(
+        point: &str,
+        gpu_name: &str,
+        source: Option<&str>,
+        names: &[&str],
+        kernels: Option<serde_json::Value>,
+    ) -> Vec<u8> {
+        let kernels = kernels.unwrap_or_else(|| {
+            serde_json::json!({
+                "name": [0, 0], "kind": [0, 0], "dur_ns": [1_000_000, 3_000_000],
+                "grid": [[4, 1, 1], [4, 1, 1]], "block": [[128, 1, 1], [128, 1, 1]],
+                "regs": [32, 32], "smem": [0, 0], "launch_ns": [0, 5_000_000]
+            })
+        });
+        let mut json = serde_json::json!({
+            "format": "colo-kernel-trace", "version": 1, "point": point, "batch": 8,
+            "status": "ok", "gpu_name": gpu_name, "sm_count": 4, "torch": "2",
+            "unprofiled": {"samples_per_s": 800.0},
+            "profiled": {"samples_per_s": 700.0, "n_iterations": 2},
+            "peak_reserved_mib": 100.0,
+            "names": names,
+            "kernels": kernels,
+        });
+        if let Some(source) = source {
+            json["source"] = source.into();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, json.to_string().as_bytes()).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn parse(bytes: &[u8]) -> RawTrace {
+        parse_raw(bytes, Path::new("t.trace.json.gz")).unwrap()
+    }
+
+    #[test]
+    fn issue_37_each_generation_holds_its_own_blocks_and_shared_memory_per_sm() {
+        use crate::hardware::{gavel_gpu, gpu};
+        let on = |spec: &GpuSpec| {
+            let lim = sm_limits(spec);
+            // One-thread blocks: the block limit. 40 KiB blocks (41 KiB with the 1 KiB CUDA
+            // reserves per block): the shared memory.
+            (
+                resident_blocks([1, 1, 1], 0, 0, lim),
+                resident_blocks([32, 1, 1], 0, 40 * 1024, lim),
+            )
+        };
+        // 228 KiB / 41 KiB = 5.6 on Hopper, 164 / 41 = 4 on the A100s, 96 / 41 = 2.3 on the
+        // V100, 64 / 41 = 1.6 on the P100, 112 / 41 = 2.7 and at most 16 blocks on Kepler.
+        assert_eq!(on(gpu("h200").unwrap()), (32, 5));
+        assert_eq!(on(gpu("h100").unwrap()), (32, 5));
+        assert_eq!(on(gpu("a100-40gb").unwrap()), (32, 4));
+        assert_eq!(on(gpu("a100-80gb").unwrap()), (32, 4));
+        assert_eq!(on(gavel_gpu("v100").unwrap()), (32, 2));
+        assert_eq!(on(gavel_gpu("p100").unwrap()), (32, 1));
+        assert_eq!(on(gavel_gpu("k80").unwrap()), (16, 2));
+    }
+
+    #[test]
+    fn issue_37_host_time_is_measured_from_the_last_correlated_launch() {
+        // Launches at 0, 1, (none), 6 and 10 us: gaps 1, 0, 5 and 4 us; the first launch gets
+        // the median of those four (sorted 0, 1, 4, 5: the upper middle, 4 us).
+        let kernels = serde_json::json!({
+            "name": [0, 1, 0, 2, 0], "kind": [0, 2, 0, 0, 1],
+            "dur_ns": [1_000, 2_000, 3_000, 4_000, 5_000],
+            "grid": [[4, 2, 1], [1, 1, 1], [3, 1, 1], [2, 2, 2], [1, 1, 1]],
+            "block": vec![[128, 1, 1]; 5], "regs": vec![32; 5], "smem": vec![0; 5],
+            "launch_ns": [0, 1_000, -1, 6_000, 10_000]
+        });
+        let names = ["elementwise_kernel", "Memcpy HtoD", "sm90_xmma_gemm_f32f32"];
+        let raw = parse(&trace_file(
+            "m:8:224",
+            "NVIDIA H200",
+            None,
+            &names,
+            Some(kernels),
+        ));
+        let t = reduce_with(&raw, crate::hardware::gpu("h200").unwrap(), None);
+        assert_eq!(t.host_ns, vec![4_000, 1_000, 0, 5_000, 4_000]);
+        assert_eq!(t.dur_ns, vec![1_000, 2_000, 3_000, 4_000, 5_000]);
+        // Blocks of kernels only (a copy and a memset hold none).
+        assert_eq!(t.blocks, vec![8, 0, 3, 8, 0]);
+        assert_eq!(t.memory_bound, vec![1, 1, 1, 0, 1]);
+        assert_eq!((t.iterations, t.samples_per_iteration), (2, 8));
+    }
+
+    #[test]
+    fn issue_37_side_stream_kernels_hold_at_most_the_blocks_that_fill_the_gpu() {
+        // On 4 SMs: two elementwise kernels of 100 blocks side by side for 100 ns, then two
+        // GEMMs of 100 blocks. A 256-thread, 32-register block: 8 a Hopper SM (64 warps / 8,
+        // 65,536 registers / 8,192), so an elementwise kernel holds at most 4 x 8 = 32 blocks,
+        // a GEMM (one block fills an SM) 4: the merged entries hold 2 x 32 and 2 x 4.
+        let kernels = serde_json::json!({
+            "name": [0, 0, 1, 1], "kind": [0, 0, 0, 0],
+            "start_ns": [0, 0, 200, 200], "stream": [7, 8, 7, 8],
+            "dur_ns": [100, 100, 100, 100],
+            "grid": vec![[100, 1, 1]; 4], "block": vec![[256, 1, 1]; 4], "regs": vec![32; 4],
+            "smem": vec![0; 4], "launch_ns": [0, 10, 20, 30]
+        });
+        let names = ["elementwise_kernel", "sm90_xmma_gemm_f32f32"];
+        let raw = parse(&trace_file(
+            "m:8:224",
+            "NVIDIA H200",
+            None,
+            &names,
+            Some(kernels),
+        ));
+        let t = reduce_with(&raw, crate::hardware::gpu("h200").unwrap(), None);
+        assert_eq!(t.blocks, vec![64, 8]);
+        assert_eq!(t.dur_ns, vec![100, 100]);
+        assert_eq!(t.resident, vec![8, 8]);
+    }
+
+    /// A fresh folder under the system's temporary one.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("colo-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn issue_37_a_folder_read_for_a_gpu_carries_the_points_it_lacks_from_other_gpus() {
+        let dir = scratch("read-folder-for");
+        let kernel = ["elementwise_kernel"];
+        let files = [
+            ("a", "m:8:224", "NVIDIA H200", None),
+            ("b", "m:8:224", "NVIDIA H100 80GB HBM3", None),
+            ("c", "n:8:224", "NVIDIA H100 80GB HBM3", None),
+            ("d", "f:8:224", "NVIDIA H200", Some("fake")),
+            ("e", "u:8:224", "Unknown GPU 9000", None),
+        ];
+        for (file, point, gpu_name, source) in files {
+            let bytes = trace_file(point, gpu_name, source, &kernel, None);
+            std::fs::write(dir.join(format!("{file}{RAW_SUFFIX}")), bytes).unwrap();
+        }
+        let path = |file: &str| dir.join(format!("{file}{RAW_SUFFIX}"));
+        let points =
+            |t: &KernelTables| t.traces.iter().map(|t| t.point.clone()).collect::<Vec<_>>();
+        let h200 = crate::hardware::gpu("h200").unwrap();
+
+        // The H200's own trace of m; n carried from the H100 (m's H100 trace is not needed);
+        // the fake trace and the unknown GPU's skipped.
+        let f = read_folder_for(&dir, h200, false, None, Some(1.0)).unwrap();
+        assert_eq!(points(&f.tables), ["m:8:224"]);
+        assert!(!f.fake);
+        assert_eq!(f.not_read, 0);
+        assert_eq!(f.used, [path("a"), path("c")]);
+        let skipped: Vec<_> = f.skipped.iter().map(|s| s.0.clone()).collect();
+        assert_eq!(skipped, [path("d"), path("e")]);
+        assert!(f.skipped[0].1.contains("fake runner"), "{}", f.skipped[0].1);
+        assert!(
+            f.skipped[1].1.contains("taken on `Unknown GPU 9000`"),
+            "{}",
+            f.skipped[1].1
+        );
+        let carried = f.transferred.expect("n carried");
+        assert_eq!(points(&carried), ["n:8:224"]);
+        assert_eq!(carried.transferred_from.as_deref(), Some("h100-80gb"));
+        assert_eq!(carried.gpu, "h200");
+        // 2 us fixed, the rest at 3,350 / 4,800 GB/s: 698,520.8 and 2,094,354.2 ns.
+        assert_eq!(carried.traces[0].dur_ns, vec![698_521, 2_094_354]);
+
+        // Fakes allowed, no transfer: the fake trace read, the other GPUs' skipped.
+        let f = read_folder_for(&dir, h200, true, None, None).unwrap();
+        assert_eq!(points(&f.tables), ["f:8:224", "m:8:224"]);
+        assert!(f.fake);
+        assert!(f.transferred.is_none());
+        let skipped: Vec<_> = f.skipped.iter().map(|s| s.0.clone()).collect();
+        assert_eq!(skipped, [path("b"), path("c"), path("e")]);
+
+        // Only n wanted: the other four files are not read.
+        let wanted = ["n:8:224".to_owned()];
+        let f = read_folder_for(&dir, h200, false, Some(&wanted), Some(1.0)).unwrap();
+        assert_eq!(f.not_read, 4);
+        assert_eq!(f.used, [path("c")]);
+        assert!(f.tables.traces.is_empty());
+        assert_eq!(points(&f.transferred.expect("n carried")), ["n:8:224"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

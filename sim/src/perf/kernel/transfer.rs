@@ -252,4 +252,140 @@ mod tests {
         let want = 2_000.0 * 1980.0 / 1530.0 + 10_000.0 * ((989.5 / 132.0) / (15.7 / 80.0));
         assert!((bf - want).abs() < 1e-6, "{bf} vs {want}");
     }
+
+    /// A raw trace as `trace.py` writes it, gzip'd and read back: `kernels` as (name, kind,
+    /// duration ns, grid x, host launch ns), 128-thread blocks of 32 registers, 2 iterations of
+    /// batch 8 at `speeds` (unprofiled, profiled) samples/s.
+    fn raw(names: &[&str], kernels: &[(u32, u8, i64, u32, i64)], speeds: (f64, f64)) -> RawTrace {
+        let json = serde_json::json!({
+            "format": "colo-kernel-trace", "version": 1, "point": "m:8:224", "batch": 8,
+            "status": "ok", "gpu_name": "NVIDIA H200", "sm_count": 132, "torch": "2",
+            "unprofiled": {"samples_per_s": speeds.0},
+            "profiled": {"samples_per_s": speeds.1, "n_iterations": 2},
+            "peak_reserved_mib": 100.0,
+            "names": names,
+            "kernels": {
+                "name": kernels.iter().map(|k| k.0).collect::<Vec<_>>(),
+                "kind": kernels.iter().map(|k| k.1).collect::<Vec<_>>(),
+                "dur_ns": kernels.iter().map(|k| k.2).collect::<Vec<_>>(),
+                "grid": kernels.iter().map(|k| [k.3, 1, 1]).collect::<Vec<_>>(),
+                "block": vec![[128, 1, 1]; kernels.len()],
+                "regs": vec![32; kernels.len()],
+                "smem": vec![0; kernels.len()],
+                "launch_ns": kernels.iter().map(|k| k.4).collect::<Vec<_>>(),
+            }
+        });
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, json.to_string().as_bytes()).unwrap();
+        super::super::raw::parse_raw(
+            &gz.finish().unwrap(),
+            std::path::Path::new("t.trace.json.gz"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn issue_37_a_tensor_core_kernel_without_a_tf32_tile_is_not_tf32() {
+        // FP64 on tensor cores (`d884`): no format fragment colo knows, so FP32.
+        assert_eq!(
+            classify(
+                "void cutlass::Kernel2<cutlass_80_tensorop_d884gemm_64x32_16x4_nn_align1>",
+                0
+            ),
+            KernelClass::Fp32
+        );
+    }
+
+    #[test]
+    fn issue_37_fp16_and_several_blocks_per_sm_carry_by_their_own_rates_and_waves() {
+        let t = transfer("h200", "a100-40gb");
+        // An FP16 GEMM of 1,320 blocks, one per SM: 10 waves on 132 SMs, 13 on 108; per SM
+        // 989.5 / 132 FP16 TFLOPS on the H200, 312 / 108 on the A100.
+        let gemm = t.kernel_ns(
+            "ampere_fp16_s16816gemm_fp16_128x128_ldg8",
+            0,
+            102_000.0,
+            1_320,
+            (1, 1),
+        );
+        let want = 2_000.0 * 1980.0 / 1410.0
+            + 100_000.0 * (13.0 / 10.0) * ((989.5 / 132.0) / (312.0 / 108.0));
+        assert!((gemm - want).abs() < 1e-6, "{gemm} vs {want}");
+        // A TF32 convolution of 1,320 blocks, two per SM: 264 at a time on the H200 (5 waves),
+        // 216 on the A100 (1,320 / 216 = 6.1: 7 waves).
+        let conv = t.kernel_ns(
+            "xmma_fprop_implicit_gemm_tf32f32",
+            0,
+            102_000.0,
+            1_320,
+            (2, 2),
+        );
+        let want = 2_000.0 * 1980.0 / 1410.0
+            + 100_000.0 * (7.0 / 5.0) * ((494.5 / 132.0) / (156.0 / 108.0));
+        assert!((conv - want).abs() < 1e-6, "{conv} vs {want}");
+    }
+
+    #[test]
+    fn issue_37_a_host_bound_trace_keeps_its_host_time_times_the_cpu_factor() {
+        // Two 10 us elementwise kernels launched 100 us apart (the first launch gets the
+        // median gap, 100 us): 200 us of host time a cycle under the profiler. Unprofiled,
+        // 2 iterations of 8 samples at 160,000/s take 100 us: a host scale of 0.5.
+        let trace = raw(
+            &["elementwise_kernel"],
+            &[(0, 0, 10_000, 4, 0), (0, 0, 10_000, 4, 100_000)],
+            (160_000.0, 120_000.0),
+        );
+        let t = Transfer {
+            cpu_factor: 2.0,
+            ..transfer("h200", "h100")
+        };
+        let out = t.trace(&trace);
+        // Each kernel: 2 us fixed, 8 us at 4,800 / 3,350 GB/s: 13,462.7 ns.
+        assert_eq!(out.dur_ns, vec![13_463, 13_463]);
+        assert_eq!(out.host_ns, vec![100_000, 100_000]);
+        // A host twice as slow: scale 1, 200 us a cycle (the kernels fit in the gaps), 16
+        // samples in 200 us; the profiled speed falls by the same half.
+        assert!((out.host_scale - 1.0).abs() < 1e-9, "{}", out.host_scale);
+        assert_eq!(out.dur_scale, 1.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(
+            close(out.unprofiled_samples_per_s, 80_000.0),
+            "{}",
+            out.unprofiled_samples_per_s
+        );
+        assert!(
+            close(out.profiled_samples_per_s, 60_000.0),
+            "{}",
+            out.profiled_samples_per_s
+        );
+        assert_eq!((out.iterations, out.samples_per_iteration), (2, 8));
+    }
+
+    #[test]
+    fn issue_37_a_gpu_bound_trace_runs_at_its_carried_kernel_time() {
+        // Two 50 us elementwise kernels 1 us apart: 100 us of kernels a cycle, but 16 samples
+        // at 200,000/s take 80 us unprofiled, so the kernels are scaled by 0.8 (no host time).
+        let trace = raw(
+            &["elementwise_kernel"],
+            &[(0, 0, 50_000, 4, 0), (0, 0, 50_000, 4, 1_000)],
+            (200_000.0, 180_000.0),
+        );
+        let out = transfer("h200", "h100").trace(&trace);
+        // Each kernel: 2 us fixed, 48 us at 4,800 / 3,350 GB/s: 70,776.1 ns.
+        assert_eq!(out.dur_ns, vec![70_776, 70_776]);
+        assert_eq!(out.host_scale, 0.0);
+        assert!((out.dur_scale - 0.8).abs() < 1e-12, "{}", out.dur_scale);
+        let speed = 16.0 / (0.8 * 2.0 * 70_776e-9);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(
+            close(out.unprofiled_samples_per_s, speed),
+            "{} vs {speed}",
+            out.unprofiled_samples_per_s
+        );
+        assert!(
+            close(out.profiled_samples_per_s, 180_000.0 * speed / 200_000.0),
+            "{}",
+            out.profiled_samples_per_s
+        );
+    }
 }
