@@ -30,7 +30,13 @@ use clap::{Parser, Subcommand};
 /// Simulate and calibrate deep-learning training jobs that share GPUs
 /// (time-slicing, MPS, MIG).
 #[derive(Parser)]
-#[command(name = "colo", version, about, help_expected = true)]
+#[command(
+    name = "colo",
+    version,
+    about,
+    help_expected = true,
+    after_help = "Examples:\n  colo simulate scenarios/default.ron              (400 jobs on 8 H200s, four ways)\n  colo predict --mode mps resnet50:64:224 vit_b_16:32:224\n  colo pack resnet50:64:224@0.5 vit_b_16:32:224@0.4 resnet18:128:32@0.8\n  colo plan scenarios/planning/mps-vs-exclusive.ron --target \"p95_wait <= 2h\"\n  colo predict --gpu a100-40gb --traces calibrate/data/h200/byo/traces --mode mps hf_gpt2:8:1 bert_mlm:32:1\n  colo <COMMAND> --help                            (each command's options and examples)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,6 +77,9 @@ enum Command {
     /// Measure real training on a GPU and fit profiles.
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Draw figures from result folders.
+    #[command(
+        after_help = "Examples:\n  colo plot results/default --out figures              (every variant of a sweep)\n  colo plot results/default/mps results/default/mig --out figures --format svg"
+    )]
     Plot(cmd::plot::PlotArgs),
     /// Write generated reports: `colo report paper` reproduces the collocation study.
     Report(cmd::report::ReportArgs),

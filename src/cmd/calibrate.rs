@@ -55,6 +55,9 @@ enum CalibrateCommand {
     )]
     Trace(Box<TraceArgs>),
     /// Print a table of a folder of measurements (all *.jsonl files).
+    #[command(
+        after_help = "Examples:\n  colo calibrate summary calibrate/data/h200\n  colo calibrate summary calibrate/data/h200/h200-mps.jsonl --csv /tmp/mps.csv"
+    )]
     Summary(SummaryArgs),
     /// Carry kernel traces taken on one GPU to another (datasheet roofline per kernel, no
     /// fit), and check them against traces measured there.
@@ -71,6 +74,9 @@ enum CalibrateCommand {
     )]
     Transfer(TransferArgs),
     /// Fit a GPU's profile from its measurements and report held-out errors.
+    #[command(
+        after_help = "Examples:\n  colo calibrate fit calibrate/data/h200 --gpu h200 --out /tmp/h200.ron\n  colo calibrate validate calibrate/data/h200 --gpu h200   (the held-out errors only)"
+    )]
     Fit(super::fit::FitArgs),
     /// Report how wrong the fitted model is on runs its fit never saw, beside the baselines.
     Validate(super::fit::ValidateArgs),

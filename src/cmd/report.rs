@@ -20,6 +20,9 @@ pub struct ReportArgs {
 enum ReportCommand {
     /// Reproduce the collocation study (Robroek et al., EuroMLSys 2024) on one GPU: every set
     /// of its matrix predicted, its conclusions checked, DIR/report.md with figures.
+    #[command(
+        after_help = "Examples:\n  colo report paper --gpu h200 --out docs/paper-h200\n  colo report paper --gpu a100-40gb --out /tmp/a100   (from H200 traces transferred to the A100)\n  colo report paper --gpu a100-40gb --model parametric --out /tmp/a100-miso   (MISO's A100 profile)"
+    )]
     Paper(PaperArgs),
 }
 

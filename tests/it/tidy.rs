@@ -144,3 +144,34 @@ fn ci_runs_exactly_the_readme_test_command() {
         .expect("README names its first command");
     assert!(first.contains("scenarios/default.ron"), "{first}");
 }
+
+/// Issue 35: the top level and every command a user starts with show examples in `--help`.
+#[test]
+fn every_main_command_help_has_an_example() {
+    let commands: [&[&str]; 14] = [
+        &[],
+        &["simulate"],
+        &["merge"],
+        &["predict"],
+        &["pack"],
+        &["plan"],
+        &["hardware"],
+        &["plot"],
+        &["report", "paper"],
+        &["bench"],
+        &["calibrate", "trace"],
+        &["calibrate", "transfer"],
+        &["calibrate", "summary"],
+        &["calibrate", "fit"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let run = crate::common::colo(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("Example"),
+            "colo {command:?} --help has no example"
+        );
+    }
+}
