@@ -368,9 +368,13 @@ impl LineChart {
             (SeriesLabelPosition::LowerRight, count(false, false)),
             (SeriesLabelPosition::LowerLeft, count(true, false)),
         ];
+        // SeriesLabelPosition has no PartialEq; the four corners carry no data.
+        let same = |a: &SeriesLabelPosition| {
+            std::mem::discriminant(a) == std::mem::discriminant(&self.legend_at)
+        };
         let preferred = corners
             .iter()
-            .find(|(at, _)| format!("{at:?}") == format!("{:?}", self.legend_at))
+            .find(|(at, _)| same(at))
             .map_or(usize::MAX, |c| c.1);
         let (best, fewest) = corners
             .iter()

@@ -661,30 +661,28 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         PerfModelSpec::Kernel => (PerfModelSpec::Parametric, "parametric"),
         _ => (PerfModelSpec::Kernel, "kernel"),
     };
-    {
-        runs.extend(
-            scenario
-                .variants()
-                .into_iter()
-                .filter(|v| {
-                    v.perf_model.is_none()
-                        && v.cluster
-                            .as_ref()
-                            .unwrap_or(&scenario.file.cluster)
-                            .iter()
-                            .any(|g| matches!(g.mode, ShareMode::Mps | ShareMode::Timeslice))
-                })
-                .map(|v| {
-                    (
-                        VariantSpec {
-                            perf_model: Some(other.clone()),
-                            ..v
-                        },
-                        Some(other_name),
-                    )
-                }),
-        );
-    }
+    runs.extend(
+        scenario
+            .variants()
+            .into_iter()
+            .filter(|v| {
+                v.perf_model.is_none()
+                    && v.cluster
+                        .as_ref()
+                        .unwrap_or(&scenario.file.cluster)
+                        .iter()
+                        .any(|g| matches!(g.mode, ShareMode::Mps | ShareMode::Timeslice))
+            })
+            .map(|v| {
+                (
+                    VariantSpec {
+                        perf_model: Some(other.clone()),
+                        ..v
+                    },
+                    Some(other_name),
+                )
+            }),
+    );
     for (variant, model) in runs {
         let case = format!(
             "{}/{}{}",

@@ -78,13 +78,9 @@ fn paper(args: PaperArgs) -> anyhow::Result<ExitCode> {
     let spec = StudySpec::load(&spec_path)?;
     // The profile is a file: its kernel tables are read beside it; a GPU without them gets the
     // shipped transferred tables.
-    let named: Vec<PathBuf> = args
-        .profile
-        .clone()
-        .or_else(|| spec.existing_profile().map(PathBuf::from))
-        .into_iter()
-        .collect();
-    let build = |profiles: std::sync::Arc<colo_sim::perf::ProfileSet>| {
+    let build = |profiles: std::sync::Arc<colo_sim::perf::ProfileSet>,
+                 path: Option<&std::path::Path>| {
+        let named: Vec<PathBuf> = path.map(PathBuf::from).into_iter().collect();
         colo_calibrate::shipped::kernel_model(profiles, &named).map_err(|e| e.to_string())
     };
     let kernel: Option<&study::KernelBuilder<'_>> = match args.model {

@@ -180,9 +180,11 @@ pub struct Reproduction {
     pub model: String,
 }
 
-/// Builds the kernel model over the profiles a reproduction loaded (the caller knows where the
-/// kernel tables are: shipped, beside the profile, or transferred); `Err` says why not.
-pub type KernelBuilder<'a> = dyn Fn(Arc<ProfileSet>) -> Result<KernelModel, String> + 'a;
+/// Builds the kernel model over the profiles a reproduction loaded and the profile file they
+/// came from (the caller knows where the kernel tables are: shipped, beside the profile, or
+/// transferred); `Err` says why not.
+pub type KernelBuilder<'a> =
+    dyn Fn(Arc<ProfileSet>, Option<&Path>) -> Result<KernelModel, String> + 'a;
 
 impl Reproduction {
     /// Model keys the profile lacks, each with the number of sets that need it.
@@ -237,10 +239,11 @@ pub fn reproduce_with(
     let profiles = Arc::new(profiles);
     let (model, model_words): (Box<dyn PerfModel>, String) = match kernel {
         Some(build) => {
-            let km = build(profiles.clone()).map_err(|message| StudyError::Model {
-                path: spec.path.clone(),
-                message,
-            })?;
+            let km =
+                build(profiles.clone(), profile_path).map_err(|message| StudyError::Model {
+                    path: spec.path.clone(),
+                    message,
+                })?;
             let words = match km.source(gpu) {
                 Some(source) => format!("kernel model (traces {source})"),
                 None => format!(

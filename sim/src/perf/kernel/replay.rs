@@ -249,20 +249,28 @@ pub fn host_scale(trace: &KernelTrace, sm_count: u32) -> (f64, f64) {
     (0.5 * (lo + hi), 1.0)
 }
 
+impl ReplayParams {
+    /// A whole GPU of `sm_count` SMs with no sharing parameter: kernels in proportion to their
+    /// waves, nothing slowed by co-runners (what an alone replay needs).
+    pub fn alone_only(sm_count: u32) -> Self {
+        ReplayParams {
+            sm_count,
+            capacity: 1.0,
+            overlap: 0.0,
+            wave_exponent: 1.0,
+            launch_cost_s: 0.0,
+            memory_knee: 0.0,
+            memory_knee_waves: 0.0,
+            host_factor: 1.0,
+            compute_overlap: 0.0,
+        }
+    }
+}
+
 /// Seconds one cycle of `trace` takes alone on the whole GPU of `sm_count` SMs, with its host
 /// time scaled by `host_scale` and its kernels by `dur_scale`.
 pub fn alone_cycle_s(trace: &KernelTrace, host_scale: f64, dur_scale: f64, sm_count: u32) -> f64 {
-    let p = ReplayParams {
-        sm_count,
-        capacity: 1.0,
-        overlap: 0.0,
-        wave_exponent: 1.0,
-        launch_cost_s: 0.0,
-        memory_knee: 0.0,
-        memory_knee_waves: 0.0,
-        host_factor: 1.0,
-        compute_overlap: 0.0,
-    };
+    let p = ReplayParams::alone_only(sm_count);
     let job = ReplayJob {
         trace,
         host_scale,
@@ -642,17 +650,7 @@ mod tests {
     }
 
     fn params() -> ReplayParams {
-        ReplayParams {
-            sm_count: 100,
-            capacity: 1.0,
-            overlap: 0.0,
-            wave_exponent: 1.0,
-            launch_cost_s: 0.0,
-            memory_knee: 0.0,
-            memory_knee_waves: 0.0,
-            host_factor: 1.0,
-            compute_overlap: 0.0,
-        }
+        ReplayParams::alone_only(100)
     }
 
     fn job<'a>(t: &'a KernelTrace, alone: &'a AloneTimeline, cap: f64) -> ReplayJob<'a> {
