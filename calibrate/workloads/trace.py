@@ -62,7 +62,7 @@ def trace_point(torch, spec, args, meta):
                image=image, status="ok")
     t_begin = time.perf_counter()
     try:
-        rec["recipe"] = train.recipe_record(train.split_recipe(model_name)[1])
+        rec["recipe"] = train.point_recipe_record(model_name)
         torch.cuda.reset_peak_memory_stats()
         train_step = train.training_step(torch, model_name, batch, image)
 

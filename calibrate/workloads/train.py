@@ -147,17 +147,25 @@ def build_vision_model(model_name, image):
     return timm.create_model(model_name, pretrained=False, num_classes=1000, **kwargs)
 
 
-def build_user_model(torch, module_name, batch, image, dev):
-    """A user's own model: `py.MODULE` imports MODULE (from PYTHONPATH or the working folder) and
-    calls its build(torch, batch, image, device), which returns (model, inputs, targets, loss_fn)
-    with model and tensors on `device`; loss_fn(model(inputs), targets) must give a scalar loss."""
+def user_module(module_name):
+    """The module of a `py.MODULE` point, imported from PYTHONPATH or the working folder."""
     import importlib
 
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
-    module = importlib.import_module(module_name)
+    return importlib.import_module(module_name)
+
+
+def build_user_model(torch, module_name, batch, image, dev):
+    """A user's own model: `py.MODULE` imports MODULE (from PYTHONPATH or the working folder) and
+    calls its build(torch, batch, image, device), which returns (model, inputs, targets, loss_fn)
+    with model and tensors on `device`; loss_fn(model(inputs), targets) must give a scalar loss."""
+    module = user_module(module_name)
     if not hasattr(module, "build"):
-        raise ValueError(f"module `{module_name}` ({module.__file__}) has no build(torch, batch, image, device)")
+        raise ValueError(
+            f"module `{module_name}` ({module.__file__}) has neither build(torch, batch, image, device) "
+            "nor training_step(torch, batch, image, device)"
+        )
     model, inputs, targets, loss_fn = module.build(torch, batch, image, dev)
     return model.to(dev), inputs, targets, loss_fn
 
@@ -208,6 +216,24 @@ def split_recipe(model_name):
     return base, recipe
 
 
+def own_step_module(model_name):
+    """The module of a `py.MODULE` point that defines its own training_step (its optimiser, several
+    models or losses: a published workload reproduced as its code trains), else None."""
+    if not model_name.startswith("py.") or "+" in model_name:
+        return None
+    module = user_module(model_name[3:])
+    return module if hasattr(module, "training_step") else None
+
+
+def point_recipe_record(model_name):
+    """The recipe a point trains with: its module's RECIPE (a dict in recipe_record's form) when the
+    module brings its own step, else the `+RECIPE` suffix's."""
+    module = own_step_module(model_name)
+    if module is not None:
+        return dict(getattr(module, "RECIPE", {"name": "module's own step"}))
+    return recipe_record(split_recipe(model_name)[1])
+
+
 def recipe_record(recipe):
     """The recipe as the traces of commands record theirs (colo's recipe_words reads it)."""
     if recipe == "fp32-sgd":
@@ -220,7 +246,12 @@ def recipe_record(recipe):
 
 def training_step(torch, model_name, batch, image):
     """Builds the point's model, inputs and optimiser on the GPU as its recipe says; returns one
-    training step (forward, loss, backward, update), which holds them."""
+    training step (forward, loss, backward, update), which holds them. A `py.MODULE` whose module
+    defines training_step(torch, batch, image, device) gives its own step, which the recipe's
+    optimiser does not wrap."""
+    module = own_step_module(model_name)
+    if module is not None:
+        return module.training_step(torch, batch, image, torch.device("cuda"))
     base, recipe = split_recipe(model_name)
     model, inputs, targets, loss_fn = build(torch, base, batch, image)
     model.train()
@@ -265,7 +296,7 @@ def measure_point(torch, spec, args, barrier, step):
     rec = {"kind": "colo_point", "step": step, "point": spec, "rank": args.rank, "status": "ok"}
     started = False
     try:
-        rec["recipe"] = recipe_record(split_recipe(model_name)[1])
+        rec["recipe"] = point_recipe_record(model_name)
         torch.cuda.reset_peak_memory_stats()
         train_step = training_step(torch, model_name, batch, image)
 
