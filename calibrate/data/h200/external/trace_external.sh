@@ -5,6 +5,7 @@
 # point is skipped). Usage (repo root): bash calibrate/data/h200/external/trace_external.sh
 set -uo pipefail
 HERE=calibrate/data/h200/external
+TRACES=${TRACES:-$HERE/traces}  # the device run writes straight under $OUT
 export PYTHONPATH="$PWD/calibrate/workloads/external${PYTHONPATH:+:$PYTHONPATH}"
 POINTS=()
 for b in 16 32 64 128 256; do POINTS+=("py.gavel_resnet18:$b:32"); done
@@ -17,7 +18,7 @@ for b in 16 32 64 128; do POINTS+=("py.miso_transformer:$b:500"); done
 for b in 2 4 6 8; do POINTS+=("py.miso_bert:$b:512"); done
 LIST=$(IFS=,; echo "${POINTS[*]}")
 nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader
-python3 calibrate/workloads/trace.py --points "$LIST" --out "$HERE/traces" 2>&1 \
+python3 calibrate/workloads/trace.py --points "$LIST" --out "$TRACES" 2>&1 \
   | python3 -c "
 import json, sys
 for line in sys.stdin:
@@ -28,5 +29,4 @@ for line in sys.stdin:
     u = r.get('unprofiled') or {}
     print('%-34s %-7s %10.1f %6.1fs %s' % (r.get('point'), r.get('status'), u.get('samples_per_s', 0), r.get('trace_s') or 0, str(r.get('error') or '')[:120]))
 "
-[ -n "${OUT:-}" ] && tar czf "$OUT/external.tgz" -C "$HERE" traces
 exit 0
