@@ -37,6 +37,11 @@ def parse_args():
     parser.add_argument("--warmup-s", type=float, default=1.0, help="warm-up after the first 2 iterations")
     parser.add_argument("--window-s", type=float, default=1.5, help="unprofiled timing window")
     parser.add_argument("--iterations", type=int, default=4, help="profiled steady iterations")
+    parser.add_argument(
+        "--no-tf32", action="store_true",
+        help="fp32 convolutions and matmuls in full fp32, not TF32 (PyTorch lets cuDNN use TF32 by "
+        "default): trace so for GPUs without TF32 (V100 and older), whose kernels run that way",
+    )
     return parser.parse_args()
 
 
@@ -119,6 +124,9 @@ def main():
     import torch
 
     torch.backends.cudnn.benchmark = True
+    if args.no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()
     props = torch.cuda.get_device_properties(0)
     meta = {
@@ -130,6 +138,7 @@ def main():
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version(),
         "env": {k: os.environ.get(k) for k in train.ENV_KEYS},
+        "tf32": {"cudnn": torch.backends.cudnn.allow_tf32, "matmul": torch.backends.cuda.matmul.allow_tf32},
     }
     for spec in (p for p in args.points.split(",") if p):
         path = trace_file(args.out, spec)
