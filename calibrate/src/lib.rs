@@ -31,6 +31,7 @@ mod fuzzing;
 pub mod gpu;
 pub mod plan;
 pub mod predictor;
+pub mod published;
 pub mod report;
 pub mod runner;
 pub mod shipped;

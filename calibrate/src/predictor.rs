@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use colo_sim::hardware::{self, HardwareError};
-use colo_sim::perf::answer::Predictor;
+use colo_sim::perf::answer::{Predictor, ProfileName};
 use colo_sim::perf::{EqualShare, Exclusive, FixedSlowdown, Parametric, PerfError, PerfModel};
 use colo_sim::workload::ModelKey;
 use thiserror::Error;
@@ -150,8 +150,22 @@ fn gavel_gpu(name: &str) -> Result<&'static hardware::GpuSpec, PredictorError> {
 
 /// The model asked for over the profiles given (or shipped) for the GPU.
 fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
-    let gpu = hardware::gpu(&spec.gpu)?;
-    let profiles = Arc::new(shipped::load(&spec.profiles)?);
+    let gpu = hardware::any_gpu(&spec.gpu)?;
+    let mut profiles = shipped::load(&spec.profiles)?;
+    let mut carried_from = None;
+    if profiles.get(gpu).is_err() && spec.model == ModelChoice::Kernel && !spec.traces.is_empty() {
+        // A GPU nothing was calibrated on (H100, V100...): the user's traces are carried to it,
+        // and the calibrated GPU's sharing parameters with them, labelled transferred.
+        if let Some((carried, path)) = profiles.carried_to(gpu) {
+            let source = profiles
+                .profiles()
+                .find(|(_, p)| *p == path.as_path())
+                .map_or_else(String::new, |(p, _)| p.gpu.clone());
+            carried_from = Some(shipped::name(&spec.profiles, &path, &source));
+            profiles.insert(carried, path);
+        }
+    }
+    let profiles = Arc::new(profiles);
     let (_, path) = match profiles.get(gpu) {
         Ok(found) => found,
         // The library's hint says "pass --profile"; here --profile was passed, for other GPUs.
@@ -168,7 +182,14 @@ fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
         }
         Err(err) => return Err(err.into()),
     };
-    let name = shipped::name(&spec.profiles, path, gpu.name);
+    let name = match carried_from {
+        Some(source) => ProfileName::BuiltIn(format!(
+            "{} carried to {} (no profile of its own)",
+            source.as_str(),
+            gpu.name
+        )),
+        None => shipped::name(&spec.profiles, path, gpu.name),
+    };
     let mut notes = Vec::new();
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match spec.model {

@@ -77,6 +77,11 @@ pub fn kernel_model(
         let Some(kernel) = &profile.kernel else {
             continue;
         };
+        if kernel.tables.is_empty() {
+            // A profile carried to a GPU without one (ProfileSet::carried_to): its tables are
+            // the user's traces, transferred.
+            continue;
+        }
         if paths.iter().any(|p| p == path) {
             let dir = path.parent().unwrap_or(Path::new("."));
             tables.push(KernelTables::load(&dir.join(&kernel.tables))?);

@@ -73,6 +73,19 @@ enum CalibrateCommand {
         after_help = "Examples:\n  colo calibrate transfer calibrate/data/h200/traces --to a100-40gb\n  colo calibrate transfer calibrate/data/h200/byo/traces --to h100 --check calibrate/data/h100/byo-alone-check/traces --csv check.csv\n  colo calibrate transfer calibrate/data/h200/traces --to a100-40gb --out a100-40gb-kernels.json.gz"
     )]
     Transfer(TransferArgs),
+    /// Score traces of published workloads, carried to the GPU their authors measured, against
+    /// the published numbers.
+    ///
+    /// Traces of the reproductions in calibrate/workloads/external/ (points
+    /// `py.gavel_resnet18:BATCH:32`, `py.miso_bert:BATCH:512`, ...) are carried to the GPU and
+    /// predicted by the kernel model. `--against gavel`: each job alone and every measured
+    /// time-sliced pair of Gavel's table (steps/s; --gpu v100, p100 or k80). `--against miso`:
+    /// each job alone in every A100-40GB MIG slice MISO ran it in, with the slice's speed over
+    /// 7g's. Errors are printed beside the same-speed and equal-share baselines.
+    #[command(
+        after_help = "Examples:\n  colo calibrate published calibrate/data/h100/external/no-tf32 --against gavel\n  colo calibrate published calibrate/data/h100/external/traces --against miso --csv miso.csv"
+    )]
+    Published(PublishedArgs),
     /// Fit a GPU's profile from its measurements and report held-out errors.
     #[command(
         after_help = "Examples:\n  colo calibrate fit calibrate/data/h200 --gpu h200 --out /tmp/h200.ron\n  colo calibrate validate calibrate/data/h200 --gpu h200   (the held-out errors only)"
@@ -290,7 +303,7 @@ struct TraceArgs {
 struct TransferArgs {
     /// Folder of kernel traces (`*.trace.json.gz`, as `colo calibrate trace` writes).
     dir: PathBuf,
-    /// GPU to carry them to (catalog name: a100-40gb, a100-80gb, h100-80gb, h200).
+    /// GPU to carry them to (a100-40gb, a100-80gb, h100-80gb, h200, or Gavel's v100, p100, k80).
     #[arg(long)]
     to: String,
     /// Host time on the target's host over the source's [default: 1, the same CPU]
@@ -305,6 +318,38 @@ struct TransferArgs {
     /// Also write the table as CSV to this file [default: none]
     #[arg(long)]
     csv: Option<PathBuf>,
+}
+
+/// Whose published measurements `colo calibrate published` scores against.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PublishedSource {
+    /// Gavel's steps/s alone and in time-sliced pairs (V100, P100, K80).
+    Gavel,
+    /// MISO's per-iteration latencies alone in each A100-40GB MIG slice.
+    Miso,
+}
+
+/// Arguments of `colo calibrate published`.
+#[derive(clap::Args)]
+struct PublishedArgs {
+    /// Folder of kernel traces of the reproduced workloads (`*.trace.json.gz`).
+    dir: PathBuf,
+    /// Whose measurements.
+    #[arg(long, value_enum)]
+    against: PublishedSource,
+    /// Gavel's GPU [default: v100; MISO: a100-40gb]
+    #[arg(long)]
+    gpu: Option<String>,
+    /// The published data [default: calibrate/data/external/gavel/simulation_throughputs.json.gz
+    /// or calibrate/data/external/miso_a100_mig]
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Also write the alone rows as CSV to this file [default: none]
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Also write the pair rows as CSV to this file (Gavel) [default: none]
+    #[arg(long)]
+    pairs_csv: Option<PathBuf>,
 }
 
 /// Arguments of `colo calibrate summary`.
@@ -325,6 +370,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         CalibrateCommand::Trace(args) => trace(*args),
         CalibrateCommand::Summary(args) => print_summary(args),
         CalibrateCommand::Transfer(args) => transfer(args),
+        CalibrateCommand::Published(args) => published(args),
         CalibrateCommand::Fit(args) => super::fit::fit(args),
         CalibrateCommand::Validate(args) => super::fit::validate(args),
         CalibrateCommand::Plot(args) => super::fit::plot(args),
@@ -781,7 +827,7 @@ fn print_summary(args: SummaryArgs) -> anyhow::Result<ExitCode> {
 
 fn transfer(args: TransferArgs) -> anyhow::Result<ExitCode> {
     use colo_calibrate::transfer;
-    let to = colo_sim::hardware::gpu(&args.to)?;
+    let to = colo_sim::hardware::any_gpu(&args.to)?;
     if !(args.cpu_factor.is_finite() && args.cpu_factor > 0.0) {
         anyhow::bail!(
             "--cpu-factor {}: must be a positive number (1 = the same CPU speed)",
@@ -840,6 +886,72 @@ fn transfer(args: TransferArgs) -> anyhow::Result<ExitCode> {
         colo_sim::fsutil::write_atomic(out, &bytes)
             .with_context(|| format!("cannot write {}", out.display()))?;
         eprintln!("wrote {} ({} traces)", out.display(), tables.traces.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
+    use colo_calibrate::{fit, published, transfer};
+    let (gpu_name, data) = match args.against {
+        PublishedSource::Gavel => (
+            args.gpu.as_deref().unwrap_or("v100"),
+            args.data.clone().unwrap_or_else(|| {
+                "calibrate/data/external/gavel/simulation_throughputs.json.gz".into()
+            }),
+        ),
+        PublishedSource::Miso => (
+            args.gpu.as_deref().unwrap_or("a100-40gb"),
+            args.data
+                .clone()
+                .unwrap_or_else(|| "calibrate/data/external/miso_a100_mig".into()),
+        ),
+    };
+    let gpu = colo_sim::hardware::any_gpu(gpu_name)?;
+    let sources = transfer::source_points(&args.dir, gpu);
+    if sources.is_empty() {
+        anyhow::bail!(
+            "{}: no trace taken on a GPU other than {} (trace the workloads of \
+             calibrate/workloads/external/ with calibrate/data/h100/external/trace_external.sh)",
+            args.dir.display(),
+            gpu.name
+        );
+    }
+    let check = match args.against {
+        PublishedSource::Gavel => {
+            let table = fit::gavel::read_table(&data, gpu.name)?;
+            published::check_gavel(&args.dir, &sources, gpu, &table)?
+        }
+        PublishedSource::Miso => {
+            if gpu.name != "a100-40gb" {
+                anyhow::bail!("--gpu {}: MISO measured an A100-40GB (a100-40gb)", gpu.name);
+            }
+            let runs = fit::miso::read_runs(&data)?;
+            published::check_miso(&args.dir, &sources, gpu, &runs)?
+        }
+    };
+    if check.alone.is_empty() {
+        anyhow::bail!(
+            "{}: none of its {} traced point(s) is a workload the table holds; trace the \
+             reproductions of calibrate/workloads/external/ (points py.gavel_*, py.miso_*) with \
+             calibrate/data/h100/external/trace_external.sh",
+            args.dir.display(),
+            check.unmatched.len()
+        );
+    }
+    let source_gpu = transfer::transfer_folder(&args.dir, gpu, 1.0)?
+        .transferred
+        .and_then(|t| t.transferred_from)
+        .unwrap_or_else(|| "another GPU".into());
+    super::print(&published::render(&check, &source_gpu))?;
+    for (path, rows) in [
+        (&args.csv, published::to_csv(&check.alone)?),
+        (&args.pairs_csv, published::to_csv(&check.pairs)?),
+    ] {
+        if let Some(path) = path {
+            colo_sim::fsutil::write_atomic(path, rows.as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

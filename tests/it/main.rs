@@ -13,6 +13,7 @@ mod placement;
 mod plan;
 mod plot;
 mod predict;
+mod published;
 mod report;
 mod simulate;
 mod simulate_traces;

@@ -290,3 +290,44 @@ fn predict_a100_mig_answers_from_the_shipped_transferred_tables() {
         assert!(line.contains("g.20gb@"), "{line}");
     }
 }
+
+#[test]
+fn predict_on_a_gpu_nothing_was_calibrated_on_carries_traces_and_the_h200s_sharing() {
+    // The V100 has no profile: the H200's sharing parameters come with the transferred traces.
+    let shared = colo_ok(&[
+        "predict",
+        "--gpu",
+        "v100",
+        "--traces",
+        "calibrate/data/h200/traces",
+        "--mode",
+        "timeslice",
+        "--format",
+        "json",
+        "resnet18:128:32",
+        "resnet50:64:224",
+    ]);
+    let answer: serde_json::Value = serde_json::from_str(&shared.stdout).expect("json");
+    assert_eq!(answer["sharing_parameters_origin"], "transferred");
+    assert!(answer["power_w"].is_null(), "no power model is carried");
+    let jobs = answer["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2);
+    let mut fractions = 0.0;
+    for job in jobs {
+        assert_eq!(job["origin"], "transferred", "{job}");
+        let (rate, alone) = (
+            job["samples_per_s"].as_f64().unwrap(),
+            job["exclusive_samples_per_s"].as_f64().unwrap(),
+        );
+        let fraction = rate / alone;
+        assert!(fraction > 0.2 && fraction < 1.0, "{fraction}");
+        fractions += fraction;
+    }
+    // Two GPU-bound jobs time-sliced share one GPU, less the switching.
+    assert!(fractions > 0.7 && fractions <= 1.0 + 1e-9, "{fractions}");
+    assert!(
+        shared.stderr.contains("transferred to v100"),
+        "{}",
+        shared.stderr
+    );
+}

@@ -108,6 +108,35 @@ pub fn gavel_gpu(name: &str) -> Option<&'static GpuSpec> {
         .find(|g| g.name.eq_ignore_ascii_case(name))
 }
 
+/// A GPU of the catalog ([`gpu`]) or of Gavel's table ([`gavel_gpu`]): where a kernel trace
+/// can be carried to (their datasheet rates are in the catalog) although nothing was measured
+/// on Gavel's GPUs.
+///
+/// # Errors
+/// [`HardwareError::UnknownGpu`], listing both.
+pub fn any_gpu(name: &str) -> Result<&'static GpuSpec, HardwareError> {
+    gpu(name).or_else(|err| {
+        let wanted = normalize_gpu_name(name);
+        gavel_gpus()
+            .iter()
+            .find(|g| normalize_gpu_name(g.name) == wanted)
+            .ok_or(match err {
+                HardwareError::UnknownGpu { name, known } => HardwareError::UnknownGpu {
+                    name,
+                    known: format!(
+                        "{known}; to carry traces to: {}",
+                        gavel_gpus()
+                            .iter()
+                            .map(|g| g.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
+                other => other,
+            })
+    })
+}
+
 /// Looks a GPU up by short id, `nvidia-smi` name or alias, ignoring case, an `NVIDIA` prefix,
 /// and spaces vs `-` vs `_` (`"H200"`, `"h200-141gb"`, `"A100-SXM4-40GB"`, `"a100"`).
 ///

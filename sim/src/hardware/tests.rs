@@ -409,3 +409,19 @@ fn an_mps_budget_holds_whole_tpcs_as_measured_on_the_h200() {
     assert_eq!(h200.mps_client_sms(0.001), 2);
     assert_eq!(h200.mps_client_sms(1.5), 132);
 }
+
+#[test]
+fn traces_can_be_carried_to_gavels_gpus_but_only_the_catalog_is_simulated() {
+    assert_eq!(super::any_gpu("V100").unwrap().sms, 80);
+    assert_eq!(super::any_gpu("nvidia k80").unwrap().name, "k80");
+    assert_eq!(super::any_gpu("H200").unwrap().name, "h200");
+    assert!(
+        super::gpu("v100").is_err(),
+        "scenarios still cannot place jobs on a V100"
+    );
+    let err = super::any_gpu("t4").unwrap_err().to_string();
+    assert!(
+        err.contains("h200") && err.contains("v100, p100, k80"),
+        "{err}"
+    );
+}

@@ -469,6 +469,45 @@ impl ProfileSet {
     pub fn gpus(&self) -> Vec<String> {
         self.profiles.iter().map(|(p, _)| p.gpu.clone()).collect()
     }
+
+    /// For `gpu`, which has no profile: the profile of the GPU whose kernel-model globals were
+    /// fitted on co-runs (the calibrated one), carried to `gpu` so that traces transferred there
+    /// can be predicted. It keeps the sharing, memory-overhead and kernel globals (all labelled
+    /// transferred: fitted there, not here) and drops what belongs to the other GPU only: its
+    /// model entries (a job must come with a trace), kernel tables, held-out errors and power
+    /// model. `None` if no profile has fitted kernel globals.
+    pub fn carried_to(&self, gpu: &GpuSpec) -> Option<(Profile, PathBuf)> {
+        let (source, path) = self.calibrated()?;
+        let mut carried = source.clone();
+        carried.gpu = gpu.name.to_owned();
+        carried.origin = Origin::Transferred;
+        carried.provenance.source = format!(
+            "{}'s profile ({}) carried to {}, which has none: its sharing, memory-overhead and kernel-model parameters, no model entries, kernel tables or power model",
+            source.gpu,
+            path.display(),
+            gpu.name
+        );
+        carried.models.clear();
+        carried.held_out_error.clear();
+        carried.power = None;
+        if let Some(kernel) = carried.kernel.as_mut() {
+            kernel.tables.clear();
+            kernel.traced.clear();
+            kernel.held_out_error.clear();
+            kernel.origin = Origin::Transferred;
+        }
+        Some((carried, path.to_owned()))
+    }
+
+    /// The profile whose kernel-model globals were fitted (or measured) on co-runs: the GPU colo
+    /// was calibrated on, whose sharing other GPUs borrow.
+    pub fn calibrated(&self) -> Option<(&Profile, &Path)> {
+        self.profiles().find(|(p, _)| {
+            p.kernel
+                .as_ref()
+                .is_some_and(|k| matches!(k.origin, Origin::Fitted | Origin::Measured))
+        })
+    }
 }
 
 /// Classes, footprints and origins straight from the profiles.

@@ -424,3 +424,37 @@ fn issue_34_no_profile_message_says_none_is_loaded() {
         .to_string();
     assert!(err.contains("(profiles loaded for: h200);"), "{err}");
 }
+
+#[test]
+fn a_gpu_without_a_profile_gets_the_calibrated_gpus_sharing_labelled_transferred() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles");
+    let set = ProfileSet::load(&[root.join("h200.ron"), root.join("a100-40gb.ron")]).unwrap();
+    let v100 = hardware::any_gpu("v100").unwrap();
+    let (carried, path) = set
+        .carried_to(v100)
+        .expect("h200 has fitted kernel globals");
+    assert!(path.ends_with("h200.ron"), "{}", path.display());
+    let (h200, _) = set.get(hardware::gpu("h200").unwrap()).unwrap();
+    assert_eq!(carried.gpu, "v100");
+    assert_eq!(carried.origin, Origin::Transferred);
+    assert!(
+        carried.models.is_empty(),
+        "no H200 rate may answer for a V100 job"
+    );
+    assert!(carried.power.is_none() && carried.held_out_error.is_empty());
+    let (k, hk) = (carried.kernel.unwrap(), h200.kernel.clone().unwrap());
+    assert_eq!(k.origin, Origin::Transferred);
+    assert!(k.tables.is_empty() && k.traced.is_empty() && k.held_out_error.is_empty());
+    assert_eq!(
+        (k.mps_overlap, k.timeslice_switch_us, k.timeslice_overhead),
+        (
+            hk.mps_overlap,
+            hk.timeslice_switch_us,
+            hk.timeslice_overhead
+        )
+    );
+    assert_eq!(carried.timeslice, h200.timeslice);
+    // Without fitted kernel globals there is nothing to carry.
+    let parametric_only = ProfileSet::load(&[root.join("a100-40gb.ron")]).unwrap();
+    assert!(parametric_only.carried_to(v100).is_none());
+}

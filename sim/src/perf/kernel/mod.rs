@@ -239,19 +239,23 @@ fn globals_of(profiles: &ProfileSet, gpu: &str) -> (KernelGlobals, Origin) {
 }
 
 /// The globals for `tables`: its GPU's own, else, for traces carried from another GPU, that
-/// GPU's (labelled transferred: fitted on co-runs there, not on this GPU).
+/// GPU's, else (a source GPU nothing was calibrated on either, as an H100) the calibrated GPU's
+/// (both labelled transferred: fitted on co-runs there, not on this GPU).
 fn globals_for(profiles: &ProfileSet, tables: &KernelTables) -> (KernelGlobals, Origin) {
     let own = globals_of(profiles, &tables.gpu);
-    match &tables.transferred_from {
-        Some(from) if own.1 == Origin::Provisional => {
-            match globals_of(profiles, from.split(", ").next().unwrap_or(from)) {
-                (globals, origin) if origin != Origin::Provisional => {
-                    (globals, Origin::Transferred)
-                }
-                _ => own,
-            }
-        }
-        _ => own,
+    let Some(from) = &tables.transferred_from else {
+        return own;
+    };
+    if own.1 != Origin::Provisional {
+        return own;
+    }
+    let source = globals_of(profiles, from.split(", ").next().unwrap_or(from));
+    if source.1 != Origin::Provisional {
+        return (source.0, Origin::Transferred);
+    }
+    match profiles.calibrated().and_then(|(p, _)| p.kernel.as_ref()) {
+        Some(k) => (KernelGlobals::of(k), Origin::Transferred),
+        None => own,
     }
 }
 

@@ -1,0 +1,264 @@
+//! Issue 33 item 2: `colo calibrate published`, traces of Gavel's and MISO's workloads carried to
+//! the GPUs their authors measured, scored against the published tables. The expected values are
+//! read here from the published files themselves (not through colo's readers).
+use std::io::Read as _;
+
+use crate::common::{colo, colo_ok, root};
+
+const EXTERNAL: &str = "calibrate/data/h100/external";
+
+fn read_gz(path: &str) -> String {
+    let bytes = std::fs::read(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .expect("gzip");
+    text
+}
+
+/// Rows of a CSV file as maps of column to cell.
+fn csv_maps(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+fn num(row: &std::collections::HashMap<String, String>, column: &str) -> f64 {
+    row[column]
+        .parse()
+        .unwrap_or_else(|_| panic!("{column}: {:?}", row[column]))
+}
+
+fn mean_abs(values: &[f64]) -> f64 {
+    values.iter().map(|v| v.abs()).sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn gavel_scores_are_against_gavels_own_table_and_the_committed_ones_are_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let (alone_csv, pairs_csv) = (dir.path().join("alone.csv"), dir.path().join("pairs.csv"));
+    let run = colo_ok(&[
+        "calibrate",
+        "published",
+        &format!("{EXTERNAL}/traces"),
+        "--against",
+        "gavel",
+        "--csv",
+        alone_csv.to_str().unwrap(),
+        "--pairs-csv",
+        pairs_csv.to_str().unwrap(),
+    ]);
+    let committed =
+        std::fs::read_to_string(root().join(EXTERNAL).join("scores/gavel-v100.txt")).unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "rerun the command in {EXTERNAL}/README.md"
+    );
+
+    let table: serde_json::Value = serde_json::from_str(&read_gz(
+        "calibrate/data/external/gavel/simulation_throughputs.json.gz",
+    ))
+    .unwrap();
+    let v100 = &table["v100"];
+    let alone = csv_maps(&std::fs::read_to_string(&alone_csv).unwrap());
+    assert_eq!(alone.len(), 20, "5 workloads, 20 batch sizes");
+    let mut errors = Vec::new();
+    for row in &alone {
+        let key = format!("('{}', 1)", row["published"]);
+        let published = v100[&key]["null"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}"));
+        assert!(
+            (num(row, "published_steps_per_s") - published).abs() < 1e-9,
+            "{key}"
+        );
+        let error = (num(row, "predicted_steps_per_s") / published - 1.0) * 100.0;
+        assert!((num(row, "error_pct") - error).abs() < 1e-6);
+        errors.push(error);
+    }
+    let line = format!("alone, transferred: mean |error| {:.1}%", mean_abs(&errors));
+    assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);
+
+    // Each pair row: Gavel's pair rate and its fraction of Gavel's solo rate.
+    let pairs = csv_maps(&std::fs::read_to_string(&pairs_csv).unwrap());
+    assert!(pairs.len() > 300, "{}", pairs.len());
+    let name_of =
+        |point: &str| alone.iter().find(|r| r["point"] == point).unwrap()["published"].clone();
+    for row in pairs.iter().step_by(37) {
+        let (me, partner) = (name_of(&row["point"]), name_of(&row["partner"]));
+        let pair = v100[format!("('{me}', 1)")][format!("('{partner}', 1)")]
+            .as_array()
+            .expect("a measured pair");
+        let solo = v100[format!("('{me}', 1)")]["null"].as_f64().unwrap();
+        assert!((num(row, "published_steps_per_s") - pair[0].as_f64().unwrap()).abs() < 1e-9);
+        assert!((num(row, "published_fraction") - pair[0].as_f64().unwrap() / solo).abs() < 1e-9);
+        let equal = (0.5 / num(row, "published_fraction") - 1.0) * 100.0;
+        assert!((num(row, "equal_share_error_pct") - equal).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn miso_scores_are_against_misos_own_latencies_and_the_committed_ones_are_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("miso.csv");
+    let run = colo_ok(&[
+        "calibrate",
+        "published",
+        &format!("{EXTERNAL}/traces"),
+        "--against",
+        "miso",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let committed =
+        std::fs::read_to_string(root().join(EXTERNAL).join("scores/miso-a100.txt")).unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "rerun the command in {EXTERNAL}/README.md"
+    );
+    let rows = csv_maps(&std::fs::read_to_string(&csv).unwrap());
+    // bert at batch 2 in 7g.40gb: the median latency of MISO's file, first sample dropped.
+    let file: serde_json::Value = serde_json::from_str(&read_gz(
+        "calibrate/data/external/miso_a100_mig/7g.40gb_bert_train2.json.gz",
+    ))
+    .unwrap();
+    let mut epochs: Vec<(u32, &serde_json::Value)> = file
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.parse().unwrap(), v))
+        .collect();
+    epochs.sort_by_key(|(k, _)| *k);
+    let mut rates: Vec<f64> = epochs
+        .iter()
+        .flat_map(|(_, v)| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .skip(1)
+        .map(|latency| 1.0 / latency)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let median = rates[(rates.len() - 1) / 2 + usize::from(rates.len().is_multiple_of(2))];
+    let row = rows
+        .iter()
+        .find(|r| r["point"] == "py.miso_bert:2:512" && r["place"] == "7g.40gb")
+        .expect("bert:2 in 7g");
+    assert!(
+        (num(row, "published_steps_per_s") / median - 1.0).abs() < 1e-3,
+        "{} vs {median}",
+        row["published_steps_per_s"]
+    );
+    // Slice ratios are each slice's speed over 7g's, both sides.
+    let whole = |point: &str, column: &str| {
+        num(
+            rows.iter()
+                .find(|r| r["point"] == point && r["place"] == "7g.40gb")
+                .unwrap(),
+            column,
+        )
+    };
+    for r in rows.iter().filter(|r| r["place"] != "7g.40gb") {
+        let point = r["point"].as_str();
+        let published = num(r, "published_steps_per_s") / whole(point, "published_steps_per_s");
+        let predicted = num(r, "predicted_steps_per_s") / whole(point, "predicted_steps_per_s");
+        assert!(
+            (num(r, "published_slice_ratio") - published).abs() < 1e-9,
+            "{point}"
+        );
+        assert!(
+            (num(r, "predicted_slice_ratio") - predicted).abs() < 1e-9,
+            "{point}"
+        );
+    }
+}
+
+#[test]
+fn a_folder_without_reproduced_workloads_or_a_wrong_gpu_is_a_clear_error() {
+    let run = colo(&[
+        "calibrate",
+        "published",
+        "calibrate/data/h200/traces",
+        "--against",
+        "gavel",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("none of its 83 traced point(s) is a workload the table holds"),
+        "{}",
+        run.stderr
+    );
+    let run = colo(&[
+        "calibrate",
+        "published",
+        &format!("{EXTERNAL}/traces"),
+        "--against",
+        "miso",
+        "--gpu",
+        "v100",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("MISO measured an A100-40GB"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_readme_quotes_the_committed_scores() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mean_of = |file: &str, label: &str| -> String {
+        let text =
+            std::fs::read_to_string(root().join(EXTERNAL).join("scores").join(file)).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{label}: mean |error| ")))
+            .unwrap_or_else(|| panic!("{file}: no `{label}` line"));
+        line.split("mean |error| ")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    for (file, label, words) in [
+        ("gavel-v100.txt", "alone, transferred", "V100 alone"),
+        ("gavel-v100.txt", "pairs, per-job speed", "pairs"),
+        (
+            "gavel-v100.txt",
+            "pairs, fraction of alone",
+            "fraction of alone",
+        ),
+        (
+            "gavel-v100.txt",
+            "pairs, fraction of alone, equal share (baseline)",
+            "equal share",
+        ),
+        ("miso-a100.txt", "alone, transferred", "slices alone"),
+        (
+            "miso-a100.txt",
+            "slice over 7g ratio, transferred",
+            "over 7g's",
+        ),
+    ] {
+        let figure = mean_of(file, label);
+        let quoted = format!("{words} {figure}");
+        assert!(
+            readme.replace('\n', " ").contains(&quoted),
+            "README should say `{quoted}` ({file}, {label})"
+        );
+    }
+}
