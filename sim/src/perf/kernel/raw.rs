@@ -569,13 +569,17 @@ pub fn read_folder_for(
                             cpu_factor,
                         };
                         let trace = t.trace(&raw);
-                        let note = format!(
+                        let mut note = format!(
                             "transferred to {} (datasheet roofline, not measured there: {:.1} \
                              samples/s predicted) from a trace {}",
                             gpu.name,
                             trace.unprofiled_samples_per_s,
                             trace_note(&raw, &path)
                         );
+                        if let Some(warning) = t.format_warning(&raw) {
+                            note.push_str("; warning: ");
+                            note.push_str(&warning);
+                        }
                         carried.insert(raw.point.clone(), (trace, note, path, from.name));
                     }
                     _ => skipped.push((

@@ -12,8 +12,14 @@
 //!   (elementwise, normalisation, reduction, memset) by the source's memory bandwidth over the
 //!   target's; host-device copies kept (the host link, not the GPU, sets their time).
 //!
+//! A kernel in a format the target lacks (TF32 on a V100) is scaled to the target's FP32 peak;
+//! the transfer's note warns, because real kernels reach less of a tensor-core peak than of an
+//! FP32 one (see [`Transfer::format_warning`]).
+//!
 //! Not modelled: L2 size, achieved against peak bandwidth of small kernels, different kernel
 //! choices on the target (cuDNN and cuBLAS pick per GPU), clock throttling under power.
+use std::collections::BTreeMap;
+
 use crate::hardware::GpuSpec;
 
 use super::KernelTrace;
@@ -38,6 +44,20 @@ pub enum KernelClass {
     Fp16,
     /// BF16 on tensor cores.
     Bf16,
+}
+
+impl KernelClass {
+    /// The number format's name (`TF32`), or the class's for copies and memory-bound kernels.
+    pub fn format_name(self) -> &'static str {
+        match self {
+            KernelClass::Copy => "copy",
+            KernelClass::Memory => "memory-bound",
+            KernelClass::Fp32 => "FP32",
+            KernelClass::Tf32 => "TF32",
+            KernelClass::Fp16 => "FP16",
+            KernelClass::Bf16 => "BF16",
+        }
+    }
 }
 
 /// The class of a GPU activity: `kind` 2 (memcpy) is a copy, 1 (memset) and bandwidth-bound
@@ -124,6 +144,54 @@ impl Transfer {
             }
         };
         fixed_to + work_to
+    }
+
+    /// A warning when part of `raw`'s kernel time ran in a number format the target lacks (TF32,
+    /// FP16 or BF16 on a V100 or older): those kernels are scaled from the source's peak in that
+    /// format to the target's FP32 peak, and real kernels reach a smaller share of a tensor-core
+    /// peak than of an FP32 one, so their time on the target comes out too long (Gavel's
+    /// ResNet-50 on a V100, traced with TF32 on an H100: 2.6x too slow;
+    /// `calibrate/data/h100/external/`). `None` when every format carries over.
+    pub fn format_warning(&self, raw: &RawTrace) -> Option<String> {
+        let lacks = |class: KernelClass| {
+            let c = &self.to.compute;
+            match class {
+                KernelClass::Tf32 => c.tf32_tflops.is_none(),
+                KernelClass::Fp16 => c.fp16_tflops.is_none(),
+                KernelClass::Bf16 => c.bf16_tflops.is_none(),
+                _ => false,
+            }
+        };
+        let (mut total, mut lacking) = (0.0, BTreeMap::<&str, f64>::new());
+        for ((&name, &kind), &dur) in raw
+            .kernels
+            .name
+            .iter()
+            .zip(&raw.kernels.kind)
+            .zip(&raw.kernels.dur_ns)
+        {
+            let dur = dur.max(0) as f64;
+            total += dur;
+            let text = raw.names.get(name as usize).map_or("", String::as_str);
+            let class = classify(text, kind);
+            if lacks(class) {
+                *lacking.entry(class.format_name()).or_default() += dur;
+            }
+        }
+        if lacking.is_empty() || total <= 0.0 {
+            return None;
+        }
+        let shares: Vec<String> = lacking
+            .iter()
+            .map(|(format, ns)| format!("{:.0}% as {format}", 100.0 * ns / total))
+            .collect();
+        Some(format!(
+            "of its kernel time on {}, {} ran in a format {} lacks; those kernels are scaled to its FP32 peak and come out too long (tensor-core kernels reach less of their peak); trace with TF32 off (trace.py --no-tf32) or in a format {} has",
+            self.from.name,
+            shares.join(" and "),
+            self.to.name,
+            self.to.name
+        ))
     }
 
     /// The trace `raw` (taken on `self.from`) as the replay's table on `self.to`: kernel times
@@ -282,6 +350,32 @@ mod tests {
             std::path::Path::new("t.trace.json.gz"),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_format_the_target_lacks_is_warned_with_its_share_of_kernel_time() {
+        // 300 ns of TF32 and 100 ns of BF16 out of 1,000 ns of kernels (kind 0: kernel).
+        let trace = raw(
+            &[
+                "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc",
+                "ampere_bf16_s16816gemm_bf16_128x128",
+                "vectorized_elementwise_kernel",
+            ],
+            &[(0, 0, 300, 8, 0), (1, 0, 100, 8, 0), (2, 0, 600, 8, 0)],
+            (100.0, 90.0),
+        );
+        let warning = transfer("h200", "v100")
+            .format_warning(&trace)
+            .expect("V100: no TF32, no BF16");
+        assert!(
+            warning.starts_with("of its kernel time on h200, 10% as BF16 and 30% as TF32 ran"),
+            "{warning}"
+        );
+        assert!(warning.contains("--no-tf32"), "{warning}");
+        // The A100 has both formats, and an FP32-only trace carries to the V100 unwarned.
+        assert_eq!(transfer("h200", "a100-40gb").format_warning(&trace), None);
+        let fp32 = raw(&["sgemm_128x64_nn"], &[(0, 0, 500, 8, 0)], (100.0, 90.0));
+        assert_eq!(transfer("h200", "v100").format_warning(&fp32), None);
     }
 
     #[test]
