@@ -86,6 +86,18 @@ enum CalibrateCommand {
         after_help = "Examples:\n  colo calibrate published calibrate/data/h100/external/no-tf32 --against gavel\n  colo calibrate published calibrate/data/h100/external/traces --against miso --csv miso.csv"
     )]
     Published(PublishedArgs),
+    /// Compare traces with the DRAM traffic measured per kernel (Nsight Compute), and say which
+    /// traces lack it.
+    ///
+    /// TRAFFIC holds `<point>.dram.json.gz` files (calibrate/workloads/dram_traffic.py under
+    /// ncu); kernels are matched by base name. Per trace: the share of its kernel time
+    /// matched, DRAM GB per iteration, and the share of kernel time that is bandwidth-bound by
+    /// the name rule the replay uses against by measure (achieved bandwidth alone at least
+    /// --threshold of the measuring GPU's peak). The replay does not use the traffic yet.
+    #[command(
+        after_help = "Examples:\n  colo calibrate dram calibrate/data/h200/traces --traffic calibrate/data/h100/dram/traffic"
+    )]
+    Dram(DramArgs),
     /// Fit a GPU's profile from its measurements and report held-out errors.
     #[command(
         after_help = "Examples:\n  colo calibrate fit calibrate/data/h200 --gpu h200 --out /tmp/h200.ron\n  colo calibrate validate calibrate/data/h200 --gpu h200   (the held-out errors only)"
@@ -352,6 +364,19 @@ struct PublishedArgs {
     pairs_csv: Option<PathBuf>,
 }
 
+/// Arguments of `colo calibrate dram`.
+#[derive(clap::Args)]
+struct DramArgs {
+    /// Folder of kernel traces (`*.trace.json.gz`).
+    dir: PathBuf,
+    /// Folder of measured traffic (`*.dram.json.gz`).
+    #[arg(long)]
+    traffic: PathBuf,
+    /// Share of the peak bandwidth from which a kernel counts as bandwidth-bound
+    #[arg(long, default_value_t = 0.5)]
+    threshold: f64,
+}
+
 /// Arguments of `colo calibrate summary`.
 #[derive(clap::Args)]
 struct SummaryArgs {
@@ -371,6 +396,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         CalibrateCommand::Summary(args) => print_summary(args),
         CalibrateCommand::Transfer(args) => transfer(args),
         CalibrateCommand::Published(args) => published(args),
+        CalibrateCommand::Dram(args) => dram(args),
         CalibrateCommand::Fit(args) => super::fit::fit(args),
         CalibrateCommand::Validate(args) => super::fit::validate(args),
         CalibrateCommand::Plot(args) => super::fit::plot(args),
@@ -953,5 +979,98 @@ fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
             eprintln!("wrote {}", path.display());
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dram(args: DramArgs) -> anyhow::Result<ExitCode> {
+    use colo_sim::perf::kernel::dram;
+    use colo_sim::perf::kernel::raw::{RAW_SUFFIX, read_raw};
+    use std::fmt::Write as _;
+    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
+        anyhow::bail!(
+            "--threshold {}: a share of the peak, in (0, 1]",
+            args.threshold
+        );
+    }
+    let (traffic, skipped) = dram::read_traffic_folder(&args.traffic)?;
+    for (path, why) in &skipped {
+        eprintln!("skipped {}: {why}", path.display());
+    }
+    if traffic.is_empty() {
+        anyhow::bail!(
+            "{}: no *{} file; measure with calibrate/data/h100/dram/measure.sh",
+            args.traffic.display(),
+            dram::DRAM_SUFFIX
+        );
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&args.dir)
+        .with_context(|| format!("cannot list {}", args.dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(RAW_SUFFIX))
+        .collect();
+    paths.sort();
+    let mut out = format!(
+        "DRAM traffic (measured, Nsight Compute, {}) against the traces of {}; bandwidth-bound by measure: achieved alone >= {:.0}% of the measuring GPU's peak\n{:<34} {:>9} {:>9} {:>9} {:>11} {:>10}\n",
+        args.traffic.display(),
+        args.dir.display(),
+        args.threshold * 100.0,
+        "point",
+        "matched",
+        "GB/iter",
+        "by name",
+        "by measure",
+        "agreement"
+    );
+    let mut lacking = Vec::new();
+    let mut agreements = Vec::new();
+    for path in &paths {
+        let raw = match read_raw(path) {
+            Ok(raw) => raw,
+            Err(e) => {
+                eprintln!("skipped {e}");
+                continue;
+            }
+        };
+        let Some(t) = traffic.get(&raw.point) else {
+            lacking.push(raw.point.clone());
+            continue;
+        };
+        let peak = colo_sim::hardware::gpu(&t.gpu)
+            .with_context(|| format!("traffic of {} measured on an unknown GPU", t.point))?
+            .memory_bandwidth_gbs;
+        let b = dram::point_bandwidth(&raw, t, peak, args.threshold);
+        agreements.push(b.agreement);
+        let _ = writeln!(
+            out,
+            "{:<34} {:>8.1}% {:>9.2} {:>8.1}% {:>10.1}% {:>9.1}%",
+            b.point,
+            b.matched_share * 100.0,
+            b.gb_per_iteration,
+            b.memory_by_name * 100.0,
+            b.memory_by_measure * 100.0,
+            b.agreement * 100.0
+        );
+    }
+    if !agreements.is_empty() {
+        let mean = agreements.iter().sum::<f64>() / agreements.len() as f64;
+        let _ = writeln!(
+            out,
+            "name rule and measure agree on {:.1}% of matched kernel time (mean over {} traces)",
+            mean * 100.0,
+            agreements.len()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "no DRAM traffic measured for {} of {} traces{}",
+        lacking.len(),
+        paths.len(),
+        if lacking.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", lacking.join(", "))
+        }
+    );
+    super::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }

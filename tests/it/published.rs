@@ -1,4 +1,4 @@
-//! Issue 33 item 2: `colo calibrate published`, traces of Gavel's and MISO's workloads carried to
+//! Issue 33 item 2 and issue 32 item 1: `colo calibrate published`, traces of Gavel's and MISO's workloads carried to
 //! the GPUs their authors measured, scored against the published tables. The expected values are
 //! read here from the published files themselves (not through colo's readers).
 use std::io::Read as _;
@@ -261,4 +261,52 @@ fn the_readme_quotes_the_committed_scores() {
             "README should say `{quoted}` ({file}, {label})"
         );
     }
+}
+
+#[test]
+fn dram_traffic_is_matched_to_traces_and_the_committed_comparison_is_current() {
+    let run = colo_ok(&[
+        "calibrate",
+        "dram",
+        "calibrate/data/h200/traces",
+        "--traffic",
+        "calibrate/data/h100/dram/traffic",
+    ]);
+    let committed =
+        std::fs::read_to_string(root().join("calibrate/data/h100/dram/against-h200-traces.txt"))
+            .unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "rerun the command in calibrate/data/h100/dram/README.md"
+    );
+    // 83 traces, of which the 5 fp32 points measured have a row and the rest are named.
+    assert!(
+        run.stdout
+            .contains("no DRAM traffic measured for 78 of 83 traces"),
+        "{}",
+        run.stdout
+    );
+    for point in [
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+        "lm_medium:16:512",
+        "convnext_tiny:64:224",
+        "resnet18:128:32",
+    ] {
+        assert!(run.stdout.lines().any(|l| l.starts_with(point)), "{point}");
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let run = colo(&[
+        "calibrate",
+        "dram",
+        "calibrate/data/h200/traces",
+        "--traffic",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("no *.dram.json.gz file"),
+        "{}",
+        run.stderr
+    );
 }

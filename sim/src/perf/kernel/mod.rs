@@ -2,6 +2,7 @@
 //! (MPS and MIG slices: a fluid replay of the traces together; time-slicing: max-min fair time
 //! shares of the traces' GPU time, less a cost per burst). Points without a trace fall back to
 //! the parametric model. The algorithm, and the data that chose it, are in the perf README.
+pub mod dram;
 pub mod raw;
 mod replay;
 mod table;

@@ -215,7 +215,7 @@ impl Transfer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::hardware::{gavel_gpu, gpu};
 
@@ -324,7 +324,13 @@ mod tests {
     /// A raw trace as `trace.py` writes it, gzip'd and read back: `kernels` as (name, kind,
     /// duration ns, grid x, host launch ns), 128-thread blocks of 32 registers, 2 iterations of
     /// batch 8 at `speeds` (unprofiled, profiled) samples/s.
-    fn raw(names: &[&str], kernels: &[(u32, u8, i64, u32, i64)], speeds: (f64, f64)) -> RawTrace {
+    /// A trace of an H200 (`m:8:224`, 2 profiled iterations) with `names` and kernels
+    /// (name index, kind, duration ns, blocks, launch ns), alone speeds (unprofiled, profiled).
+    pub(in crate::perf::kernel) fn raw(
+        names: &[&str],
+        kernels: &[(u32, u8, i64, u32, i64)],
+        speeds: (f64, f64),
+    ) -> RawTrace {
         let json = serde_json::json!({
             "format": "colo-kernel-trace", "version": 1, "point": "m:8:224", "batch": 8,
             "status": "ok", "gpu_name": "NVIDIA H200", "sm_count": 132, "torch": "2",
