@@ -992,7 +992,10 @@ fn dram(args: DramArgs) -> anyhow::Result<ExitCode> {
             args.threshold
         );
     }
-    let (traffic, skipped) = dram::read_traffic_folder(&args.traffic)?;
+    let dram::TrafficFolder {
+        by_point: traffic,
+        skipped,
+    } = dram::read_traffic_folder(&args.traffic)?;
     for (path, why) in &skipped {
         eprintln!("skipped {}: {why}", path.display());
     }

@@ -106,13 +106,20 @@ pub fn parse_traffic(bytes: &[u8], path: &Path) -> Result<DramTraffic, TraceErro
     Ok(traffic)
 }
 
+/// The traffic files of a folder.
+#[derive(Debug, Default)]
+pub struct TrafficFolder {
+    /// Each point's traffic.
+    pub by_point: BTreeMap<String, DramTraffic>,
+    /// Files that could not be read, with why.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
 /// Every traffic file of `dir`, by point, and the files that could not be read with why.
 ///
 /// # Errors
 /// The folder cannot be listed.
-pub fn read_traffic_folder(
-    dir: &Path,
-) -> Result<(BTreeMap<String, DramTraffic>, Vec<(PathBuf, String)>), TraceError> {
+pub fn read_traffic_folder(dir: &Path) -> Result<TrafficFolder, TraceError> {
     let io = |source| TraceError::Io {
         path: dir.to_owned(),
         source,
@@ -123,7 +130,7 @@ pub fn read_traffic_folder(
         .filter(|p| p.to_string_lossy().ends_with(DRAM_SUFFIX))
         .collect();
     paths.sort();
-    let (mut found, mut skipped) = (BTreeMap::new(), Vec::new());
+    let mut folder = TrafficFolder::default();
     for path in paths {
         let read = std::fs::read(&path).map_err(|source| TraceError::Io {
             path: path.clone(),
@@ -131,12 +138,12 @@ pub fn read_traffic_folder(
         });
         match read.and_then(|bytes| parse_traffic(&bytes, &path)) {
             Ok(t) => {
-                found.insert(t.point.clone(), t);
+                folder.by_point.insert(t.point.clone(), t);
             }
-            Err(e) => skipped.push((path, e.to_string())),
+            Err(e) => folder.skipped.push((path, e.to_string())),
         }
     }
-    Ok((found, skipped))
+    Ok(folder)
 }
 
 /// A traced point's kernels against their measured traffic.
