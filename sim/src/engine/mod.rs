@@ -792,6 +792,12 @@ impl<'a> Simulation<'a> {
         &self.kinds[self.state[job as usize].kind as usize]
     }
 
+    /// The job's key in the cluster view: the same for jobs of one kind (class, GPUs and
+    /// minimum speed), which the performance model cannot tell apart.
+    fn member(&self, job: u32) -> u64 {
+        crate::policy::member_key(u64::from(self.state[job as usize].kind))
+    }
+
     /// The job's class on group `group` (`u32::MAX`: it cannot run there).
     fn class_of(&self, job: u32, group: usize) -> u32 {
         let row = self.kind_of(job).row as usize;
@@ -943,7 +949,7 @@ impl<'a> Simulation<'a> {
         self.meter_leave(job, slot.gpu);
         let part = self.part_index(slot);
         self.parts[part].tenants.remove_job(job);
-        self.view.release(slot, memory);
+        self.view.release(slot, memory, self.member(job));
         self.busy[slot.gpu as usize].run_ends(self.now);
         self.memory_used_mib -= memory;
         if self.view.jobs_on_gpu(slot.gpu) == 0 {
@@ -1089,12 +1095,13 @@ impl<'a> Simulation<'a> {
             }
         }
         self.advance_gpus(slots);
+        let member = self.member(job);
         for slot in slots {
             self.meter_flush(slot.gpu);
             if self.view.jobs_on_gpu(slot.gpu) == 0 {
                 self.busy_gpus += 1;
             }
-            self.view.occupy(*slot, memory);
+            self.view.occupy(*slot, memory, member);
             self.busy[slot.gpu as usize].run_starts(self.now);
             self.memory_used_mib += memory;
         }
@@ -1429,14 +1436,15 @@ impl<'a> Simulation<'a> {
         }
         let memory = self.state[job as usize].memory_mib;
         let multi = !self.state[job as usize].gpus.is_empty();
+        let member = self.member(job);
         for slot in self.held_slots(job) {
             if hold {
-                self.view.occupy(slot, memory);
+                self.view.occupy(slot, memory, member);
                 if multi {
                     self.view.set_locked(slot.gpu, true);
                 }
             } else {
-                self.view.release(slot, memory);
+                self.view.release(slot, memory, member);
                 if multi {
                     self.view.set_locked(slot.gpu, false);
                 }

@@ -9,11 +9,12 @@
 //! every member keeps at least its own `min_speed`. The rule takes the candidate of least loss;
 //! ties go to the lowest GPU, then slot.
 //!
-//! Cost per decision: one `rates` call for each open slot of the group that holds jobs and has
-//! the memory, plus one for each distinct empty partition (every idle whole GPU of a group holds
-//! the same set, so only the lowest is asked; empty MIG slices are asked once per slice shape),
-//! walked in load order on the view's load index (`O(log S)` a step; a MIG group's walk visits
-//! every open slot with the memory, a whole-GPU group's skips idle GPUs after the first). The
+//! Cost per decision: one `rates` call for each distinct set of a whole-GPU group that has the
+//! memory (the view orders its slots by the set they hold, so the walk asks the lowest GPU
+//! holding each set and skips the others: `O(d log S)` for `d` distinct sets, not `O(S)`), one
+//! for each open MIG slot with the memory, and one for each distinct empty partition (every idle
+//! whole GPU of a group holds the same set, so only the lowest is asked; empty MIG slices are
+//! asked once per slice shape). The
 //! kernel model memoizes its replays per distinct set, so each set costs one replay per run (and
 //! the engine's later re-rate of the chosen set is a memo hit); the parametric model is closed
 //! form (a few Newton steps), as cheap as a lookup would be, and is not cached.
@@ -44,6 +45,11 @@ pub(super) fn place(pool: &Pool<'_>, group: usize, request: &Request<'_>) -> Opt
                 }
             }
         } else {
+            if whole {
+                // Other whole GPUs holding this same set would lose as much; this one, the
+                // lowest of them, wins their ties.
+                walk.skip_set(&load);
+            }
             set.assess(pool, group, load.slot, request)
         };
         let Some(loss) = loss else { continue };
@@ -165,6 +171,49 @@ mod tests {
         let f = Fixture::mig(1, "1g.18gb,2g.35gb,4g.71gb", 1, LeastSlowdown);
         let chosen = f.place(LeastSlowdown, &f.request(0, None)).unwrap();
         assert_eq!(chosen.slot, 2, "the 4g slice slows a job least");
+    }
+
+    #[test]
+    fn gpus_holding_the_same_set_are_asked_about_once_and_the_lowest_wins() {
+        // Eight GPUs: 0, 2, 5 hold {class 1, class 3} (2 and 5 with the jobs entered the other
+        // way round), 1 and 6 hold {class 2}, 3 holds {class 1}, 4 and 7 are idle.
+        let mut f = Fixture::whole(8, 4, LeastSlowdown);
+        let slots = f.slots();
+        for (gpu, classes) in [
+            (0, vec![1, 3]),
+            (1, vec![2]),
+            (2, vec![3, 1]),
+            (3, vec![1]),
+            (5, vec![3, 1]),
+            (6, vec![2]),
+        ] {
+            for class in classes {
+                assert!(f.add(slots[gpu], class, None));
+            }
+        }
+        let (chosen, asked) = f.place_counting(LeastSlowdown, &f.request(0, None));
+        // Distinct sets: {1, 3}, {2}, {1} and the idle GPU: four questions, not seven.
+        assert_eq!(asked, 4);
+        // Worked by hand with the toy (keep sm / (1 + 2 x others' time x own space)): alone on
+        // an idle GPU the job loses nothing, so the lowest idle GPU, 4, wins.
+        assert_eq!(chosen, Some(slots[4]));
+        // With no idle GPU left, class 0 joins {class 1} (loss 0.431) rather than {class 2}
+        // (0.615) or {class 1, class 3} (1.365): GPU 3.
+        assert!(f.add(slots[4], 2, None) && f.add(slots[7], 2, None));
+        let (chosen, asked) = f.place_counting(LeastSlowdown, &f.request(0, None));
+        assert_eq!((chosen, asked), (Some(slots[3]), 3));
+        // A second {class 1} on GPU 7's place: GPUs 3 and 7 now tie, and 3 is the lower.
+        let mut g = Fixture::whole(8, 4, LeastSlowdown);
+        for gpu in [7, 3] {
+            assert!(g.add(slots[gpu], 1, None));
+        }
+        for gpu in [0, 1, 2, 4, 5, 6] {
+            assert!(g.add(slots[gpu], 2, None));
+        }
+        assert_eq!(
+            g.place_counting(LeastSlowdown, &g.request(0, None)),
+            (Some(slots[3]), 2)
+        );
     }
 
     fn check_least_loss(

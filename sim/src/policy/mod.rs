@@ -27,7 +27,7 @@ use std::fmt;
 
 use crate::hardware::GpuSpec;
 use crate::perf::{Partition, PerfModel, ShareMode, Tenant};
-pub use view::{ClusterView, GroupKind, SlotRef};
+pub use view::{ClusterView, GroupKind, SlotRef, member_key};
 
 /// In which order waiting jobs are considered. `Fifo` and `ShortestFirst` never preempt;
 /// `Las` and `Srtf` do (see [`Preemption`] and the engine's README).

@@ -123,7 +123,10 @@ impl Fixture {
         if !self.view.has_room(slot, memory) {
             return false;
         }
-        self.view.occupy(slot, memory);
+        // Jobs of one class and minimum speed are the same to the model.
+        let member =
+            super::member_key(class as u64 ^ min_speed.map_or(0, |m| m.to_bits().rotate_left(17)));
+        self.view.occupy(slot, memory, member);
         self.tenants
             .entry(slot)
             .or_default()
@@ -163,6 +166,26 @@ impl Fixture {
             Placement::Slot(slot) => Some(slot),
             Placement::Gpus(_) => panic!("a single-GPU job got several GPUs"),
         }
+    }
+
+    /// What `rule` chooses for `request`, and how many sets it asked the model about.
+    pub(super) fn place_counting(
+        &self,
+        rule: PlacementRule,
+        request: &Request<'_>,
+    ) -> (Option<SlotRef>, usize) {
+        let counting = Counting(std::sync::atomic::AtomicUsize::new(0));
+        let pool = Pool {
+            view: &self.view,
+            tenancy: self,
+            perf: &counting,
+        };
+        let chosen = match super::place(&pool, 0, rule, request) {
+            Some(Placement::Slot(slot)) => Some(slot),
+            Some(Placement::Gpus(_)) => panic!("a single-GPU job got several GPUs"),
+            None => None,
+        };
+        (chosen, counting.0.into_inner())
     }
 
     /// The loss of `slot`'s set with `request` added last, computed here from the toy model's
@@ -241,6 +264,24 @@ impl PerfModel for Toy {
             *o = t.class.solo_rate * set.partition.sm_fraction
                 / (1.0 + 2.0 * others * t.class.space_demand);
         }
+    }
+}
+
+/// The toy model, counting the sets it is asked about.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl PerfModel for Counting {
+    fn name(&self) -> &'static str {
+        "counting toy"
+    }
+
+    fn lookup(&self) -> &dyn ClassLookup {
+        &Toy
+    }
+
+    fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Toy.rates(set, out);
     }
 }
 

@@ -57,11 +57,15 @@ pub(super) struct GroupIndex {
     pub(super) slices_small_first: Vec<usize>,
     /// Spread and least-slowdown: every slot with room for one more job, by load.
     by_load: Option<BTreeSet<LoadKey>>,
+    /// Least-slowdown on whole GPUs: the load order groups slots by the set they hold (its
+    /// members' [`ClusterView::occupy`] keys summed), so a decision asks once per distinct set.
+    by_set: bool,
 }
 
-/// A slot's place in the load order: (jobs in the slot, jobs on its GPU, most free memory
-/// first, GPU, slot). On a whole GPU the two counts are equal.
-type LoadKey = (u32, u32, Reverse<u64>, u32, u32);
+/// A slot's place in the load order: (jobs in the slot, jobs on its GPU, the set it holds (0
+/// unless the group is indexed by set), most free memory first, GPU, slot). On a whole GPU the
+/// two counts are equal.
+type LoadKey = (u32, u32, u64, Reverse<u64>, u32, u32);
 
 /// One slot with room, as the load index holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,12 +77,14 @@ pub(super) struct Load {
     pub(super) gpu_jobs: u32,
     /// Free memory of the slot, MiB.
     pub(super) free_mib: u64,
+    /// The set it holds, as the load order groups it (0 unless the group is indexed by set).
+    pub(super) set: u64,
 }
 
 /// The open slots of a group that hold at least `memory_mib` more, in load order. Within one
-/// load class (the same two job counts) free memory only falls, so the walk leaves a class at
-/// its first slot that is too small: each step is `O(log S)` and a walk that stops early costs
-/// `O(c log S)` for `c` classes passed.
+/// load class (the same two job counts and set) free memory only falls, so the walk leaves a
+/// class at its first slot that is too small: each step is `O(log S)` and a walk that stops
+/// early costs `O(c log S)` for `c` classes passed.
 pub(super) struct LoadWalk<'v> {
     set: &'v BTreeSet<LoadKey>,
     group: u32,
@@ -91,10 +97,24 @@ impl LoadWalk<'_> {
     pub(super) fn skip_class(&mut self, load: &Load) {
         self.from = Included(class_start(load.jobs, load.gpu_jobs.saturating_add(1)));
     }
+
+    /// Passes over the rest of the slots that hold the same set as `load` (in a group indexed
+    /// by set: they differ only in GPU, and the walk met the lowest first).
+    pub(super) fn skip_set(&mut self, load: &Load) {
+        self.from = Included(set_start(load.jobs, load.gpu_jobs, load.set));
+    }
 }
 
 fn class_start(jobs: u32, gpu_jobs: u32) -> LoadKey {
-    (jobs, gpu_jobs, Reverse(u64::MAX), 0, 0)
+    (jobs, gpu_jobs, 0, Reverse(u64::MAX), 0, 0)
+}
+
+/// Where the slots after set `set` of a load class begin.
+fn set_start(jobs: u32, gpu_jobs: u32, set: u64) -> LoadKey {
+    match set.checked_add(1) {
+        Some(next) => (jobs, gpu_jobs, next, Reverse(u64::MAX), 0, 0),
+        None => class_start(jobs, gpu_jobs.saturating_add(1)),
+    }
 }
 
 impl Iterator for LoadWalk<'_> {
@@ -103,7 +123,7 @@ impl Iterator for LoadWalk<'_> {
     fn next(&mut self) -> Option<Load> {
         loop {
             let &key = self.set.range((self.from, Unbounded)).next()?;
-            let (jobs, gpu_jobs, Reverse(free_mib), gpu, slot) = key;
+            let (jobs, gpu_jobs, set, Reverse(free_mib), gpu, slot) = key;
             if free_mib >= self.memory_mib {
                 self.from = Excluded(key);
                 return Some(Load {
@@ -115,9 +135,10 @@ impl Iterator for LoadWalk<'_> {
                     jobs,
                     gpu_jobs,
                     free_mib,
+                    set,
                 });
             }
-            self.from = Included(class_start(jobs, gpu_jobs.checked_add(1)?));
+            self.from = Included(set_start(jobs, gpu_jobs, set));
         }
     }
 }
@@ -136,6 +157,8 @@ pub struct ClusterView {
     gpu_locked: Vec<bool>,
     /// The key each slot has in its group's `by_load` (slot ids), so it can be removed.
     load_key: Vec<Option<LoadKey>>,
+    /// The set each slot holds: its members' occupy keys, summed (wrapping).
+    slot_set: Vec<u64>,
 }
 
 impl ClusterView {
@@ -151,6 +174,7 @@ impl ClusterView {
             gpu_jobs: Vec::new(),
             gpu_locked: Vec::new(),
             load_key: Vec::new(),
+            slot_set: Vec::new(),
         };
         for (group_idx, (kind, count)) in groups.iter().enumerate() {
             view.add_group(group_idx as u32, kind.clone(), *count, rule);
@@ -168,6 +192,7 @@ impl ClusterView {
             self.slot_free.extend_from_slice(&capacities);
             self.slot_jobs.extend(capacities.iter().map(|_| 0));
             self.load_key.extend(capacities.iter().map(|_| None));
+            self.slot_set.extend(capacities.iter().map(|_| 0));
             self.gpu_jobs.push(0);
             self.gpu_locked.push(false);
         }
@@ -186,6 +211,7 @@ impl ClusterView {
             slices_small_first: Vec::new(),
             by_load: matches!(rule, PlacementRule::Spread | PlacementRule::LeastSlowdown)
                 .then(BTreeSet::new),
+            by_set: rule == PlacementRule::LeastSlowdown && matches!(kind, GroupKind::Whole { .. }),
             idle: GpuSet::full(first_gpu, count),
             kind,
         };
@@ -290,9 +316,12 @@ impl ClusterView {
             && self.slot_free[id] >= memory_mib
     }
 
-    /// Records a job of `memory_mib` entering `slot`.
-    pub fn occupy(&mut self, slot: SlotRef, memory_mib: u64) {
+    /// Records a job of `memory_mib` entering `slot`; `member` is the same for jobs that are the
+    /// same to the performance model (class, GPUs and minimum speed: [`member_key`] of the
+    /// engine's job kind), so that slots holding the same set can be told apart from the rest.
+    pub fn occupy(&mut self, slot: SlotRef, memory_mib: u64, member: u64) {
         let id = self.slot_id(slot);
+        self.slot_set[id] = self.slot_set[id].wrapping_add(member);
         debug_assert!(
             self.slot_free[id] >= memory_mib,
             "engine placed past memory"
@@ -303,9 +332,10 @@ impl ClusterView {
         self.reindex(slot);
     }
 
-    /// Records a job of `memory_mib` leaving `slot`.
-    pub fn release(&mut self, slot: SlotRef, memory_mib: u64) {
+    /// Records a job of `memory_mib` leaving `slot` (`member` as it entered).
+    pub fn release(&mut self, slot: SlotRef, memory_mib: u64, member: u64) {
         let id = self.slot_id(slot);
+        self.slot_set[id] = self.slot_set[id].wrapping_sub(member);
         self.slot_free[id] += memory_mib;
         self.slot_jobs[id] -= 1;
         self.gpu_jobs[slot.gpu as usize] -= 1;
@@ -389,6 +419,7 @@ impl ClusterView {
     /// Brings the load keys of every slot of `gpu` up to date (its job count is in each).
     fn reindex_load(&mut self, group: u32, gpu: u32) {
         let max_jobs = self.max_jobs(group as usize);
+        let by_set = self.groups[group as usize].by_set;
         let Some(by_load) = &mut self.groups[group as usize].by_load else {
             return;
         };
@@ -405,6 +436,7 @@ impl ClusterView {
             let key = has_space.then_some((
                 jobs,
                 gpu_jobs,
+                if by_set { self.slot_set[id] } else { 0 },
                 Reverse(self.slot_free[id]),
                 gpu,
                 (id - base) as u32,
@@ -421,6 +453,17 @@ impl ClusterView {
             self.load_key[id] = key;
         }
     }
+}
+
+/// The key a job enters the view with: a 64-bit mix (splitmix64's finalizer) of `id`, the
+/// index of what the performance model sees of it. A slot's set is the wrapping sum of its
+/// members' keys, so two slots hold the same set when their sums agree; different sets agree
+/// only by a 64-bit collision (about one in 2^64 per pair of sets).
+pub fn member_key(id: u64) -> u64 {
+    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// A set of a group's GPUs (global indices in `first..first + count`) as a bitmap with a
