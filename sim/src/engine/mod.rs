@@ -518,6 +518,14 @@ pub fn same_instant(t: f64) -> f64 {
     t + SAME_INSTANT * t.abs().max(1.0)
 }
 
+/// The Srtf priority value (remaining seconds alone) a running job must exceed to be a victim
+/// of a job whose value is `priority`, at `now`: more by over an instant's width. Remaining
+/// work is `remaining - rate x (now - last update)` and rounds with the times in it, so an
+/// exact tie could come out either way; this way a tie preempts nothing however it rounds.
+pub fn srtf_victim_bar(priority: f64, now: f64) -> f64 {
+    priority + SAME_INSTANT * now.abs().max(priority.abs()).max(1.0)
+}
+
 /// Called every few thousand completions with (finished jobs, all jobs).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
@@ -852,6 +860,17 @@ impl<'a> Simulation<'a> {
         match self.policy.order {
             QueueOrder::Las { .. } => f64::from(self.state.cold(job).pre.level),
             _ => self.exclusive_seconds(job, self.state[job as usize].remaining),
+        }
+    }
+
+    /// The priority value a running job must exceed to be a victim of waiting `job`: its own
+    /// (Las levels are exact), or under Srtf more by float rounding's reach
+    /// ([`srtf_victim_bar`]).
+    fn victim_bar(&self, job: u32) -> f64 {
+        let priority = self.waiting_priority(job);
+        match self.policy.order {
+            QueueOrder::Srtf => srtf_victim_bar(priority, self.now),
+            _ => priority,
         }
     }
 
@@ -1260,18 +1279,18 @@ impl<'a> Simulation<'a> {
         if self.making_room.iter().any(|&(j, _)| j == job) {
             return true;
         }
-        let priority = self.waiting_priority(job);
-        if self.priority_bound <= priority {
+        let bar = self.victim_bar(job);
+        if self.priority_bound <= bar {
             return false;
         }
-        self.build_candidates(priority);
-        if !self.pass.nth(0).is_some_and(|c| c.priority > priority) {
+        self.build_candidates(bar);
+        if !self.pass.nth(0).is_some_and(|c| c.priority > bar) {
             return false;
         }
         if self.pass.failed.iter().any(|&f| self.asks_no_less(job, f)) {
             return false;
         }
-        if !self.could_free_gpus(job, priority) {
+        if !self.could_free_gpus(job, bar) {
             self.pass.failed.push(job);
             return false;
         }
@@ -1279,7 +1298,7 @@ impl<'a> Simulation<'a> {
         let mut taken = 0;
         let mut placement = None;
         while placement.is_none() {
-            let Some(next) = self.pass.nth(taken).filter(|c| c.priority > priority) else {
+            let Some(next) = self.pass.nth(taken).filter(|c| c.priority > bar) else {
                 break;
             };
             self.view_hold(next.job, false);
@@ -1369,10 +1388,10 @@ impl<'a> Simulation<'a> {
     }
 
     /// A multi-GPU job takes idle GPUs of one whole-GPU group (as [`policy::place`] places it):
-    /// whether taking every candidate below `priority` off the view would leave enough idle GPUs
-    /// in a group the job may run in; a GPU comes free when all its jobs are such candidates. A
-    /// quick no, without touching the view; always yes for a one-GPU job.
-    fn could_free_gpus(&mut self, job: u32, priority: f64) -> bool {
+    /// whether taking every candidate with a value above `bar` off the view would leave enough
+    /// idle GPUs in a group the job may run in; a GPU comes free when all its jobs are such
+    /// candidates. A quick no, without touching the view; always yes for a one-GPU job.
+    fn could_free_gpus(&mut self, job: u32, bar: f64) -> bool {
         let need = self.gpus_of(job);
         if need <= 1 {
             return true;
@@ -1383,7 +1402,7 @@ impl<'a> Simulation<'a> {
         let mut touched = std::mem::take(&mut self.pass.touched);
         touched.clear();
         for c in self.pass.order.iter().chain(self.pass.rest.iter()) {
-            if c.priority <= priority {
+            if c.priority <= bar {
                 continue;
             }
             let s = &self.state[c.job as usize];

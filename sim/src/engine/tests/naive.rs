@@ -6,7 +6,7 @@
 //! the real engine.
 use std::cmp::Reverse;
 
-use crate::engine::{SimConfig, Unplaceable};
+use crate::engine::{SimConfig, Unplaceable, srtf_victim_bar};
 use crate::hardware::MigSlice;
 use crate::perf::{CoRun, JobClass, Partition, ShareMode, Tenant};
 use crate::policy::{PlacementRule, QueueOrder};
@@ -486,9 +486,15 @@ fn preempt(config: &SimConfig, slots: &[Slot], jobs: &mut [Job], i: usize, now: 
     }
     let costs = config.policy.preemption;
     let mine = priority(config, jobs, i);
+    // Strictly lower priority: under Srtf beyond float rounding, which stepping `remaining` at
+    // every instant piles up, so an exact tie of remaining seconds is a tie.
+    let bar = match config.policy.order {
+        QueueOrder::Srtf => srtf_victim_bar(mine, now),
+        _ => mine,
+    };
     let mut victims: Vec<usize> = (0..jobs.len())
         .filter(|&k| jobs[k].state == RUNNING && jobs[k].last_start + costs.min_run_s <= now)
-        .filter(|&k| priority(config, jobs, k) > mine)
+        .filter(|&k| priority(config, jobs, k) > bar)
         .collect();
     victims.sort_by(|&a, &b| {
         priority(config, jobs, b)

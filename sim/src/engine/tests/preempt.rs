@@ -174,3 +174,70 @@ fn jobs_csv_and_the_summary_count_preemptions() {
         1.0
     ));
 }
+
+/// Srtf with free preemption on two exclusive A100-40GBs, where `big` runs 10 samples/s a GPU:
+/// the engine's outcomes and the naive engine's.
+fn two_a100s_srtf(jobs: Vec<Job>) -> (RunRecord, Vec<naive::NaiveOutcome>) {
+    let mut cfg = config(
+        vec![group("a100-40gb", 2, ShareMode::Exclusive, None)],
+        jobs,
+        PlacementRule::Exclusive,
+    );
+    cfg.policy.order = QueueOrder::Srtf;
+    (Simulation::run(&cfg, None).unwrap(), naive::run(&cfg))
+}
+
+/// Both engines start and end job `i` at `starts[i]` and `ends[i]`, preempting none.
+fn assert_unpreempted(jobs: Vec<Job>, starts: &[f64], ends: &[f64]) {
+    let (run, slow) = two_a100s_srtf(jobs);
+    for (i, (fast, naive)) in run.outcomes.iter().zip(&slow).enumerate() {
+        assert!(close(fast.start_s, starts[i]), "job {i}: {fast:?}");
+        assert!(close(fast.end_s, ends[i]), "job {i}: {fast:?}");
+        assert_eq!(fast.preemptions(), 0, "job {i}: {fast:?}");
+        assert!(close(naive.start_s, starts[i]), "naive job {i}: {naive:?}");
+        assert!(close(naive.end_s, ends[i]), "naive job {i}: {naive:?}");
+        assert!(naive.preempted.is_empty(), "naive job {i}: {naive:?}");
+    }
+}
+
+#[test]
+fn srtf_tie_at_a_completion_preempts_nothing_naive_engine_disagreement() {
+    // docs/mutation/naive-engine-disagreement.md, as proptest shrank it. j1 (209 samples) runs
+    // on GPU 0 from 29 s, j2 (174) on GPU 1 from 31 s to 48.4 s. j0 (30 samples on 2 GPUs at
+    // 20/s: 1.5 s) arrives at 47 s: j1 has 29 samples (2.9 s) left, j2 14 (1.4 s); only j1 is
+    // a candidate, and it frees one GPU, not two: j0 waits. At 48.4 s j2 ends and j1 has
+    // 209 - 10 x 19.4 = 15 samples (1.5 s) left: a tie, not strictly more, so no victim. j0
+    // starts when j1 ends, at 49.9 s, and ends at 51.4 s.
+    let jobs = vec![
+        job("j0", "big", 47.0, 30.0, 2),
+        job("j1", "big", 29.0, 209.0, 1),
+        job("j2", "big", 31.0, 174.0, 1),
+    ];
+    assert_unpreempted(jobs.clone(), &[49.9, 29.0, 31.0], &[51.4, 49.9, 48.4]);
+    // With 28 samples (1.4 s) j0 is strictly shorter than j1's 1.5 s at 48.4 s: j1 is
+    // suspended, j0 runs 48.4..49.8 s, and j1 resumes with its 15 samples to 51.3 s.
+    let mut shorter = jobs;
+    shorter[0].samples = 28.0;
+    let (run, _) = two_a100s_srtf(shorter);
+    let [j0, j1, _] = &run.outcomes[..] else {
+        unreachable!()
+    };
+    assert!(close(j0.start_s, 48.4) && close(j0.end_s, 49.8), "{j0:?}");
+    assert_eq!(j1.preemptions(), 1);
+    assert!(close(j1.preempted[0].end_s, 48.4), "{j1:?}");
+    assert!(close(j1.resumed_s, 49.8) && close(j1.end_s, 51.3), "{j1:?}");
+}
+
+#[test]
+fn srtf_tie_is_a_tie_however_the_remaining_work_rounds() {
+    // As above, earlier: j1 (46 samples) from 1 s, j2 (21) from 2 s to 4.1 s, j0 (30 samples
+    // on 2 GPUs, 1.5 s) arrives at 3 s. At 4.1 s j1 has 46 - 10 x 3.1 = 15 samples (1.5 s)
+    // left: a tie, though in floats both engines' remaining work comes out 1.5000000000000004 s.
+    // j0 waits for j1 to end at 5.6 s and ends at 7.1 s.
+    let jobs = vec![
+        job("j0", "big", 3.0, 30.0, 2),
+        job("j1", "big", 1.0, 46.0, 1),
+        job("j2", "big", 2.0, 21.0, 1),
+    ];
+    assert_unpreempted(jobs, &[5.6, 1.0, 2.0], &[7.1, 5.6, 4.1]);
+}
