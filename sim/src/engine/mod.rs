@@ -13,7 +13,9 @@ use std::ops::Bound::{Excluded, Unbounded};
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{CoRun, JobClass, Partition, PerfModel, ShareMode, Tenant};
-use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
+use crate::policy::{
+    self, ClusterView, Placement, PlacementRule, Policy, Pool, QueueOrder, SlotRef,
+};
 use crate::workload::stream::{Draws, index_name};
 use crate::workload::{Job, MinSpeed};
 use heap::{Event, EventKind, JobEvent};
@@ -1432,8 +1434,13 @@ impl<'a> Simulation<'a> {
 
     /// Whether job `a` asks for at least what `b` does: as many GPUs (both one, or both more
     /// than one) and as much memory in every group (`u64::MAX` where it cannot run). Wherever
-    /// `b` cannot be placed, neither can `a`.
+    /// `b` cannot be placed, neither can `a`. Under `LeastSlowdown` only the same request does:
+    /// that rule also reads the job's class and minimum speed, so a job with no minimum speed
+    /// may fit beside a co-runner where one that must run alone did not.
     fn asks_no_less(&self, a: u32, b: u32) -> bool {
+        if self.policy.placement == PlacementRule::LeastSlowdown {
+            return self.kind_of(a).request == self.kind_of(b).request;
+        }
         let (ga, gb) = (self.gpus_of(a), self.gpus_of(b));
         (ga == gb || (gb > 1 && ga > gb))
             && (0..self.groups.len()).all(|g| self.memory_of(a, g) >= self.memory_of(b, g))

@@ -241,3 +241,59 @@ fn srtf_tie_is_a_tie_however_the_remaining_work_rounds() {
     ];
     assert_unpreempted(jobs, &[5.6, 1.0, 2.0], &[7.1, 5.6, 4.1]);
 }
+
+#[test]
+fn a_trial_that_failed_for_a_minimum_speed_does_not_stop_a_job_without_one() {
+    // One H200 under MPS, two jobs at most, equal shares (`small`: 100 samples/s alone, 50 when
+    // two share), least-slowdown with backfill, Las with a 5 GPU-s threshold, free preemption.
+    // `long` runs alone and reaches level 1 at 5 s; `mate` joins it at 6 s. At 7 s `picky`
+    // (must run alone) and `plain` arrive, both level 0: taking `long` off would leave `picky`
+    // beside `mate` at half speed, so its trial fails; `plain` may share, so its trial
+    // preempts `long` and it starts beside `mate` (50 samples left) at 7 s. `mate` ends at 8 s,
+    // `long` resumes beside `plain` (50 left), which ends at 9 s; `picky` then preempts `long`
+    // (level 1) and runs alone 9..10 s; `long`, with 1000 - 600 - 50 - 50 = 300 samples left,
+    // resumes at 10 s and ends at 13 s.
+    let jobs = vec![
+        small("long", 0.0, 10.0),
+        small("mate", 6.0, 1.0),
+        Job {
+            min_speed: crate::workload::MinSpeed::new(1.0),
+            ..small("picky", 7.0, 1.0)
+        },
+        small("plain", 7.0, 1.0),
+    ];
+    let mut cfg = config(
+        vec![group("h200", 1, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::LeastSlowdown,
+    );
+    cfg.perf = Arc::new(EqualShare::new(profiles()));
+    cfg.policy.order = las(&[5.0]);
+    cfg.policy.backfill = true;
+    cfg.policy.backfill_depth = 2;
+    cfg.policy.max_jobs_per_gpu = 2;
+    let run = Simulation::run(&cfg, None).unwrap();
+    let runs = |o: &crate::metrics::JobOutcome| -> Vec<(f64, f64)> {
+        o.runs().map(|r| (r.start_s, r.end_s)).collect()
+    };
+    let expected: [&[(f64, f64)]; 4] = [
+        &[(0.0, 7.0), (8.0, 9.0), (10.0, 13.0)],
+        &[(6.0, 8.0)],
+        &[(9.0, 10.0)],
+        &[(7.0, 9.0)],
+    ];
+    for (o, want) in run.outcomes.iter().zip(expected) {
+        let got = runs(o);
+        assert_eq!(got.len(), want.len(), "{o:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(close(g.0, w.0) && close(g.1, w.1), "{got:?} vs {want:?}");
+        }
+    }
+    let slow = naive::run(&cfg);
+    for (f, s) in run.outcomes.iter().zip(&slow) {
+        assert!(
+            close(f.start_s, s.start_s) && close(f.end_s, s.end_s),
+            "{f:?} vs {s:?}"
+        );
+    }
+}
