@@ -520,12 +520,18 @@ pub fn same_instant(t: f64) -> f64 {
     t + SAME_INSTANT * t.abs().max(1.0)
 }
 
-/// The Srtf priority value (remaining seconds alone) a running job must exceed to be a victim
-/// of a job whose value is `priority`, at `now`: more by over an instant's width. Remaining
-/// work is `remaining - rate x (now - last update)` and rounds with the times in it, so an
-/// exact tie could come out either way; this way a tie preempts nothing however it rounds.
-pub fn srtf_victim_bar(priority: f64, now: f64) -> f64 {
-    priority + SAME_INSTANT * now.abs().max(priority.abs()).max(1.0)
+/// Grid of Srtf priority values: 2^20 steps a second (about a microsecond).
+pub const SRTF_STEPS_PER_S: f64 = 1_048_576.0;
+
+/// A job's Srtf priority value: its remaining `seconds` alone, rounded to the nearest step of
+/// [`SRTF_STEPS_PER_S`]. Remaining work is `remaining - rate x (now - last update)` and rounds
+/// with the times in it, so two jobs with exactly the same remaining seconds can come out a few
+/// ulps apart, either way; on the grid they are equal, and a tie stays a tie (the queue takes
+/// the earlier arrival, neither preempts the other). Only a value within rounding of an odd
+/// multiple of half a step could still split, a 21-place binary fraction that decimal times and
+/// rates do not give; and the rounding stays far below a step for clocks under ~10^8 s.
+pub fn srtf_priority(seconds: f64) -> f64 {
+    (seconds * SRTF_STEPS_PER_S).round() / SRTF_STEPS_PER_S
 }
 
 /// Called every few thousand completions with (finished jobs, all jobs).
@@ -857,22 +863,11 @@ impl<'a> Simulation<'a> {
     }
 
     /// A waiting job's priority under a preemptive order (lower is served first): its Las level,
-    /// or its Srtf remaining seconds alone.
+    /// or its Srtf remaining seconds alone, on the grid of [`srtf_priority`].
     fn waiting_priority(&self, job: u32) -> f64 {
         match self.policy.order {
             QueueOrder::Las { .. } => f64::from(self.state.cold(job).pre.level),
-            _ => self.exclusive_seconds(job, self.state[job as usize].remaining),
-        }
-    }
-
-    /// The priority value a running job must exceed to be a victim of waiting `job`: its own
-    /// (Las levels are exact), or under Srtf more by float rounding's reach
-    /// ([`srtf_victim_bar`]).
-    fn victim_bar(&self, job: u32) -> f64 {
-        let priority = self.waiting_priority(job);
-        match self.policy.order {
-            QueueOrder::Srtf => srtf_victim_bar(priority, self.now),
-            _ => priority,
+            _ => srtf_priority(self.exclusive_seconds(job, self.state[job as usize].remaining)),
         }
     }
 
@@ -883,7 +878,7 @@ impl<'a> Simulation<'a> {
             _ => {
                 let s = &self.state[job as usize];
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
-                self.exclusive_seconds(job, remaining)
+                srtf_priority(self.exclusive_seconds(job, remaining))
             }
         }
     }
@@ -1281,18 +1276,18 @@ impl<'a> Simulation<'a> {
         if self.making_room.iter().any(|&(j, _)| j == job) {
             return true;
         }
-        let bar = self.victim_bar(job);
-        if self.priority_bound <= bar {
+        let priority = self.waiting_priority(job);
+        if self.priority_bound <= priority {
             return false;
         }
-        self.build_candidates(bar);
-        if !self.pass.nth(0).is_some_and(|c| c.priority > bar) {
+        self.build_candidates(priority);
+        if !self.pass.nth(0).is_some_and(|c| c.priority > priority) {
             return false;
         }
         if self.pass.failed.iter().any(|&f| self.asks_no_less(job, f)) {
             return false;
         }
-        if !self.could_free_gpus(job, bar) {
+        if !self.could_free_gpus(job, priority) {
             self.pass.failed.push(job);
             return false;
         }
@@ -1300,7 +1295,7 @@ impl<'a> Simulation<'a> {
         let mut taken = 0;
         let mut placement = None;
         while placement.is_none() {
-            let Some(next) = self.pass.nth(taken).filter(|c| c.priority > bar) else {
+            let Some(next) = self.pass.nth(taken).filter(|c| c.priority > priority) else {
                 break;
             };
             self.view_hold(next.job, false);
@@ -1390,10 +1385,10 @@ impl<'a> Simulation<'a> {
     }
 
     /// A multi-GPU job takes idle GPUs of one whole-GPU group (as [`policy::place`] places it):
-    /// whether taking every candidate with a value above `bar` off the view would leave enough
-    /// idle GPUs in a group the job may run in; a GPU comes free when all its jobs are such
-    /// candidates. A quick no, without touching the view; always yes for a one-GPU job.
-    fn could_free_gpus(&mut self, job: u32, bar: f64) -> bool {
+    /// whether taking every candidate below `priority` off the view would leave enough idle GPUs
+    /// in a group the job may run in; a GPU comes free when all its jobs are such candidates. A
+    /// quick no, without touching the view; always yes for a one-GPU job.
+    fn could_free_gpus(&mut self, job: u32, priority: f64) -> bool {
         let need = self.gpus_of(job);
         if need <= 1 {
             return true;
@@ -1404,7 +1399,7 @@ impl<'a> Simulation<'a> {
         let mut touched = std::mem::take(&mut self.pass.touched);
         touched.clear();
         for c in self.pass.order.iter().chain(self.pass.rest.iter()) {
-            if c.priority <= bar {
+            if c.priority <= priority {
                 continue;
             }
             let s = &self.state[c.job as usize];

@@ -297,3 +297,25 @@ fn a_trial_that_failed_for_a_minimum_speed_does_not_stop_a_job_without_one() {
         );
     }
 }
+
+#[test]
+fn srtf_queue_tie_goes_to_the_earlier_arrival_however_the_remaining_work_rounds() {
+    // `a` (460 samples, 4.6 s) runs from 1 s; `b` (1 s) arrives at 4.1 s and preempts it with
+    // 460 - 100 x 3.1 = 150 samples (1.5 s) left, which floats make 1.5000000000000007 s. `c`
+    // (1.5 s) arrives at 4.5 s while `b` has 0.6 s left and waits. At 5.1 s `a` and `c` tie at
+    // 1.5 s: the earlier arrival, `a`, resumes and ends at 6.6 s; `c` runs 6.6..8.1 s.
+    let jobs = vec![
+        job("a", "small", 1.0, 460.0, 1),
+        job("b", "small", 4.1, 100.0, 1),
+        job("c", "small", 4.5, 150.0, 1),
+    ];
+    let run = one_gpu(QueueOrder::Srtf, Preemption::default(), jobs);
+    let [a, b, c] = &run.outcomes[..] else {
+        unreachable!()
+    };
+    assert_eq!(a.preemptions(), 1);
+    assert!(close(a.preempted[0].end_s, 4.1), "{a:?}");
+    assert!(close(a.resumed_s, 5.1) && close(a.end_s, 6.6), "{a:?}");
+    assert!(close(b.start_s, 4.1) && close(b.end_s, 5.1), "{b:?}");
+    assert!(close(c.start_s, 6.6) && close(c.end_s, 8.1), "{c:?}");
+}
