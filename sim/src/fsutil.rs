@@ -934,4 +934,125 @@ mod tests {
         assert!(WholeDir::begin(cwd.parent().unwrap()).is_err());
         assert_eq!(names(dir.path()), ["f", "repo"]);
     }
+
+    #[test]
+    fn issue_37_a_live_runs_file_temporary_is_left_alone() {
+        // Process 1 is alive wherever these tests run (on Linux, /proc/1; elsewhere the file
+        // is new), so its temporary is being written: write_atomic leaves it.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.ron");
+        std::fs::write(dir.path().join(".p.ron.tmp1"), "live").unwrap();
+        write_atomic(&path, b"one").unwrap();
+        assert_eq!(names(dir.path()), [".p.ron.tmp1", "p.ron"]);
+    }
+
+    #[test]
+    fn issue_37_this_processs_own_temporaries_are_left_alone() {
+        // Another folder this process is writing beside the target, as two threads would.
+        let dir = tempfile::tempdir().unwrap();
+        let target = previous(dir.path());
+        let mine = dir
+            .path()
+            .join(format!(".res.tmp-{}.999999", std::process::id()));
+        std::fs::create_dir(&mine).unwrap();
+        drop(WholeDir::begin(&target).unwrap());
+        assert!(mine.is_dir());
+    }
+
+    #[test]
+    fn issue_37_a_dead_runs_temporary_is_removed_and_never_becomes_the_target() {
+        // Only an `.old-` folder is put back where the target is missing; a `.tmp-` one is a
+        // result never swapped in.
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join(format!(".res.tmp-{DEAD}.0"));
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(tmp.join("jobs.csv"), "unfinished").unwrap();
+        tidy(dir.path(), "res", &|_, _| false);
+        assert!(names(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn issue_37_a_folder_of_figures_is_named_as_an_earlier_colos() {
+        let dir = tempfile::tempdir().unwrap();
+        let plots = dir.path().join("plots");
+        std::fs::create_dir(&plots).unwrap();
+        std::fs::write(plots.join("jct.svg"), "<svg/>").unwrap();
+        let err = WholeDir::begin_result(&plots, "plots", "t").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("it holds jct.svg but no .colo-result marker"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn issue_37_the_target_is_the_folder_as_named_not_where_its_link_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = previous(dir.path());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let whole = WholeDir::begin(&link).unwrap();
+        assert_eq!(whole.target(), link);
+    }
+
+    #[test]
+    fn issue_37_an_interrupt_is_complete_only_when_something_was_published_and_nothing_cut() {
+        let a = || vec![PathBuf::from("a")];
+        let cases = [
+            (a(), vec![], true),
+            (vec![], vec![], false),
+            (a(), a(), false),
+            (vec![], a(), false),
+        ];
+        for (published, removed, complete) in cases {
+            let interrupted = Interrupted { published, removed };
+            assert_eq!(interrupted.complete(), complete, "{interrupted:?}");
+        }
+    }
+
+    /// [`remove_in_progress`] stops every later result folder of the process, so this runs in
+    /// a child: the test binary again, running only this test, with `CHILD` naming its folder.
+    #[test]
+    fn issue_37_an_interrupt_removes_the_folders_being_written_and_names_the_published() {
+        const CHILD: &str = "COLO_FSUTIL_INTERRUPT_TEST_DIR";
+        const NAME: &str = "fsutil::tests::issue_37_an_interrupt_removes_the_folders_being_written_and_names_the_published";
+        let Some(root) = std::env::var_os(CHILD).map(PathBuf::from) else {
+            let root = tempfile::tempdir().unwrap();
+            let child = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--test-threads=1"])
+                .env(CHILD, root.path())
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&child.stdout);
+            assert!(child.status.success(), "{stdout}");
+            assert!(
+                stdout.contains("1 passed"),
+                "the child ran the test: {stdout}"
+            );
+            return;
+        };
+        let done = root.join("done");
+        WholeDir::begin(&done).unwrap().commit().unwrap();
+        drop(WholeDir::begin(&root.join("dropped")).unwrap());
+        let half = WholeDir::begin(&root.join("half")).unwrap();
+        std::fs::write(half.path().join("jobs.csv"), "half").unwrap();
+        let tmp = half.path().to_path_buf();
+        let interrupted = remove_in_progress();
+        assert_eq!(
+            interrupted,
+            Interrupted {
+                published: vec![done.clone()],
+                removed: vec![tmp.clone()],
+            }
+        );
+        assert!(!tmp.exists() && done.is_dir());
+        assert!(!interrupted.complete());
+        let refused =
+            |r: std::io::Result<()>| r.unwrap_err().kind() == std::io::ErrorKind::Interrupted;
+        half.commit().expect_err("its folder is gone");
+        assert!(refused(WholeDir::begin(&root.join("later")).map(drop)));
+        assert!(refused(create_result_dir(&root.join("later"))));
+        assert_eq!(names(&root), ["done"]);
+    }
 }

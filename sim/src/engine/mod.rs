@@ -13,7 +13,9 @@ use std::ops::Bound::{Excluded, Unbounded};
 use crate::hardware::{GpuSpec, MigSlice};
 use crate::metrics::{JobOutcome, RunRecord, RunSpan, TimelineRow};
 use crate::perf::{CoRun, JobClass, Partition, PerfModel, ShareMode, Tenant};
-use crate::policy::{self, ClusterView, Placement, Policy, Pool, QueueOrder, SlotRef};
+use crate::policy::{
+    self, ClusterView, Placement, PlacementRule, Policy, Pool, QueueOrder, SlotRef,
+};
 use crate::workload::stream::{Draws, index_name};
 use crate::workload::{Job, MinSpeed};
 use heap::{Event, EventKind, JobEvent};
@@ -518,6 +520,20 @@ pub fn same_instant(t: f64) -> f64 {
     t + SAME_INSTANT * t.abs().max(1.0)
 }
 
+/// Grid of Srtf priority values: 2^20 steps a second (about a microsecond).
+pub const SRTF_STEPS_PER_S: f64 = 1_048_576.0;
+
+/// A job's Srtf priority value: its remaining `seconds` alone, rounded to the nearest step of
+/// [`SRTF_STEPS_PER_S`]. Remaining work is `remaining - rate x (now - last update)` and rounds
+/// with the times in it, so two jobs with exactly the same remaining seconds can come out a few
+/// ulps apart, either way; on the grid they are equal, and a tie stays a tie (the queue takes
+/// the earlier arrival, neither preempts the other). Only a value within rounding of an odd
+/// multiple of half a step could still split, a 21-place binary fraction that decimal times and
+/// rates do not give; and the rounding stays far below a step for clocks under ~10^8 s.
+pub fn srtf_priority(seconds: f64) -> f64 {
+    (seconds * SRTF_STEPS_PER_S).round() / SRTF_STEPS_PER_S
+}
+
 /// Called every few thousand completions with (finished jobs, all jobs).
 pub type Progress<'p> = &'p mut dyn FnMut(u64, u64);
 
@@ -853,11 +869,11 @@ impl<'a> Simulation<'a> {
     }
 
     /// A waiting job's priority under a preemptive order (lower is served first): its Las level,
-    /// or its Srtf remaining seconds alone.
+    /// or its Srtf remaining seconds alone, on the grid of [`srtf_priority`].
     fn waiting_priority(&self, job: u32) -> f64 {
         match self.policy.order {
             QueueOrder::Las { .. } => f64::from(self.state.cold(job).pre.level),
-            _ => self.exclusive_seconds(job, self.state[job as usize].remaining),
+            _ => srtf_priority(self.exclusive_seconds(job, self.state[job as usize].remaining)),
         }
     }
 
@@ -868,7 +884,7 @@ impl<'a> Simulation<'a> {
             _ => {
                 let s = &self.state[job as usize];
                 let remaining = s.remaining - s.rate * (self.now - s.last_update);
-                self.exclusive_seconds(job, remaining)
+                srtf_priority(self.exclusive_seconds(job, remaining))
             }
         }
     }
@@ -1420,8 +1436,13 @@ impl<'a> Simulation<'a> {
 
     /// Whether job `a` asks for at least what `b` does: as many GPUs (both one, or both more
     /// than one) and as much memory in every group (`u64::MAX` where it cannot run). Wherever
-    /// `b` cannot be placed, neither can `a`.
+    /// `b` cannot be placed, neither can `a`. Under `LeastSlowdown` only the same request does:
+    /// that rule also reads the job's class and minimum speed, so a job with no minimum speed
+    /// may fit beside a co-runner where one that must run alone did not.
     fn asks_no_less(&self, a: u32, b: u32) -> bool {
+        if self.policy.placement == PlacementRule::LeastSlowdown {
+            return self.kind_of(a).request == self.kind_of(b).request;
+        }
         let (ga, gb) = (self.gpus_of(a), self.gpus_of(b));
         (ga == gb || (gb > 1 && ga > gb))
             && (0..self.groups.len()).all(|g| self.memory_of(a, g) >= self.memory_of(b, g))

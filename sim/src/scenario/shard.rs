@@ -534,4 +534,227 @@ mod tests {
         assert_eq!(fingerprint(b"a"), "af63dc4c8601ec8c");
         assert_ne!(fingerprint(b"ab"), fingerprint(b"ba"));
     }
+
+    /// A summary.json any variant may hold: the summary of a run of no jobs.
+    fn summary_json() -> Vec<u8> {
+        let record = crate::metrics::RunRecord {
+            outcomes: vec![],
+            timeline: vec![],
+            busy_gpu_s: 0.0,
+            events: 0,
+            mig_reconfigurations: 0,
+            total_gpus: 1,
+            memory_total_gib: 80.0,
+            energy: None,
+        };
+        let labels = crate::metrics::RunLabels::for_test("s");
+        serde_json::to_vec(&crate::metrics::summarize(&[], &record, labels)).unwrap()
+    }
+
+    /// Writes shard `index` of `count` of a sweep of `total` variants into `root/sINDEX`, as
+    /// `colo simulate --shard --outputs summary` does: its manifest, its `sweep.csv` (a row per
+    /// variant, `name,INDEX`) and each variant's folder with a `summary.json`.
+    fn write_shard(
+        root: &Path,
+        (index, count): (u32, u32),
+        total: usize,
+        variants: &[(usize, &str)],
+    ) -> PathBuf {
+        let dir = root.join(format!("s{index}"));
+        std::fs::create_dir(&dir).unwrap();
+        let manifest = ShardManifest {
+            variants: variants
+                .iter()
+                .map(|&(index, name)| ShardVariant {
+                    index,
+                    name: name.into(),
+                })
+                .collect(),
+            files: vec!["summary.json".into()],
+            total_variants: total,
+            ..manifest(index, count).1
+        };
+        std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&manifest).unwrap()).unwrap();
+        let rows: Vec<[String; 2]> = variants
+            .iter()
+            .map(|&(index, name)| [name.to_owned(), index.to_string()])
+            .collect();
+        let csv = write_sweep_csv(["variant", "position"], rows).unwrap();
+        std::fs::write(dir.join(SWEEP_CSV), csv).unwrap();
+        for &(_, name) in variants {
+            std::fs::create_dir(dir.join(name)).unwrap();
+            std::fs::write(dir.join(name).join("summary.json"), summary_json()).unwrap();
+        }
+        dir
+    }
+
+    /// Three variants a, b, c in two shards: s0 holds a and c, s1 holds b.
+    fn two_shards(root: &Path) -> Vec<PathBuf> {
+        vec![
+            write_shard(root, (0, 2), 3, &[(0, "a"), (2, "c")]),
+            write_shard(root, (1, 2), 3, &[(1, "b")]),
+        ]
+    }
+
+    fn merge_err(dirs: &[PathBuf], out: &Path) -> String {
+        merge(dirs, out).expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn issue_37_merge_joins_the_shards_rows_in_sweep_order_and_copies_every_variant() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = two_shards(root.path());
+        let out = root.path().join("merged");
+        let report = merge(&dirs, &out).unwrap();
+        assert_eq!(
+            report,
+            MergeReport {
+                scenario: "s".into(),
+                shards: 2,
+                variants: 3
+            }
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join(SWEEP_CSV)).unwrap(),
+            "variant,position\na,0\nb,1\nc,2\n"
+        );
+        for name in ["a", "b", "c"] {
+            assert_eq!(
+                std::fs::read(out.join(name).join("summary.json")).unwrap(),
+                summary_json()
+            );
+        }
+    }
+
+    #[test]
+    fn issue_37_a_shard_prints_as_k_slash_n() {
+        assert_eq!(Shard { index: 1, count: 3 }.to_string(), "1/3");
+    }
+
+    #[test]
+    fn issue_37_a_manifest_of_another_format_is_refused_naming_it() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = write_shard(root.path(), (0, 1), 1, &[(0, "a")]);
+        assert_eq!(read_manifest(&dir).unwrap().variants[0].name, "a");
+        let mut later = read_manifest(&dir).unwrap();
+        later.format = 2;
+        std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&later).unwrap()).unwrap();
+        let err = read_manifest(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("manifest format 2 (this colo reads 1)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn issue_37_shards_whose_sweep_tables_differ_in_header_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = two_shards(root.path());
+        let csv = write_sweep_csv(["variant", "seed"], [["b", "1"]]).unwrap();
+        std::fs::write(dirs[1].join(SWEEP_CSV), csv).unwrap();
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(err.contains("s1/sweep.csv: its header differs"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_variant_listed_by_two_shards_is_refused() {
+        // 2 variants in 2 shards; s1 names its variant `a` as s0 does.
+        let root = tempfile::tempdir().unwrap();
+        let dirs = vec![
+            write_shard(root.path(), (0, 2), 2, &[(0, "a")]),
+            write_shard(root.path(), (1, 2), 2, &[(1, "a")]),
+        ];
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(err.contains("variant `a` is in two shards"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_shards_holding_fewer_variants_than_the_sweep_are_refused() {
+        // s0 of 2 should hold positions 0 and 2 of 3, and lists only 0.
+        let root = tempfile::tempdir().unwrap();
+        let dirs = vec![
+            write_shard(root.path(), (0, 2), 3, &[(0, "a")]),
+            write_shard(root.path(), (1, 2), 3, &[(1, "b")]),
+        ];
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(err.contains("the shards hold 2 variants of 3"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_sweep_table_with_a_row_too_many_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = two_shards(root.path());
+        let csv = write_sweep_csv(["variant", "position"], [["b", "1"], ["d", "3"]]).unwrap();
+        std::fs::write(dirs[1].join(SWEEP_CSV), csv).unwrap();
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(err.contains("2 rows for the 1 variants"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_variant_at_a_position_not_the_shards_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        // Position 2 is shard 0's of 2, not shard 1's.
+        let dirs = vec![
+            write_shard(root.path(), (0, 2), 3, &[(0, "a")]),
+            write_shard(root.path(), (1, 2), 3, &[(1, "b"), (2, "c")]),
+        ];
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(
+            err.contains("variant c at position 2 is not this shard's"),
+            "{err}"
+        );
+        // Position 4 would be shard 0's, but the sweep has 3.
+        let root = tempfile::tempdir().unwrap();
+        let dirs = vec![
+            write_shard(root.path(), (0, 2), 3, &[(0, "a"), (4, "e")]),
+            write_shard(root.path(), (1, 2), 3, &[(1, "b")]),
+        ];
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(
+            err.contains("variant e at position 4 is not this shard's"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn issue_37_a_variant_named_as_a_file_colo_writes_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = vec![write_shard(
+            root.path(),
+            (0, 1),
+            1,
+            &[(0, crate::fsutil::MARKER)],
+        )];
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(
+            err.contains("variant name `.colo-result` is taken"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn issue_37_a_sweep_row_naming_another_variant_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = two_shards(root.path());
+        let csv = write_sweep_csv(["variant", "position"], [["x", "1"]]).unwrap();
+        std::fs::write(dirs[1].join(SWEEP_CSV), csv).unwrap();
+        let err = merge_err(&dirs, &root.path().join("merged"));
+        assert!(err.contains("the row of variant `b` names `x`"), "{err}");
+    }
+
+    #[test]
+    fn issue_37_a_variant_missing_a_listed_file_or_with_a_cut_summary_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let dirs = two_shards(root.path());
+        let out = root.path().join("merged");
+        let summary = dirs[1].join("b/summary.json");
+        std::fs::remove_file(&summary).unwrap();
+        let err = merge_err(&dirs, &out);
+        assert!(err.contains("variant `b` has no summary.json"), "{err}");
+        let whole = summary_json();
+        std::fs::write(&summary, &whole[..whole.len() / 2]).unwrap();
+        let err = merge_err(&dirs, &out);
+        assert!(err.contains("b/summary.json: not a whole summary"), "{err}");
+        assert!(!out.exists(), "nothing written");
+    }
 }

@@ -6,7 +6,7 @@
 //! the real engine.
 use std::cmp::Reverse;
 
-use crate::engine::{SimConfig, Unplaceable};
+use crate::engine::{SimConfig, Unplaceable, srtf_priority};
 use crate::hardware::MigSlice;
 use crate::perf::{CoRun, JobClass, Partition, ShareMode, Tenant};
 use crate::policy::{PlacementRule, QueueOrder};
@@ -405,11 +405,12 @@ fn alone_s(config: &SimConfig, jobs: &[Job], i: usize, samples: f64) -> f64 {
 }
 
 /// Priority under a preemptive order, lower first: the Las level, or the remaining seconds
-/// alone (Srtf).
+/// alone (Srtf) on the engine's grid, which keeps the rounding that stepping `remaining` at
+/// every instant piles up from deciding a tie.
 fn priority(config: &SimConfig, jobs: &[Job], i: usize) -> f64 {
     match config.policy.order {
         QueueOrder::Las { .. } => jobs[i].level as f64,
-        _ => alone_s(config, jobs, i, jobs[i].remaining),
+        _ => srtf_priority(alone_s(config, jobs, i, jobs[i].remaining)),
     }
 }
 
