@@ -44,6 +44,12 @@ pub(crate) fn series_color(idx: usize) -> RGBColor {
     PALETTE[idx % PALETTE.len()]
 }
 
+/// Whether series `idx` is drawn dashed: past the palette's colours, which then repeat, so that
+/// no two of up to twice as many line series look the same.
+pub(crate) fn series_dashed(idx: usize) -> bool {
+    (idx / PALETTE.len()) % 2 == 1
+}
+
 /// Titles of a chart: what it shows and its axes, with units.
 #[derive(Debug, Clone)]
 pub struct ChartText {
@@ -243,17 +249,17 @@ pub(crate) const DENSE_POINTS: usize = 300;
 pub(crate) const LEGEND_INSIDE_MAX: usize = 8;
 
 impl LineChart {
-    /// The colour each series is drawn in: the palette in order, black for reference lines
-    /// and rings.
-    fn colors(&self) -> Vec<RGBColor> {
+    /// The colour each series is drawn in, and whether dashed: the palette in order, dashed on
+    /// its second round ([`series_dashed`]); black for reference lines and rings.
+    fn colors(&self) -> Vec<(RGBColor, bool)> {
         let mut idx = 0;
         self.series
             .iter()
             .map(|s| match s.style {
-                SeriesStyle::Reference | SeriesStyle::Rings => BLACK,
+                SeriesStyle::Reference | SeriesStyle::Rings => (BLACK, false),
                 _ => {
                     idx += 1;
-                    series_color(idx - 1)
+                    (series_color(idx - 1), series_dashed(idx - 1))
                 }
             })
             .collect()
@@ -269,15 +275,17 @@ impl LineChart {
     {
         let step = (TICK_PX + 6) as i32;
         let top = 30;
-        for (i, (series, color)) in self.series.iter().zip(self.colors()).enumerate() {
+        for (i, (series, (color, dashed))) in self.series.iter().zip(self.colors()).enumerate() {
             if series.label.is_empty() {
                 continue;
             }
             let y = top + i as i32 * step;
-            area.draw(&PathElement::new(
-                vec![(10, y), (34, y)],
-                color.stroke_width(4),
-            ))?;
+            for (from, to) in swatch_segments(10, dashed) {
+                area.draw(&PathElement::new(
+                    vec![(from, y), (to, y)],
+                    color.stroke_width(4),
+                ))?;
+            }
             area.draw(&Text::new(
                 series.label.clone(),
                 (42, y - (TICK_PX as i32) / 2),
@@ -323,8 +331,8 @@ impl LineChart {
             .y_label_formatter(&|v| format_tick(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for (series, color) in self.series.iter().zip(self.colors()) {
-            self.draw_series(&mut chart, series, color)?;
+        for (series, (color, dashed)) in self.series.iter().zip(self.colors()) {
+            self.draw_series(&mut chart, series, color, dashed)?;
         }
         if legend_inside && self.series.iter().any(|s| !s.label.is_empty()) {
             draw_legend(&mut chart, self.legend_corner())?;
@@ -393,6 +401,7 @@ impl LineChart {
         chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
         series: &Series,
         color: RGBColor,
+        dashed: bool,
     ) -> Result<(), DrawError>
     where
         DB: DrawingBackend,
@@ -417,6 +426,12 @@ impl LineChart {
         };
         let line_style = color.stroke_width(width);
         let anno = match series.style {
+            SeriesStyle::Line | SeriesStyle::LineWithMarkers if dashed => {
+                if series.style == SeriesStyle::LineWithMarkers {
+                    chart.draw_series(points.iter().map(|&p| Circle::new(p, 6, color.filled())))?;
+                }
+                chart.draw_series(DashedLineSeries::new(points, 10, 6, line_style))?
+            }
             SeriesStyle::Line => chart.draw_series(LineSeries::new(points, line_style))?,
             SeriesStyle::LineWithMarkers => {
                 chart.draw_series(LineSeries::new(points.clone(), line_style))?;
@@ -456,6 +471,17 @@ impl LineChart {
             SeriesStyle::Rings => {
                 anno.legend(|(lx, ly)| Circle::new((lx + 9, ly), 9, BLACK.stroke_width(3)));
             }
+            SeriesStyle::Line | SeriesStyle::LineWithMarkers if dashed => {
+                // Two dashes, as the line is drawn.
+                anno.legend(move |(lx, ly)| {
+                    plotters::element::DashedPathElement::new(
+                        vec![(lx, ly), (lx + 18, ly)],
+                        7,
+                        4,
+                        color.stroke_width(4),
+                    )
+                });
+            }
             SeriesStyle::Line | SeriesStyle::LineWithMarkers => {
                 anno.legend(move |(lx, ly)| {
                     PathElement::new(vec![(lx, ly), (lx + 18, ly)], color.stroke_width(4))
@@ -463,6 +489,15 @@ impl LineChart {
             }
         }
         Ok(())
+    }
+}
+
+/// The legend swatch's segments from `x` (24 px): one line, or two dashes.
+fn swatch_segments(x: i32, dashed: bool) -> Vec<(i32, i32)> {
+    if dashed {
+        vec![(x, x + 9), (x + 15, x + 24)]
+    } else {
+        vec![(x, x + 24)]
     }
 }
 
@@ -553,6 +588,21 @@ pub(crate) fn decimate(points: &[(f64, f64)], max_points: usize) -> Vec<(f64, f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn past_the_palette_series_are_dashed_so_no_two_of_forty_look_alike() {
+        let looks: Vec<(RGBColor, bool)> = (0..40)
+            .map(|i| (series_color(i), series_dashed(i)))
+            .collect();
+        for (i, a) in looks.iter().enumerate() {
+            for b in &looks[i + 1..] {
+                assert!(a != b, "two of the first 40 series are drawn alike");
+            }
+        }
+        assert!(!series_dashed(19) && series_dashed(20) && series_dashed(39) && !series_dashed(40));
+        assert_eq!(swatch_segments(10, false), vec![(10, 34)]);
+        assert_eq!(swatch_segments(10, true).len(), 2);
+    }
 
     fn chart_of(points: Vec<(f64, f64)>, preferred: SeriesLabelPosition) -> LineChart {
         let axis = |min, max| AxisRange {
