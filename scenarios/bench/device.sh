@@ -2,8 +2,9 @@
 # usage: device.sh -- quiet-machine benchmarks, run on the `device` machine (16 cores, nothing else
 # running) with the colo release binary carried there: colo bench's kernel, anchors, scale and sweep
 # cases, then synthgen_1m as an MPS cluster (parametric model, 4 jobs per GPU) under each packing
-# placement rule, summary output only: BestFit and Spread 3 runs each, LeastSlowdown once (it asks
-# the model about every open GPU per decision: 293 s for one run on the 16-core device, 2026-12-01).
+# placement rule, summary output only, 3 runs each (LeastSlowdown asked the model about every open
+# GPU per decision until 2026-12-05: 293 s for one run on the 16-core device, 2026-12-01; it now
+# asks once per distinct set: 2.0 s on the 2-core development machine).
 # Everything lands in $OUT; docs/bench/device-* keeps past outputs.
 set -u
 cd "$(dirname "$0")/../.."
@@ -16,8 +17,7 @@ for rule in BestFit Spread LeastSlowdown; do
       -e "s/placement: Exclusive, max_jobs_per_gpu: 1/placement: $rule, max_jobs_per_gpu: 4/" \
       -e "s/name: \"synthgen_1m\"/name: \"synthgen_1m_$rule\"/" \
       scenarios/bench/synthgen_1m.ron > "scenarios/bench/placement_$rule.ron"
-  runs="1 2 3"; [ "$rule" = LeastSlowdown ] && runs=1
-  for i in $runs; do
+  for i in 1 2 3; do
     s=$( { time $B simulate "scenarios/bench/placement_$rule.ron" --outputs summary --out "/tmp/pl_$rule" > /dev/null 2>&1; } 2>&1 )
     echo "synthgen_1m mps $rule run $i: $s s" >> "$OUT/placement.txt"
   done
