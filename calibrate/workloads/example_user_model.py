@@ -8,6 +8,12 @@ the third part of MODEL:BATCH:IMAGE means for your model (here: the side of a sq
 
     python3 calibrate/workloads/trace.py --points py.example_user_model:64:96 --out traces/
     colo calibrate trace py.example_user_model:64:96 --out traces/
+
+A module that trains its own way (its optimiser, several models or losses) defines instead
+training_step(torch, batch, image, device), returning a function that runs one whole step, and
+optionally RECIPE, a dict such as {"name": ..., "optimizer": "Adam", "fused": False,
+"param_dtype": "float32", "autocast": "off", "grad_scaler": False} recorded in its traces
+(calibrate/workloads/external/ holds Gavel's and MISO's workloads written so).
 """
 
 
