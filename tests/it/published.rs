@@ -310,3 +310,46 @@ fn dram_traffic_is_matched_to_traces_and_the_committed_comparison_is_current() {
         run.stderr
     );
 }
+
+#[test]
+fn a_py_module_with_its_own_training_step_is_trained_and_recorded_its_way() {
+    // train.py without torch: a stand-in `torch` with only what routing needs, and a module in
+    // a temporary folder whose step records that it ran.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("own_step_demo.py"),
+        "RECIPE = {'name': 'demo', 'optimizer': 'Adam'}\n\
+         def training_step(torch, batch, image, device):\n\
+         \x20   return lambda: ('stepped', batch, image, device)\n",
+    )
+    .unwrap();
+    let script = r#"
+import sys, types
+import train
+fake = types.SimpleNamespace(device=lambda name: 'dev:' + name)
+step = train.training_step(fake, 'py.own_step_demo', 8, 32)
+assert step() == ('stepped', 8, 32, 'dev:cuda'), step()
+assert train.point_recipe_record('py.own_step_demo') == {'name': 'demo', 'optimizer': 'Adam'}
+assert train.point_recipe_record('py.gavel_lm')['name'] == 'gavel-wikitext2'
+assert train.point_recipe_record('resnet50')['name'] == 'fp32-sgd'
+assert train.own_step_module('py.own_step_demo+bf16-adamw') is None
+print('ok')
+"#;
+    let path = format!(
+        "{}:{}:{}",
+        root().join("calibrate/workloads").display(),
+        root().join("calibrate/workloads/external").display(),
+        dir.path().display()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .env("PYTHONPATH", path)
+        .current_dir(dir.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
