@@ -82,7 +82,7 @@ for phase in "${phases[@]}"; do
       -- -- --skip "$naive"
     ;;
   shard-fsutil-after)
-    # After the tests of the shard and fsutil follow-up (commits 6ff7cbd and the fsutil one):
+    # After the tests of the shard and fsutil follow-up (commits 6ff7cbd and b6e1376):
     # the 19 survivors of `shard`; of `fsutil`, stopped after 43 of its 82 mutants (the last
     # at 373:5) to save time, the survivors save the six left as equivalent or out of a unit
     # test's reach (README), then the 39 it had not reached (lines 375 on).
