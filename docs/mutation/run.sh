@@ -82,7 +82,7 @@ for phase in "${phases[@]}"; do
       -- -- --skip "$naive"
     ;;
   shard-fsutil-after)
-    # After the tests of the shard and fsutil follow-up (commits 6ff7cbd and the fsutil one):
+    # After the tests of the shard and fsutil follow-up (commits 6ff7cbd and b6e1376):
     # the 19 survivors of `shard`; of `fsutil`, stopped after 43 of its 82 mutants (the last
     # at 373:5) to save time, the survivors save the six left as equivalent or out of a unit
     # test's reach (README), then the 39 it had not reached (lines 375 on).
@@ -91,6 +91,8 @@ for phase in "${phases[@]}"; do
     mutants u-fsutil-after -f sim/src/fsutil.rs \
       --re '^sim/src/fsutil.rs:(77:64|124:9|124:36|133:5|300:33):|^sim/src/fsutil.rs:(37[5-9]|3[89][0-9]|[45][0-9][0-9]):' \
       --exclude-re '^sim/src/fsutil.rs:50[35]:'
+    # 73:27, after the test written for it once the two runs above had shown it.
+    mutants v-fsutil-signed -f sim/src/fsutil.rs --re '^sim/src/fsutil.rs:73:27:'
     ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac

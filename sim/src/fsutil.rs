@@ -1055,4 +1055,14 @@ mod tests {
         assert!(refused(create_result_dir(&root.join("later"))));
         assert_eq!(names(&root), ["done"]);
     }
+
+    #[test]
+    fn issue_37_a_file_named_as_a_temporary_but_with_a_signed_pid_is_left_alone() {
+        // `+4194303` parses as a u32, but write_atomic names its temporaries with digits only.
+        let dir = tempfile::tempdir().unwrap();
+        let signed = format!(".p.ron.tmp+{DEAD}");
+        std::fs::write(dir.path().join(&signed), "not a temporary").unwrap();
+        write_atomic(&dir.path().join("p.ron"), b"one").unwrap();
+        assert_eq!(names(dir.path()), [signed, "p.ron".to_owned()]);
+    }
 }
