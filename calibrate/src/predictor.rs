@@ -48,6 +48,9 @@ pub struct PredictorSpec {
     pub model: ModelChoice,
     /// The jobs asked about (trace notes are kept for these only).
     pub jobs: Vec<ModelKey>,
+    /// Host time on the asked GPU's host over the tracing host's, for traces carried from
+    /// another GPU (1: the same CPU speed).
+    pub cpu_factor: f64,
 }
 
 /// A predictor, and what the caller should tell the user about how it was built (trace files
@@ -201,6 +204,7 @@ fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
                 &spec.alone_rates,
                 gpu,
                 &spec.jobs,
+                spec.cpu_factor,
             )?;
             notes.extend(kernel_notes);
             let k = Arc::new(k);
@@ -234,6 +238,7 @@ pub fn kernel_with_traces(
     alone_rates: &[(ModelKey, f64)],
     gpu: &'static hardware::GpuSpec,
     jobs: &[ModelKey],
+    cpu_factor: f64,
 ) -> Result<(KernelModel, Vec<String>), PredictorError> {
     let mut notes = Vec::new();
     let mut k = shipped::kernel_model(profiles.clone(), profile_paths)?;
@@ -242,7 +247,7 @@ pub fn kernel_with_traces(
         .chain(alone_rates.iter().map(|(key, _)| key))
         .map(ToString::to_string)
         .collect();
-    let (added, skipped) = add_user_traces(&mut k, traces, gpu, Some(&wanted))?;
+    let (added, skipped) = add_user_traces(&mut k, traces, gpu, Some(&wanted), cpu_factor)?;
     for (path, why) in &skipped {
         notes.push(format!("warning: {}: skipped: {why}", path.display()));
     }
@@ -304,7 +309,8 @@ pub fn pack_model(
             notes: Vec::new(),
         });
     }
-    let (k, notes) = kernel_with_traces(profiles, profile_paths, traces, alone_rates, gpu, jobs)?;
+    let (k, notes) =
+        kernel_with_traces(profiles, profile_paths, traces, alone_rates, gpu, jobs, 1.0)?;
     let mut untraced: Vec<String> = jobs
         .iter()
         .filter(|key| !k.is_traced(gpu, key))

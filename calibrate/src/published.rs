@@ -150,11 +150,13 @@ fn pct(ratio: f64) -> f64 {
     (ratio - 1.0) * 100.0
 }
 
-/// The kernel model with `dir`'s traces carried to `gpu`, for `jobs`.
+/// The kernel model with `dir`'s traces carried to `gpu` (host time times `cpu_factor`), for
+/// `jobs`.
 fn predictor_for(
     dir: &Path,
     gpu: &GpuSpec,
     jobs: &[ModelKey],
+    cpu_factor: f64,
 ) -> Result<Predictor, PublishedError> {
     let spec = PredictorSpec {
         gpu: gpu.name.to_owned(),
@@ -163,6 +165,7 @@ fn predictor_for(
         alone_rates: Vec::new(),
         model: ModelChoice::Kernel,
         jobs: jobs.to_vec(),
+        cpu_factor,
     };
     Ok(predictor::build(&spec)?.predictor)
 }
@@ -197,7 +200,8 @@ fn predict(
     Ok((rates, found.prediction.fits_memory))
 }
 
-/// Scores the traces of `sources` (from `dir`) carried to `gpu` against Gavel's `table`.
+/// Scores the traces of `sources` (from `dir`) carried to `gpu` (host time times
+/// `cpu_factor`) against Gavel's `table`.
 ///
 /// # Errors
 /// The traces cannot be read or predicted on `gpu`.
@@ -206,6 +210,7 @@ pub fn check_gavel(
     sources: &[SourcePoint],
     gpu: &'static GpuSpec,
     table: &GavelTable,
+    cpu_factor: f64,
 ) -> Result<PublishedCheck, PublishedError> {
     let mut check = PublishedCheck {
         gpu: gpu.name.to_owned(),
@@ -229,7 +234,7 @@ pub fn check_gavel(
     if keys.is_empty() {
         return Ok(check);
     }
-    let predictor = predictor_for(dir, gpu, &keys)?;
+    let predictor = predictor_for(dir, gpu, &keys, cpu_factor)?;
     let mut alone_steps = BTreeMap::new();
     for (key, source_rate, i) in &matched {
         let (rates, fits) = predict(
@@ -297,7 +302,8 @@ pub fn check_gavel(
 }
 
 /// Scores the traces of `sources` (from `dir`) carried to `gpu` (an A100-40GB) against MISO's
-/// slice `runs`: each traced point alone in each slice MISO measured it in.
+/// slice `runs`: each traced point alone in each slice MISO measured it in (host time times
+/// `cpu_factor`).
 ///
 /// # Errors
 /// The traces cannot be read or predicted on `gpu`, or a slice is not one of `gpu`'s.
@@ -306,6 +312,7 @@ pub fn check_miso(
     sources: &[SourcePoint],
     gpu: &'static GpuSpec,
     runs: &[SliceRun],
+    cpu_factor: f64,
 ) -> Result<PublishedCheck, PublishedError> {
     let mut check = PublishedCheck {
         gpu: gpu.name.to_owned(),
@@ -327,7 +334,7 @@ pub fn check_miso(
     if keys.is_empty() {
         return Ok(check);
     }
-    let predictor = predictor_for(dir, gpu, &keys)?;
+    let predictor = predictor_for(dir, gpu, &keys, cpu_factor)?;
     for (key, source_rate, of) in &matched {
         let mut predicted_in = BTreeMap::new();
         for run in of {

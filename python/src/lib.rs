@@ -97,6 +97,7 @@ fn predict_json(
         alone_rates,
         model: model_choice(&model)?,
         jobs: keys.clone(),
+        cpu_factor: 1.0,
     };
     let mode = share_mode(&mode)?;
     py.detach(move || {

@@ -362,6 +362,9 @@ struct PublishedArgs {
     /// Also write the pair rows as CSV to this file (Gavel) [default: none]
     #[arg(long)]
     pairs_csv: Option<PathBuf>,
+    /// Host time on the authors' host over the tracing host's [default: 1, the same CPU]
+    #[arg(long, default_value_t = 1.0, hide_default_value = true)]
+    cpu_factor: f64,
 }
 
 /// Arguments of `colo calibrate dram`.
@@ -933,6 +936,12 @@ fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let gpu = colo_sim::hardware::any_gpu(gpu_name)?;
+    if !(args.cpu_factor.is_finite() && args.cpu_factor > 0.0) {
+        anyhow::bail!(
+            "--cpu-factor {}: must be a positive number (1 = the same CPU speed)",
+            args.cpu_factor
+        );
+    }
     let sources = transfer::source_points(&args.dir, gpu);
     if sources.is_empty() {
         anyhow::bail!(
@@ -945,14 +954,14 @@ fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
     let check = match args.against {
         PublishedSource::Gavel => {
             let table = fit::gavel::read_table(&data, gpu.name)?;
-            published::check_gavel(&args.dir, &sources, gpu, &table)?
+            published::check_gavel(&args.dir, &sources, gpu, &table, args.cpu_factor)?
         }
         PublishedSource::Miso => {
             if gpu.name != "a100-40gb" {
                 anyhow::bail!("--gpu {}: MISO measured an A100-40GB (a100-40gb)", gpu.name);
             }
             let runs = fit::miso::read_runs(&data)?;
-            published::check_miso(&args.dir, &sources, gpu, &runs)?
+            published::check_miso(&args.dir, &sources, gpu, &runs, args.cpu_factor)?
         }
     };
     if check.alone.is_empty() {

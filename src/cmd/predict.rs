@@ -38,6 +38,10 @@ pub struct PredictArgs {
     /// refit: alone rate and memory measured by the trace (default: none).
     #[arg(long)]
     pub traces: Vec<PathBuf>,
+    /// For traces taken on another GPU: host time on this GPU's host over the tracing host's
+    /// (2: its CPU runs the training loop's Python half as fast) [default: 1, the same CPU]
+    #[arg(long, default_value_t = 1.0, hide_default_value = true, value_parser = positive_factor)]
+    pub cpu_factor: f64,
     /// A traced job's alone speed measured on the GPU you ask about, as POINT=SAMPLES_PER_S
     /// (repeatable; kernel model): its trace's host time is rescaled to reproduce it, since
     /// hosts differ between GPUs of one type (default: the trace's own unprofiled speed).
@@ -63,6 +67,16 @@ fn sm_percent(text: &str) -> Result<f64, String> {
         Ok(pct)
     } else {
         Err(format!("{pct} is outside 1..=100 (percent of the SMs)"))
+    }
+}
+
+/// `--cpu-factor`: a positive, finite number.
+fn positive_factor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "`{text}` is not a positive number (1 = the same CPU speed, 2 = twice the host time)"
+        )),
     }
 }
 
@@ -125,6 +139,7 @@ pub fn run(args: PredictArgs) -> anyhow::Result<ExitCode> {
         alone_rates: args.alone_rate.clone(),
         model: args.model.choice(),
         jobs: jobs.clone(),
+        cpu_factor: args.cpu_factor,
     };
     let built = predictor::build(&spec)?;
     for note in &built.notes {

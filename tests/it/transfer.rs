@@ -331,3 +331,37 @@ fn predict_on_a_gpu_nothing_was_calibrated_on_carries_traces_and_the_h200s_shari
         shared.stderr
     );
 }
+
+#[test]
+fn a_stated_cpu_factor_slows_a_host_bound_transferred_job_in_predict() {
+    // Gavel's Transformer at batch 16, traced in FP32 on an H100: host-bound on the V100 too,
+    // so its speed follows the stated host time.
+    let rate = |factor: &str| -> (f64, String) {
+        let run = colo_ok(&[
+            "predict",
+            "--gpu",
+            "v100",
+            "--mode",
+            "exclusive",
+            "--traces",
+            "calibrate/data/h100/external/no-tf32",
+            "--cpu-factor",
+            factor,
+            "--format",
+            "json",
+            "py.gavel_transformer:16:30",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+        (v["jobs"][0]["samples_per_s"].as_f64().unwrap(), run.stderr)
+    };
+    let ((same, _), (slower, note)) = (rate("1"), rate("2.5"));
+    assert!(slower < same * 0.6, "{slower} vs {same}");
+    assert!(note.contains("host time x 2.5 (stated)"), "{note}");
+    let bad = crate::common::colo(&["predict", "--cpu-factor=-1", "resnet50:64:224"]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains("not a positive number"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -569,9 +569,14 @@ pub fn read_folder_for(
                             cpu_factor,
                         };
                         let trace = t.trace(&raw);
+                        let host = if cpu_factor == 1.0 {
+                            String::new()
+                        } else {
+                            format!(", host time x {cpu_factor} (stated)")
+                        };
                         let mut note = format!(
-                            "transferred to {} (datasheet roofline, not measured there: {:.1} \
-                             samples/s predicted) from a trace {}",
+                            "transferred to {} (datasheet roofline{host}, not measured there: \
+                             {:.1} samples/s predicted) from a trace {}",
                             gpu.name,
                             trace.unprofiled_samples_per_s,
                             trace_note(&raw, &path)
@@ -702,8 +707,9 @@ pub fn add_user_traces(
     dirs: &[PathBuf],
     gpu: &'static GpuSpec,
     wanted: Option<&[String]>,
+    cpu_factor: f64,
 ) -> Result<AddedTraces, TracesError> {
-    add_user_traces_of(model, dirs, &[gpu], wanted)
+    add_traces_carried(model, dirs, &[gpu], wanted, cpu_factor)
 }
 
 /// As [`add_user_traces`], for a model of several GPU types (a scenario's profiles): each
@@ -715,13 +721,25 @@ pub fn add_user_traces_of(
     gpus: &[&'static GpuSpec],
     wanted: Option<&[String]>,
 ) -> Result<AddedTraces, TracesError> {
+    add_traces_carried(model, dirs, gpus, wanted, 1.0)
+}
+
+/// As [`add_user_traces_of`], with the host time of traces carried from another GPU times
+/// `cpu_factor` (the target host's time over the tracing host's).
+fn add_traces_carried(
+    model: &mut KernelModel,
+    dirs: &[PathBuf],
+    gpus: &[&'static GpuSpec],
+    wanted: Option<&[String]>,
+    cpu_factor: f64,
+) -> Result<AddedTraces, TracesError> {
     let (mut notes, mut skipped) = (Vec::new(), Vec::new());
     for dir in dirs {
         let mut used: Vec<PathBuf> = Vec::new();
         let mut skipped_here: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut not_read = 0;
         for gpu in gpus {
-            let folder = read_folder_for(dir, gpu, false, wanted, Some(1.0))?;
+            let folder = read_folder_for(dir, gpu, false, wanted, Some(cpu_factor))?;
             not_read = not_read.max(folder.not_read);
             used.extend(folder.used);
             for (path, why) in folder.skipped {
