@@ -9,7 +9,8 @@ use colo_sim::hardware::GpuSpec;
 use colo_sim::perf::kernel::KernelTables;
 use colo_sim::perf::kernel::KernelTrace;
 use colo_sim::perf::kernel::raw::{
-    RAW_SUFFIX, TraceError, TracedFolder, read_folder_for, read_folder_of, read_raw, reduce,
+    RAW_SUFFIX, TraceError, TracedFolder, files_ending, read_folder_for, read_folder_of, read_raw,
+    reduce,
 };
 use serde::Serialize;
 
@@ -105,14 +106,9 @@ pub fn check_rows(
 /// What each trace file in `dir` taken on a catalog GPU other than `to` measured, the points
 /// the transfer starts from; unreadable files are left to the folder read to report.
 pub fn source_points(dir: &Path, to: &GpuSpec) -> Vec<SourcePoint> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(paths) = files_ending(dir, RAW_SUFFIX) else {
         return Vec::new();
     };
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(RAW_SUFFIX))
-        .collect();
-    paths.sort();
     paths
         .iter()
         .filter_map(|p| read_raw(p).ok())

@@ -993,7 +993,7 @@ fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
 
 fn dram(args: DramArgs) -> anyhow::Result<ExitCode> {
     use colo_sim::perf::kernel::dram;
-    use colo_sim::perf::kernel::raw::{RAW_SUFFIX, read_raw};
+    use colo_sim::perf::kernel::raw::{RAW_SUFFIX, files_ending, read_raw};
     use std::fmt::Write as _;
     if !(args.threshold > 0.0 && args.threshold <= 1.0) {
         anyhow::bail!(
@@ -1015,12 +1015,7 @@ fn dram(args: DramArgs) -> anyhow::Result<ExitCode> {
             dram::DRAM_SUFFIX
         );
     }
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&args.dir)
-        .with_context(|| format!("cannot list {}", args.dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(RAW_SUFFIX))
-        .collect();
-    paths.sort();
+    let paths = files_ending(&args.dir, RAW_SUFFIX)?;
     let mut out = format!(
         "DRAM traffic (measured, Nsight Compute, {}) against the traces of {}; bandwidth-bound by measure: achieved alone >= {:.0}% of the measuring GPU's peak\n{:<34} {:>9} {:>9} {:>9} {:>11} {:>10}\n",
         args.traffic.display(),

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::raw::{RawTrace, TraceError, is_memory_bound};
+use super::raw::{RawTrace, TraceError, files_ending, is_memory_bound};
 
 /// File name ending of a traffic file.
 pub const DRAM_SUFFIX: &str = ".dram.json.gz";
@@ -120,16 +120,7 @@ pub struct TrafficFolder {
 /// # Errors
 /// The folder cannot be listed.
 pub fn read_traffic_folder(dir: &Path) -> Result<TrafficFolder, TraceError> {
-    let io = |source| TraceError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(DRAM_SUFFIX))
-        .collect();
-    paths.sort();
+    let paths = files_ending(dir, DRAM_SUFFIX)?;
     let mut folder = TrafficFolder::default();
     for path in paths {
         let read = std::fs::read(&path).map_err(|source| TraceError::Io {

@@ -517,6 +517,23 @@ pub fn read_folder_wanted(
     read_folder_for(dir, gpu, allow_fake, wanted, None)
 }
 
+/// The files of `dir` whose names end in `suffix` (`.trace.json.gz`), in name order.
+///
+/// # Errors
+/// The folder cannot be listed.
+pub fn files_ending(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, TraceError> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| TraceError::Io {
+            path: dir.to_owned(),
+            source,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
 /// Like [`read_folder_wanted`]; with `transfer_cpu_factor`, a trace taken on another catalog GPU
 /// is not skipped but carried to `gpu` ([`Transfer`], host time times that factor) into
 /// [`TracedFolder::transferred`], unless the folder also has a trace of its point on `gpu`.
@@ -527,16 +544,7 @@ pub fn read_folder_for(
     wanted: Option<&[String]>,
     transfer_cpu_factor: Option<f64>,
 ) -> Result<TracedFolder, TraceError> {
-    let io = |source| TraceError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(RAW_SUFFIX))
-        .collect();
-    paths.sort();
+    let paths = files_ending(dir, RAW_SUFFIX)?;
     let mut by_point: BTreeMap<String, KernelTrace> = BTreeMap::new();
     let mut skipped = Vec::new();
     let mut sources: BTreeMap<String, ()> = BTreeMap::new();
