@@ -346,9 +346,11 @@ pub fn check_miso(
             )?;
             predicted_in.insert(run.slice.clone(), (rates[0], fits));
         }
-        let whole = |slice_rates: &dyn Fn(&str) -> Option<f64>| slice_rates(WHOLE_SLICE);
-        let predicted_whole = whole(&|s| predicted_in.get(s).map(|p| p.0));
-        let published_whole = whole(&|s| of.iter().find(|r| r.slice == s).map(|r| r.samples_per_s));
+        let predicted_whole = predicted_in.get(WHOLE_SLICE).map(|p| p.0);
+        let published_whole = of
+            .iter()
+            .find(|r| r.slice == WHOLE_SLICE)
+            .map(|r| r.samples_per_s);
         for run in of {
             let (predicted, fits) = predicted_in[&run.slice];
             let (pred_ratio, pub_ratio) = match (predicted_whole, published_whole) {

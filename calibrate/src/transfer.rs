@@ -66,6 +66,8 @@ pub struct SourcePoint {
     pub samples_per_s: f64,
     /// GPU time per iteration, ms ([`gpu_ms_per_iteration`]).
     pub gpu_ms: f64,
+    /// Catalog name of the GPU it was traced on.
+    pub gpu: &'static str,
 }
 
 /// Rows of every transferred point: its source speed from `source_speeds` (point, samples/s),
@@ -118,6 +120,7 @@ pub fn source_points(dir: &Path, to: &GpuSpec) -> Vec<SourcePoint> {
                 point: raw.point.clone(),
                 samples_per_s: raw.unprofiled.samples_per_s,
                 gpu_ms: gpu_ms_per_iteration(&reduce(&raw, from)),
+                gpu: from.name,
             })
         })
         .collect()
@@ -364,11 +367,13 @@ mod tests {
                 point: "a:1:1".into(),
                 samples_per_s: 100.0,
                 gpu_ms: 2.0,
+                gpu: "h200",
             },
             SourcePoint {
                 point: "b:2:2".into(),
                 samples_per_s: 200.0,
                 gpu_ms: 4.0,
+                gpu: "h200",
             },
         ];
         // Transferred: a at 150/s with 3 ms of kernels over 2 iterations, b at 120/s with 5 ms.
@@ -535,6 +540,7 @@ mod tests {
                 point: "a:8:224".into(),
                 samples_per_s: 800.0,
                 gpu_ms: 2.0,
+                gpu: "h200",
             }]
         );
         assert_eq!(source_points(&dir.path().join("missing"), h100), vec![]);

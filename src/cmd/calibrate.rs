@@ -973,10 +973,11 @@ fn published(args: PublishedArgs) -> anyhow::Result<ExitCode> {
             check.unmatched.len()
         );
     }
-    let source_gpu = transfer::transfer_folder(&args.dir, gpu, 1.0)?
-        .transferred
-        .and_then(|t| t.transferred_from)
-        .unwrap_or_else(|| "another GPU".into());
+    // The GPUs the traces were taken on, as the transfer names them (`h100-80gb`).
+    let mut from: Vec<&str> = sources.iter().map(|s| s.gpu).collect();
+    from.sort_unstable();
+    from.dedup();
+    let source_gpu = from.join(", ");
     super::print(&published::render(&check, &source_gpu))?;
     for (path, rows) in [
         (&args.csv, published::to_csv(&check.alone)?),

@@ -50,13 +50,14 @@ pub struct DramTraffic {
 }
 
 impl DramTraffic {
-    /// (bytes, ns) summed per base name.
-    pub fn by_base(&self) -> BTreeMap<&str, (f64, f64)> {
-        let mut out: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    /// (bytes, ns, launches) summed per base name.
+    pub fn by_base(&self) -> BTreeMap<&str, (f64, f64, u64)> {
+        let mut out: BTreeMap<&str, (f64, f64, u64)> = BTreeMap::new();
         for (name, k) in &self.kernels {
             let entry = out.entry(base_name(name)).or_default();
             entry.0 += k.read_bytes + k.write_bytes;
             entry.1 += k.ncu_ns;
+            entry.2 += k.count;
         }
         out
     }
@@ -165,14 +166,6 @@ pub fn point_bandwidth(
     threshold: f64,
 ) -> PointBandwidth {
     let by_base = traffic.by_base();
-    let launches: BTreeMap<&str, u64> =
-        traffic
-            .kernels
-            .iter()
-            .fold(BTreeMap::new(), |mut acc, (name, k)| {
-                *acc.entry(base_name(name)).or_default() += k.count;
-                acc
-            });
     let (mut total, mut matched, mut bytes) = (0.0, 0.0, 0.0);
     let (mut by_name, mut by_measure, mut agree) = (0.0, 0.0, 0.0);
     let k = &raw.kernels;
@@ -183,12 +176,11 @@ pub fn point_bandwidth(
         let dur = dur.max(0) as f64;
         total += dur;
         let full = raw.names.get(name as usize).map_or("", String::as_str);
-        let Some(&(base_bytes, base_ns)) = by_base.get(base_name(full)) else {
+        let Some(&(base_bytes, base_ns, launches)) = by_base.get(base_name(full)) else {
             continue;
         };
         matched += dur;
-        let per_launch =
-            base_bytes / launches.get(base_name(full)).copied().unwrap_or(1).max(1) as f64;
+        let per_launch = base_bytes / launches.max(1) as f64;
         bytes += per_launch;
         let achieved_gbs = if base_ns > 0.0 {
             base_bytes / base_ns
