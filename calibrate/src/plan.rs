@@ -582,7 +582,7 @@ fn check_proc(
     match mode {
         MeasuredMode::MigEmulated => {
             let profile = known_profile(proc.mig_profile.as_deref(), gpu, at, path)?;
-            proc.sm_percent = Some(emulated_sm_percent(gpu, profile));
+            proc.sm_percent = Some(gpu.emulated_sm_percent(profile));
             proc.mem_limit_mib = Some(emulated_memory_mib(profile));
             proc.mig_profile = Some(profile.name.to_string());
         }
@@ -638,16 +638,6 @@ fn known_profile(
             ),
         )
     })
-}
-
-/// The MPS active-thread percentage that emulates `profile` on `gpu`: its share of the GPU's
-/// SMs, rounded to the nearest percent.
-///
-/// Emulation (mode MigEmulated) sets this SM budget and a pinned memory limit of the slice's
-/// memory; it shares memory bandwidth and L2 with the other clients, which real MIG does not,
-/// so its records are labelled `mig-emulated`.
-pub fn emulated_sm_percent(gpu: &GpuSpec, profile: &MigProfile) -> u32 {
-    (profile.sms * 100 + gpu.sms / 2) / gpu.sms
 }
 
 /// The MPS pinned memory limit that emulates `profile`: its memory in MiB (the catalog keeps

@@ -26,7 +26,10 @@ pub struct PredictArgs {
     /// (default: none).
     #[arg(long, value_delimiter = ',', value_parser = sm_percent)]
     pub sm_pct: Vec<f64>,
-    /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb (mode mig).
+    /// MIG layout, job i in slice i, e.g. 3g.71gb,4g.71gb or 7x1g.18gb. Mode mig: real slices,
+    /// isolated. Mode mps: slices emulated as MPS clients with each slice's SM budget and memory
+    /// limit, sharing the GPU's memory system (as `calibrate profile --mode mig-emulated` runs
+    /// them; the same answer as --sm-pct with those budgets).
     #[arg(long)]
     pub layout: Option<String>,
     /// Profile file(s) (default: the profile shipped for the GPU); `gavel:v100` (or p100, k80)

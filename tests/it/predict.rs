@@ -577,3 +577,70 @@ fn issue_37_predictions_agree_with_the_measured_data() {
         }
     }
 }
+
+#[test]
+fn issue_32_an_emulated_layout_is_its_slices_budgets_under_mps() {
+    // 3g.71gb and 4g.71gb hold 60 and 64 of the H200's 132 SMs: 45.5% and 48.5%, which the
+    // runner rounds to MPS percentages 45 and 48.
+    let jobs = ["resnet50:64:224", "vit_b_16:32:224"];
+    let by_layout = predict_json(&[
+        "--mode",
+        "mps",
+        "--layout",
+        "3g.71gb,4g.71gb",
+        jobs[0],
+        jobs[1],
+    ]);
+    let by_budget = predict_json(&["--mode", "mps", "--sm-pct", "45,48", jobs[0], jobs[1]]);
+    for (i, budget) in [0.45_f64, 0.48].into_iter().enumerate() {
+        let (a, b) = (&by_layout["jobs"][i], &by_budget["jobs"][i]);
+        assert_eq!(a["samples_per_s"], b["samples_per_s"], "job {i}");
+        assert_eq!(a["sm_budget_pct"].as_f64(), Some(budget * 100.0), "job {i}");
+    }
+    // The real-MIG path isolates the slices (no shared memory system): another answer.
+    let real = predict_json(&[
+        "--mode",
+        "mig",
+        "--layout",
+        "3g.71gb,4g.71gb",
+        jobs[0],
+        jobs[1],
+    ]);
+    assert_ne!(
+        real["jobs"][1]["samples_per_s"],
+        by_budget["jobs"][1]["samples_per_s"]
+    );
+    // Each emulated slice holds its job under the slice's memory limit (1g.18gb: 16 GiB), which
+    // the same budgets on the whole GPU do not impose.
+    let big = ["vit_b_16:128:224", "resnet50:64:224"];
+    let whole = predict_json(&["--mode", "mps", "--sm-pct", "11", big[0], big[1]]);
+    let need = whole["jobs"][0]["memory_gib"].as_f64().unwrap();
+    assert!(need > 16.0 && whole["fits_memory"] == true, "{need}");
+    let run = colo(&[
+        "predict",
+        "--mode",
+        "mps",
+        "--layout",
+        "7x1g.18gb",
+        big[0],
+        big[1],
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("1g.18gb@0 (emulated) needs"),
+        "{}",
+        run.stdout
+    );
+    let both = colo(&[
+        "predict",
+        "--mode",
+        "mps",
+        "--layout",
+        "7x1g.18gb",
+        "--sm-pct",
+        "11",
+        big[1],
+    ]);
+    assert_eq!(both.code, 1);
+    assert!(both.stderr.contains("not both"), "{}", both.stderr);
+}

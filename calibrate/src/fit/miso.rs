@@ -199,11 +199,7 @@ fn problem(
             });
             classes.len() - 1
         });
-        let partition = Partition {
-            sm_fraction: gpu.sm_fraction(profile),
-            memory_gib: profile.memory_gib,
-            is_mig_slice: true,
-        };
+        let partition = Partition::slice(gpu, profile);
         observations.push(Observation {
             mode: ShareMode::Mig,
             partition,

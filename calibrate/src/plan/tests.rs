@@ -269,7 +269,7 @@ fn emulated_budgets_follow_the_catalogs_sm_counts_and_memory() {
     let pct: Vec<u32> = h200
         .mig_profiles
         .iter()
-        .map(|p| emulated_sm_percent(h200, p))
+        .map(|p| h200.emulated_sm_percent(p))
         .collect();
     assert_eq!(pct, vec![12, 12, 20, 24, 45, 48, 100]);
     let mib: Vec<u64> = h200.mig_profiles.iter().map(emulated_memory_mib).collect();

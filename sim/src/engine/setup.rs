@@ -780,11 +780,7 @@ fn group_partitions(
 /// The partition of one slice position: the slice, or nothing (no slice there).
 pub(super) fn slice_part(gpu: &GpuSpec, slice: Option<&MigSlice>) -> PartState {
     let partition = match slice {
-        Some(s) => Partition {
-            sm_fraction: gpu.sm_fraction(s.profile),
-            memory_gib: s.profile.memory_gib,
-            is_mig_slice: true,
-        },
+        Some(s) => Partition::slice(gpu, s.profile),
         None => Partition {
             sm_fraction: 0.0,
             memory_gib: 0.0,

@@ -214,6 +214,16 @@ impl GpuSpec {
         f64::from(profile.sms) / f64::from(self.sms)
     }
 
+    /// The MPS active-thread percentage that emulates `profile` on this GPU: its share of the
+    /// SMs, rounded to the nearest percent (3g.71gb and 4g.71gb of the H200: 45 and 48).
+    ///
+    /// Emulated MIG (calibrate's mode MigEmulated, predict's `--mode mps --layout`) sets this SM
+    /// budget and a pinned memory limit of the slice's memory; it shares memory bandwidth and L2
+    /// with the other clients, which real MIG does not.
+    pub fn emulated_sm_percent(&self, profile: &MigProfile) -> u32 {
+        (profile.sms * 100 + self.sms / 2) / self.sms
+    }
+
     /// SMs an MPS client limited to `fraction` of the GPU's threads
     /// (`CUDA_MPS_ACTIVE_THREAD_PERCENTAGE` / 100) runs on: whole TPCs of two SMs, rounded
     /// down, at least one TPC. Measured on the H200 (132 SMs; the SM count PyTorch reports in

@@ -390,11 +390,7 @@ fn partitions(
         .iter()
         .enumerate()
         .map(|(idx, slice)| {
-            let partition = Partition {
-                sm_fraction: gpu.sm_fraction(slice.profile),
-                memory_gib: slice.profile.memory_gib,
-                is_mig_slice: true,
-            };
+            let partition = Partition::slice(gpu, slice.profile);
             let positions = (0..n_jobs).filter(|&p| slice_of[p] == idx).collect();
             let label = format!("{}@{}", slice.profile.name, slice.start);
             (partition, positions, Some(label))

@@ -427,7 +427,7 @@ impl Answer {
         );
         let _ = writeln!(
             out,
-            "{:<28} {:>12} {:>7} {:>12} {:>9} {:>9} {:>12}  {:<12}",
+            "{:<28} {:>12} {:>7} {:>12} {:>9} {:>9} {:>16}  {:<12}",
             "job", "samples/s", "± band", "alone", "fraction", "mem GiB", "place", "origin"
         );
         // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
@@ -440,7 +440,7 @@ impl Answer {
             };
             let _ = writeln!(
                 out,
-                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9.2} {:>12}  {:<12}",
+                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9.2} {:>16}  {:<12}",
                 j.key.to_string(),
                 dash(format!("{:.1}", j.samples_per_s)),
                 dash(
@@ -468,6 +468,12 @@ impl Answer {
                 self.sharing_origin
             );
             let _ = writeln!(out, "{}", self.band_note());
+            if q.mode == ShareMode::Mps && q.layout.is_some() {
+                let _ = writeln!(
+                    out,
+                    "slices emulated: MPS clients with each slice's SM budget and memory limit on one GPU, sharing its memory bandwidth and L2 (as `colo calibrate profile --mode mig-emulated` runs them, and the same answer as --sm-pct with those budgets); real MIG slices, isolated: --mode mig"
+                );
+            }
         } else {
             let _ = writeln!(
                 out,

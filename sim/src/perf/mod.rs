@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::hardware::GpuSpec;
+use crate::hardware::{GpuSpec, MigProfile};
 use crate::workload::ModelKey;
 pub use baselines::{
     AsIfAlone, Baseline, Divisor, EqualShare, Exclusive, FixedSlowdown, OneNth, PerCorunner,
@@ -221,6 +221,15 @@ impl Partition {
             sm_fraction: 1.0,
             memory_gib: gpu.memory_gib,
             is_mig_slice: false,
+        }
+    }
+
+    /// A MIG slice of `profile` on `gpu`: its SMs and memory.
+    pub fn slice(gpu: &GpuSpec, profile: &MigProfile) -> Self {
+        Self {
+            sm_fraction: gpu.sm_fraction(profile),
+            memory_gib: profile.memory_gib,
+            is_mig_slice: true,
         }
     }
 }

@@ -17,7 +17,10 @@ pub struct SetQuery {
     pub jobs: Vec<ModelKey>,
     /// MPS SM budgets as fractions: none, one for all, or one per job.
     pub sm_budgets: Vec<f64>,
-    /// MIG layout; job i runs in slice i.
+    /// MIG layout; job i runs in slice i. Under mode mig the slices are real (isolated);
+    /// under mode mps they are emulated: each job an MPS client with its slice's SM budget
+    /// ([`GpuSpec::emulated_sm_percent`]) and memory limit, all on one GPU (sharing its memory
+    /// system), which is how calibrate's mode MigEmulated runs them.
     pub layout: Option<MigLayout>,
 }
 
@@ -84,9 +87,12 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
         .iter()
         .map(|k| model.class(gpu, k))
         .collect::<Result<Vec<_>, _>>()?;
-    let budget = |i: usize| match query.sm_budgets.len() {
-        0 => None,
-        1 => Some(query.sm_budgets[0]),
+    let budget = |i: usize| match (&query.layout, query.sm_budgets.len()) {
+        (Some(layout), _) if query.mode == ShareMode::Mps => {
+            Some(f64::from(gpu.emulated_sm_percent(layout.slices[i].profile)) / 100.0)
+        }
+        (_, 0) => None,
+        (_, 1) => Some(query.sm_budgets[0]),
         _ => Some(query.sm_budgets[i]),
     };
     let groups = partitions(query);
@@ -115,6 +121,26 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
                 p.memory_gib, p.capacity_gib
             ));
         }
+        if let Some(layout) = query
+            .layout
+            .as_ref()
+            .filter(|_| query.mode == ShareMode::Mps)
+        {
+            // Each emulated slice holds its job under the slice's pinned memory limit.
+            for &i in members {
+                let (slice, need) = (
+                    &layout.slices[i],
+                    model.footprint_gib(gpu, query.mode, &classes[i]),
+                );
+                if need > slice.profile.memory_gib {
+                    fits = false;
+                    note.get_or_insert(format!(
+                        "{}@{} (emulated) needs {need:.1} GiB, holds {:.1} GiB",
+                        slice.profile.name, slice.start, slice.profile.memory_gib
+                    ));
+                }
+            }
+        }
         for (&i, rate) in members.iter().zip(p.rates) {
             let c = &classes[i];
             jobs.push((
@@ -127,7 +153,7 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
                     memory_gib: model.footprint_gib(gpu, query.mode, c),
                     origin: c.origin,
                     spread: c.spread,
-                    slice: slice.clone(),
+                    slice: slice_label(query, i).or_else(|| slice.clone()),
                     sm_budget: budget(i),
                 },
             ));
@@ -157,6 +183,13 @@ fn check(query: &SetQuery) -> Result<(), QueryError> {
             "mode exclusive runs one job per GPU but {n} were given; predict them one at a time or choose timeslice, mps or mig"
         ));
     }
+    if !query.sm_budgets.is_empty() && query.layout.is_some() {
+        return fail(
+            "give SM budgets (--sm-pct) or a layout (--layout), not both: under mode mps a \
+             layout sets each job's budget to its slice's"
+                .to_string(),
+        );
+    }
     if !query.sm_budgets.is_empty() && query.mode != ShareMode::Mps {
         return fail(format!(
             "SM budgets (--sm-pct) apply to mode mps only, not {}",
@@ -177,9 +210,10 @@ fn check(query: &SetQuery) -> Result<(), QueryError> {
             "mode mig needs a layout (--layout), e.g. one of: {}",
             examples(query.gpu)
         )),
-        (Some(_), m) if m != ShareMode::Mig => {
-            fail(format!("a MIG layout applies to mode mig only, not {m}"))
-        }
+        (Some(_), m) if !matches!(m, ShareMode::Mig | ShareMode::Mps) => fail(format!(
+            "a MIG layout applies to mode mig (real slices) or mps (slices emulated by SM \
+             budgets), not {m}"
+        )),
         (Some(layout), _) if layout.slices.len() < n => fail(format!(
             "{n} jobs but the layout {layout} has {} slices; each job needs its own slice",
             layout.slices.len()
@@ -199,21 +233,35 @@ fn examples(gpu: &GpuSpec) -> String {
     )
 }
 
+/// Job `i`'s emulated slice (mode mps with a layout) and its SM budget, as `3g.71gb@4, 45%`.
+fn slice_label(query: &SetQuery, i: usize) -> Option<String> {
+    let layout = query
+        .layout
+        .as_ref()
+        .filter(|_| query.mode == ShareMode::Mps)?;
+    let slice = &layout.slices[i];
+    let percent = query.gpu.emulated_sm_percent(slice.profile);
+    Some(format!(
+        "{}@{}, {percent}%",
+        slice.profile.name, slice.start
+    ))
+}
+
 /// The partitions of the query, each with the jobs in it and its slice label.
 fn partitions(query: &SetQuery) -> Vec<(Partition, Vec<usize>, Option<String>)> {
     let gpu = query.gpu;
     match &query.layout {
+        // Emulated slices are MPS clients of one GPU: one partition, budgets per job.
+        Some(_) if query.mode == ShareMode::Mps => {
+            vec![(Partition::whole(gpu), (0..query.jobs.len()).collect(), None)]
+        }
         None => vec![(Partition::whole(gpu), (0..query.jobs.len()).collect(), None)],
         Some(layout) => layout
             .slices
             .iter()
             .zip(0..query.jobs.len())
             .map(|(slice, i)| {
-                let partition = Partition {
-                    sm_fraction: gpu.sm_fraction(slice.profile),
-                    memory_gib: slice.profile.memory_gib,
-                    is_mig_slice: true,
-                };
+                let partition = Partition::slice(gpu, slice.profile);
                 (
                     partition,
                     vec![i],

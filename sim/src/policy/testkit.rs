@@ -61,11 +61,7 @@ impl Fixture {
         let partitions = layout
             .slices
             .iter()
-            .map(|s| Partition {
-                sm_fraction: gpu.sm_fraction(s.profile),
-                memory_gib: s.profile.memory_gib,
-                is_mig_slice: true,
-            })
+            .map(|s| Partition::slice(gpu, s.profile))
             .collect();
         Self::new(gpu, ShareMode::Mig, kind, gpus, partitions, rule)
     }

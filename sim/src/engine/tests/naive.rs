@@ -245,11 +245,7 @@ fn build_slots(config: &SimConfig) -> Vec<Slot> {
                             group,
                             gpu,
                             pos,
-                            partition: Partition {
-                                sm_fraction: g.gpu.sm_fraction(slice.profile),
-                                memory_gib: slice.profile.memory_gib,
-                                is_mig_slice: true,
-                            },
+                            partition: Partition::slice(g.gpu, slice.profile),
                             slice: Some(*slice),
                             capacity_mib: (slice.profile.memory_gib * 1024.0).floor() as u64,
                             max_jobs: g.jobs_per_slice.max(1),
