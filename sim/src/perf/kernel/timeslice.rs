@@ -131,4 +131,21 @@ mod tests {
         // 50k bursts/s at full speed cost 5% of the GPU: 0.75 left for the GPU-bound job.
         assert!((f[0] - 0.75).abs() < 1e-9 && f[1] == 1.0, "{f:?}");
     }
+
+    #[test]
+    fn issue_37_bursts_cost_in_proportion_to_the_speed_they_happen_at() {
+        // A GPU-bound job beside one busy 0.6 of the time with 50k bursts/s alone; 1 us a
+        // burst. Both are slowed, so the bursts happen at the light job's speed f_c, and the
+        // capacity 1 - 0.05 f_c depends on the answer: a fixed point. Worked by hand: both
+        // demands exceed the level, 2 l = cap, f_c = l / 0.6, so cap = 1 - 0.05 cap / 1.2,
+        // cap = 0.96, l = 0.48: f_a = 0.48, f_c = 0.8.
+        let p = TimesliceParams {
+            switch_s: 1e-6,
+            overhead: 0.0,
+        };
+        let (a, c) = (job(1.0, 0), job(0.6, 50_000));
+        let f = timeslice_shares(&[&a, &c], p);
+        assert!((f[0] - 0.48).abs() < 1e-9, "{f:?}");
+        assert!((f[1] - 0.8).abs() < 1e-9, "{f:?}");
+    }
 }
