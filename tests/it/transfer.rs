@@ -238,7 +238,10 @@ fn the_bands_transfer_error_is_the_committed_checks_mean_error() {
     }
     assert_eq!(errors.len(), 14);
     let mean = errors.iter().sum::<f64>() / errors.len() as f64;
-    let shipped = colo_sim::perf::answer::TRANSFER_ERROR_PCT;
+    let shipped = colo_sim::perf::answer::transfer_check("h100-80gb")
+        .expect("a check")
+        .0
+        .error_pct;
     assert!(
         (mean - shipped).abs() < 0.05,
         "checks' mean {mean:.2}% vs shipped {shipped}%"

@@ -319,10 +319,62 @@ impl BandModel {
     }
 }
 
-/// Expected error of a transferred job's alone speed, percent: the mean |error| of the H200
-/// traces carried to an H100 against the traces measured there (14 points, 4 zoo and 10
-/// programs; `calibrate/data/h100/transfer`, recomputed from its CSVs by a test).
-pub const TRANSFER_ERROR_PCT: f64 = 9.0;
+/// What is known of the error of traces carried to one GPU: the mean |error| of the alone
+/// speeds of carried traces against measurements on it (a test recomputes each from the
+/// committed files).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferCheck {
+    /// The GPU checked (catalog or Gavel name).
+    pub gpu: &'static str,
+    /// Mean |error| of the carried traces' alone speeds, percent.
+    pub error_pct: f64,
+    /// What was compared, and the command or folder that shows it.
+    pub what: &'static str,
+}
+
+/// Every check of carried traces against measurements, by target GPU.
+pub const TRANSFER_CHECKS: [TransferCheck; 5] = [
+    TransferCheck {
+        gpu: "h100-80gb",
+        error_pct: 9.0,
+        what: "H200 traces carried to an H100 against traces measured there, 14 points: calibrate/data/h100/transfer",
+    },
+    TransferCheck {
+        gpu: "a100-40gb",
+        error_pct: 47.9,
+        what: "H100 traces of MISO's workloads carried to A100-40GB MIG slices against MISO's published times, 71 rows: `colo calibrate published calibrate/data/h100/external/traces --against miso`",
+    },
+    TransferCheck {
+        gpu: "v100",
+        error_pct: 40.8,
+        what: "H100 traces of Gavel's workloads carried to a V100 against Gavel's table, 20 rows: `colo calibrate published calibrate/data/h100/external/traces --against gavel`",
+    },
+    TransferCheck {
+        gpu: "p100",
+        error_pct: 38.7,
+        what: "H100 traces of Gavel's workloads carried to a P100 against Gavel's table, 20 rows: `colo calibrate published calibrate/data/h100/external/traces --against gavel --gpu p100`",
+    },
+    TransferCheck {
+        gpu: "k80",
+        error_pct: 64.2,
+        what: "H100 traces of Gavel's workloads carried to a K80 against Gavel's table, 20 rows: `colo calibrate published calibrate/data/h100/external/traces --against gavel --gpu k80`",
+    },
+];
+
+/// The check that speaks for traces carried to `gpu`, and whether it was taken on another GPU:
+/// its own; the H100's for the H200 (the same pair of GPUs, carried the other way); the
+/// A100-40GB's for the A100-80GB. `None`: no measurement checks a transfer to it.
+pub fn transfer_check(gpu: &str) -> Option<(&'static TransferCheck, bool)> {
+    let stand_in = match gpu {
+        "h200" => "h100-80gb",
+        "a100-80gb" => "a100-40gb",
+        other => other,
+    };
+    TRANSFER_CHECKS
+        .iter()
+        .find(|c| c.gpu == stand_in)
+        .map(|c| (c, c.gpu != gpu))
+}
 
 /// One prediction with its labels, ready to print.
 #[derive(Clone, Debug)]
@@ -355,7 +407,9 @@ impl Answer {
         let parts = [
             self.model_error[i].as_ref().map(|e| e.mape_pct),
             job.spread.map(|s| s * 50.0),
-            (job.origin == Origin::Transferred).then_some(TRANSFER_ERROR_PCT),
+            (job.origin == Origin::Transferred)
+                .then(|| transfer_check(self.query.gpu.name).map(|(c, _)| c.error_pct))
+                .flatten(),
         ];
         parts.iter().flatten().copied().reduce(f64::hypot)
     }
@@ -368,15 +422,27 @@ impl Answer {
             .iter()
             .any(|j| j.origin == Origin::Transferred);
         let note = self.held_out_note();
-        if transferred {
-            format!(
+        if !transferred {
+            return note;
+        }
+        let gpu = self.query.gpu.name;
+        match transfer_check(gpu) {
+            Some((check, stand_in)) => format!(
                 "{note}; for a transferred job also the transfer's expected error of its alone \
-                 speed, {TRANSFER_ERROR_PCT:.0}% (mean |error| of H200 traces carried to an H100 \
-                 against traces measured there, 14 points: calibrate/data/h100/transfer; no \
-                 measurement on this GPU checks it)"
-            )
-        } else {
-            note
+                 speed, {:.1}% (mean |error| of {}{})",
+                check.error_pct,
+                check.what,
+                if stand_in {
+                    format!("; no measurement on {gpu} checks it, this is the nearest GPU's")
+                } else {
+                    String::new()
+                }
+            ),
+            None => format!(
+                "{note}; a transferred job's band leaves out the transfer's error: no measurement \
+                 checks traces carried to {gpu} (on the GPUs checked it was 9-64%: `colo \
+                 calibrate published`)"
+            ),
         }
     }
 
