@@ -255,3 +255,47 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn issue_37_a_trace_without_kernels_is_empty_and_a_zero_iteration_table_is_refused() {
+    let mut t = toy_trace("big:1:1", 100_000, 1_000, 0);
+    assert!(!t.is_empty());
+    for column in [&mut t.dur_ns, &mut t.host_ns, &mut t.blocks] {
+        column.clear();
+    }
+    assert!(t.is_empty());
+    // Iterations are what a cycle's samples are counted over: 0 would divide by zero later.
+    let mut bad = tables();
+    bad.traces[0].iterations = 0;
+    let json = serde_json::to_vec(&bad).unwrap();
+    let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
+    assert!(err.to_string().contains("iterations"), "{err}");
+}
+
+#[test]
+fn issue_37_a_lone_job_over_two_gpus_is_replayed_at_twice_its_rate_and_a_set_with_one_is_not() {
+    let m = model();
+    let gpu = hardware::gpu("h200").unwrap();
+    let class = m.class(gpu, &"big:1:1".parse().unwrap()).unwrap();
+    let wide = Tenant {
+        class: &class,
+        sm_budget: None,
+        gpus: 2,
+    };
+    // Alone: the kernel model answers (no fallback), at its alone rate on each GPU.
+    assert_eq!(m.answering(gpu, &[wide]), "kernel");
+    let mut out = [0.0];
+    m.rates(
+        &CoRun {
+            gpu,
+            mode: ShareMode::Mps,
+            partition: &Partition::whole(gpu),
+            tenants: &[wide],
+        },
+        &mut out,
+    );
+    assert_eq!(out[0], 2.0 * class.solo_rate);
+    // Beside another job it goes to the fallback, which says so.
+    let narrow = Tenant { gpus: 1, ..wide };
+    assert_ne!(m.answering(gpu, &[wide, narrow]), "kernel");
+}
