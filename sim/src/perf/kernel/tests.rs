@@ -257,7 +257,8 @@ proptest! {
 }
 
 #[test]
-fn issue_37_a_trace_without_kernels_is_empty_and_a_zero_iteration_table_is_refused() {
+fn issue_37_a_trace_without_kernels_is_empty_a_table_counting_zero_is_refused_and_points_are_found_by_name()
+ {
     let mut t = toy_trace("big:1:1", 100_000, 1_000, 0);
     assert!(!t.is_empty());
     for column in [&mut t.dur_ns, &mut t.host_ns, &mut t.blocks] {
@@ -265,11 +266,21 @@ fn issue_37_a_trace_without_kernels_is_empty_and_a_zero_iteration_table_is_refus
     }
     assert!(t.is_empty());
     // Iterations are what a cycle's samples are counted over: 0 would divide by zero later.
-    let mut bad = tables();
-    bad.traces[0].iterations = 0;
-    let json = serde_json::to_vec(&bad).unwrap();
-    let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
-    assert!(err.to_string().contains("iterations"), "{err}");
+    for zero in 0..2 {
+        let mut bad = tables();
+        match zero {
+            0 => bad.traces[0].iterations = 0,
+            _ => bad.traces[0].samples_per_iteration = 0,
+        }
+        let json = serde_json::to_vec(&bad).unwrap();
+        let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
+        assert!(err.to_string().contains("samples_per_iteration"), "{err}");
+    }
+    // A point's trace is found by its name, and no other's.
+    let t = tables();
+    let small = t.trace(&"small:1:1".parse().unwrap()).expect("traced");
+    assert_eq!(small.point, "small:1:1");
+    assert!(t.trace(&"unknown:1:1".parse().unwrap()).is_none());
 }
 
 #[test]
