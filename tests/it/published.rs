@@ -253,6 +253,10 @@ fn the_readme_quotes_the_committed_scores() {
             "slice over 7g ratio, transferred",
             "over 7g's",
         ),
+        ("miso-a100.txt", "alone, transferred", "A100"),
+        ("gavel-v100.txt", "alone, transferred", "V100"),
+        ("gavel-p100.txt", "alone, transferred", "P100"),
+        ("gavel-k80.txt", "alone, transferred", "K80"),
     ] {
         let figure = mean_of(file, label);
         let quoted = format!("{words} {figure}");

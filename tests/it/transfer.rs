@@ -246,6 +246,9 @@ fn the_bands_transfer_error_is_the_committed_checks_mean_error() {
         (mean - shipped).abs() < 0.05,
         "checks' mean {mean:.2}% vs shipped {shipped}%"
     );
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let quoted = format!("H100 {mean:.1}%");
+    assert!(readme.contains(&quoted), "README should say `{quoted}`");
 }
 
 #[test]
