@@ -310,3 +310,59 @@ fn issue_37_a_lone_job_over_two_gpus_is_replayed_at_twice_its_rate_and_a_set_wit
     let narrow = Tenant { gpus: 1, ..wide };
     assert_ne!(m.answering(gpu, &[wide, narrow]), "kernel");
 }
+
+#[test]
+fn issue_37_user_traces_are_added_anchored_and_carried_into_a_reanchored_model() {
+    // launchy alone: 8 launches 40 us apart, each kernel 5 us: a 320 us cycle, busy 40 us.
+    let mut m = model();
+    let gpu = hardware::gpu("h200").unwrap();
+    let other = hardware::gpu("a100-40gb").unwrap();
+    let key = |k: &str| -> ModelKey { k.parse().unwrap() };
+    assert!(m.is_traced(gpu, &key("big:1:1")));
+    assert!(!m.is_traced(gpu, &key("extra:1:1")) && !m.is_traced(other, &key("big:1:1")));
+    let busy = m.alone_busy_fraction(gpu, &key("launchy:1:1")).unwrap();
+    assert!((busy - 40.0 / 320.0).abs() < 1e-9, "{busy}");
+    assert_eq!(m.alone_busy_fraction(gpu, &key("extra:1:1")), None);
+
+    // A user's folder: a new point and a new trace of `small`, which replaces the old one.
+    let mut user = tables();
+    user.traces = vec![
+        toy_trace("extra:1:1", 50_000, 1_000, 0),
+        toy_trace("small:1:1", 20_000, 20, 0),
+    ];
+    let added = m.add_traces(user);
+    assert_eq!(added, vec![key("extra:1:1"), key("small:1:1")]);
+    assert!(m.is_user_traced(&key("extra:1:1")) && !m.is_user_traced(&key("big:1:1")));
+    let points = m.traced_points(gpu);
+    assert_eq!(points.len(), 4, "{points:?}");
+    assert!(points.contains(&key("big:1:1")) && points.contains(&key("launchy:1:1")));
+    let small = m.class(gpu, &key("small:1:1")).unwrap();
+    assert!(
+        (small.solo_rate - 1.0 / (8.0 * 20e-6)).abs() < 1e-6,
+        "{}",
+        small.solo_rate
+    );
+
+    // Anchored to twice its speed, launchy's host time halves: a 160 us cycle, busy 40 us.
+    let fast = 2.0 / (8.0 * 40e-6);
+    assert!(m.anchor(gpu, &key("launchy:1:1"), fast));
+    let busy = m.alone_busy_fraction(gpu, &key("launchy:1:1")).unwrap();
+    assert!((busy - 0.25).abs() < 1e-6, "{busy}");
+    assert!(!m.anchor(gpu, &key("extra:9:9"), fast));
+
+    // A model of only the points asked for, each once, re-anchored where a speed is given.
+    let anchors = [
+        (key("launchy:1:1"), Some(fast / 2.0)),
+        (key("big:1:1"), None),
+        (key("big:1:1"), None),
+    ];
+    let r = m.reanchored(gpu, &anchors).expect("all traced");
+    assert_eq!(
+        r.traced_points(gpu),
+        vec![key("launchy:1:1"), key("big:1:1")]
+    );
+    let busy = r.alone_busy_fraction(gpu, &key("launchy:1:1")).unwrap();
+    assert!((busy - 0.125).abs() < 1e-6, "{busy}");
+    assert!(r.is_user_traced(&key("extra:1:1")));
+    assert!(m.reanchored(gpu, &[(key("extra:9:9"), None)]).is_none());
+}
