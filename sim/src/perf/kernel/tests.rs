@@ -365,4 +365,21 @@ fn issue_37_user_traces_are_added_anchored_and_carried_into_a_reanchored_model()
     assert!((busy - 0.125).abs() < 1e-6, "{busy}");
     assert!(r.is_user_traced(&key("extra:1:1")));
     assert!(m.reanchored(gpu, &[(key("extra:9:9"), None)]).is_none());
+    assert_eq!(m.source(gpu), Some("toy; user traces: toy"));
+    assert_eq!(m.source(other), None);
+}
+
+#[test]
+fn issue_37_traces_carried_to_a_calibrated_gpu_take_its_own_fitted_globals() {
+    // The shipped H200 profile has fitted kernel globals: traces carried there from an H100
+    // (no globals of its own) use them, labelled fitted, not transferred.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/h200.ron");
+    let mut profiles = ProfileSet::default();
+    profiles.insert(crate::perf::Profile::load(&path).unwrap(), path);
+    let mut m = KernelModel::with_tables(Arc::new(profiles), Vec::new());
+    let mut carried = tables();
+    carried.transferred_from = Some("h100-80gb".into());
+    m.add_traces(carried);
+    let gpu = hardware::gpu("h200").unwrap();
+    assert_eq!(m.mode_origin(gpu, ShareMode::Mps), Origin::Fitted);
 }
