@@ -94,6 +94,18 @@ for phase in "${phases[@]}"; do
     # 73:27, after the test written for it once the two runs above had shown it.
     mutants v-fsutil-signed -f sim/src/fsutil.rs --re '^sim/src/fsutil.rs:73:27:'
     ;;
+  kernel)
+    # The kernel model's time-slicing, tables and model (2026-12-05, fourth session), before
+    # their new tests; replay.rs (407 mutants), raw.rs, transfer.rs and dram.rs are not in it.
+    mutants w-kernel-timeslice -f sim/src/perf/kernel/timeslice.rs
+    mutants x-kernel-table -f sim/src/perf/kernel/table.rs
+    mutants y-kernel-mod -f sim/src/perf/kernel/mod.rs
+    ;;
+  kernel-after)
+    # The survivors of `kernel`, after the tests written for them.
+    mutants z-kernel-after -f sim/src/perf/kernel/timeslice.rs -f sim/src/perf/kernel/table.rs \
+      -f sim/src/perf/kernel/mod.rs --re "$(cat "$out/kernel-survivors.re")"
+    ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

@@ -534,7 +534,7 @@ impl Answer {
                 self.sharing_origin
             );
             let _ = writeln!(out, "{}", self.band_note());
-            if q.mode == ShareMode::Mps && q.layout.is_some() {
+            if q.emulated_layout().is_some() {
                 let _ = writeln!(
                     out,
                     "slices emulated: MPS clients with each slice's SM budget and memory limit on one GPU, sharing its memory bandwidth and L2 (as `colo calibrate profile --mode mig-emulated` runs them, and the same answer as --sm-pct with those budgets); real MIG slices, isolated: --mode mig"

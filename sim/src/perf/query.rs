@@ -24,6 +24,13 @@ pub struct SetQuery {
     pub layout: Option<MigLayout>,
 }
 
+impl SetQuery {
+    /// The layout when its slices are emulated by MPS clients (mode mps), else `None`.
+    pub fn emulated_layout(&self) -> Option<&MigLayout> {
+        self.layout.as_ref().filter(|_| self.mode == ShareMode::Mps)
+    }
+}
+
 /// The prediction for one job of the set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPrediction {
@@ -87,8 +94,8 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
         .iter()
         .map(|k| model.class(gpu, k))
         .collect::<Result<Vec<_>, _>>()?;
-    let budget = |i: usize| match (&query.layout, query.sm_budgets.len()) {
-        (Some(layout), _) if query.mode == ShareMode::Mps => {
+    let budget = |i: usize| match (query.emulated_layout(), query.sm_budgets.len()) {
+        (Some(layout), _) => {
             Some(f64::from(gpu.emulated_sm_percent(layout.slices[i].profile)) / 100.0)
         }
         (_, 0) => None,
@@ -121,11 +128,7 @@ pub fn predict_set(model: &dyn PerfModel, query: &SetQuery) -> Result<SetPredict
                 p.memory_gib, p.capacity_gib
             ));
         }
-        if let Some(layout) = query
-            .layout
-            .as_ref()
-            .filter(|_| query.mode == ShareMode::Mps)
-        {
+        if let Some(layout) = query.emulated_layout() {
             // Each emulated slice holds its job under the slice's pinned memory limit.
             for &i in members {
                 let (slice, need) = (
@@ -235,11 +238,7 @@ fn examples(gpu: &GpuSpec) -> String {
 
 /// Job `i`'s emulated slice (mode mps with a layout) and its SM budget, as `3g.71gb@4, 45%`.
 fn slice_label(query: &SetQuery, i: usize) -> Option<String> {
-    let layout = query
-        .layout
-        .as_ref()
-        .filter(|_| query.mode == ShareMode::Mps)?;
-    let slice = &layout.slices[i];
+    let slice = &query.emulated_layout()?.slices[i];
     let percent = query.gpu.emulated_sm_percent(slice.profile);
     Some(format!(
         "{}@{}, {percent}%",
@@ -250,11 +249,12 @@ fn slice_label(query: &SetQuery, i: usize) -> Option<String> {
 /// The partitions of the query, each with the jobs in it and its slice label.
 fn partitions(query: &SetQuery) -> Vec<(Partition, Vec<usize>, Option<String>)> {
     let gpu = query.gpu;
-    match &query.layout {
-        // Emulated slices are MPS clients of one GPU: one partition, budgets per job.
-        Some(_) if query.mode == ShareMode::Mps => {
-            vec![(Partition::whole(gpu), (0..query.jobs.len()).collect(), None)]
-        }
+    // Emulated slices are MPS clients of one GPU: one partition, a budget per job.
+    match query
+        .layout
+        .as_ref()
+        .filter(|_| query.emulated_layout().is_none())
+    {
         None => vec![(Partition::whole(gpu), (0..query.jobs.len()).collect(), None)],
         Some(layout) => layout
             .slices
