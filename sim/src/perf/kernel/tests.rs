@@ -187,10 +187,57 @@ fn a_budget_slows_a_full_gpu_job_alone() {
 #[test]
 fn the_memo_answers_a_set_once_in_any_order() {
     let m = model();
+    assert_eq!(m.memo_stats(), (0, 0));
     let a = rates(&m, ShareMode::Mps, &["big:1:1", "small:1:1"], None);
+    assert_eq!(m.memo_stats(), (0, 1));
     let b = rates(&m, ShareMode::Mps, &["small:1:1", "big:1:1"], None);
     assert_eq!(a, vec![b[1], b[0]]);
     assert_eq!(m.memo_stats(), (1, 1));
+}
+
+#[test]
+fn issue_37_fractions_over_a_horizon_are_the_replays_without_the_memo() {
+    let m = model();
+    let gpu = hardware::gpu("h200").unwrap();
+    let classes: Vec<JobClass> = ["big:1:1", "big:1:1", "unknown:1:1"]
+        .iter()
+        .filter_map(|k| m.class(gpu, &k.parse().unwrap()).ok())
+        .collect();
+    let tenants: Vec<Tenant<'_>> = classes
+        .iter()
+        .map(|c| Tenant {
+            class: c,
+            sm_budget: None,
+            gpus: 1,
+        })
+        .collect();
+    // Two GPU-bound jobs time-sliced: half each, worked by hand (no switching costs).
+    let ts = m
+        .fractions_over(gpu, ShareMode::Timeslice, &tenants, Horizon::default())
+        .unwrap();
+    assert_eq!(ts, vec![0.5, 0.5]);
+    // Under MPS the same numbers as the memoised answer, and the memo is left alone.
+    let mps = m
+        .fractions_over(gpu, ShareMode::Mps, &tenants, Horizon::default())
+        .unwrap();
+    assert_eq!(
+        mps,
+        rates(&m, ShareMode::Mps, &["big:1:1", "big:1:1"], None)
+    );
+    assert_eq!(m.memo_stats(), (0, 1));
+    // A job without a trace: no answer.
+    let small = m.class(gpu, &"small:1:1".parse().unwrap()).unwrap();
+    let mut untraced = small.clone();
+    untraced.key = "unknown:1:1".parse().unwrap();
+    let lone = [Tenant {
+        class: &untraced,
+        sm_budget: None,
+        gpus: 1,
+    }];
+    assert!(
+        m.fractions_over(gpu, ShareMode::Mps, &lone, Horizon::default())
+            .is_none()
+    );
 }
 
 #[test]
