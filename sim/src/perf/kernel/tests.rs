@@ -193,6 +193,9 @@ fn the_memo_answers_a_set_once_in_any_order() {
     let b = rates(&m, ShareMode::Mps, &["small:1:1", "big:1:1"], None);
     assert_eq!(a, vec![b[1], b[0]]);
     assert_eq!(m.memo_stats(), (1, 1));
+    // What bench and the summaries report: the model's name and its memo's (hits, misses).
+    assert_eq!(m.name(), "kernel");
+    assert_eq!(m.memo_lookups(), Some((1, 1)));
 }
 
 #[test]
