@@ -420,16 +420,43 @@ fn issue_37_user_traces_are_added_anchored_and_carried_into_a_reanchored_model()
 }
 
 #[test]
-fn issue_37_traces_carried_to_a_calibrated_gpu_take_its_own_fitted_globals() {
+fn issue_37_sharing_origins_follow_the_globals_used_and_alone_the_profiles() {
     // The shipped H200 profile has fitted kernel globals: traces carried there from an H100
     // (no globals of its own) use them, labelled fitted, not transferred.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/h200.ron");
     let mut profiles = ProfileSet::default();
-    profiles.insert(crate::perf::Profile::load(&path).unwrap(), path);
+    profiles.insert(crate::perf::Profile::load(&path).unwrap(), path.clone());
     let mut m = KernelModel::with_tables(Arc::new(profiles), Vec::new());
     let mut carried = tables();
     carried.transferred_from = Some("h100-80gb".into());
     m.add_traces(carried);
     let gpu = hardware::gpu("h200").unwrap();
     assert_eq!(m.mode_origin(gpu, ShareMode::Mps), Origin::Fitted);
+    assert_eq!(m.mode_origin(gpu, ShareMode::Timeslice), Origin::Fitted);
+    // MIG never ran here: the fitted globals answer it as emulated.
+    assert_eq!(m.mode_origin(gpu, ShareMode::Mig), Origin::Emulated);
+    // Alone, no sharing parameter is used: the profile's own origin.
+    let lookup = m.lookup().mode_origin(gpu, ShareMode::Exclusive);
+    assert_eq!(m.mode_origin(gpu, ShareMode::Exclusive), lookup);
+    // Without a profile, the toy model's globals are provisional in every sharing mode, MIG too.
+    let toy = model();
+    for mode in [ShareMode::Mps, ShareMode::Mig] {
+        assert_eq!(toy.mode_origin(gpu, mode), Origin::Provisional, "{mode}");
+    }
+    // Traces carried to the A100 (its profile fitted, no kernel globals of its own) borrow the
+    // H200's, labelled transferred, for sharing; alone the A100 profile's origin stands.
+    let a100_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/a100-40gb.ron");
+    let mut both = ProfileSet::default();
+    both.insert(crate::perf::Profile::load(&path).unwrap(), path.clone());
+    both.insert(crate::perf::Profile::load(&a100_path).unwrap(), a100_path);
+    let mut m = KernelModel::with_tables(Arc::new(both), Vec::new());
+    let mut carried = tables();
+    carried.gpu = "a100-40gb".into();
+    carried.transferred_from = Some("h200".into());
+    m.add_traces(carried);
+    let a100 = hardware::gpu("a100-40gb").unwrap();
+    assert_eq!(m.mode_origin(a100, ShareMode::Mps), Origin::Transferred);
+    assert_eq!(m.mode_origin(a100, ShareMode::Mig), Origin::Transferred);
+    assert_eq!(m.mode_origin(a100, ShareMode::Exclusive), Origin::Fitted);
 }
