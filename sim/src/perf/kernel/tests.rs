@@ -460,3 +460,32 @@ fn issue_37_sharing_origins_follow_the_globals_used_and_alone_the_profiles() {
     assert_eq!(m.mode_origin(a100, ShareMode::Mig), Origin::Transferred);
     assert_eq!(m.mode_origin(a100, ShareMode::Exclusive), Origin::Fitted);
 }
+
+#[test]
+fn issue_37_a_lone_job_in_a_mig_slice_runs_on_the_slices_sms_only() {
+    // big: kernels of 1,000 one-SM blocks, 8 waves on 132 SMs; in 3g.71gb's 60 SMs, 17 waves.
+    // Wave exponent 1 (no profile): time x 17 / 8, so 8/17 of alone.
+    let m = model();
+    let gpu = hardware::gpu("h200").unwrap();
+    let class = m.class(gpu, &"big:1:1".parse().unwrap()).unwrap();
+    let slice = Partition::slice(gpu, gpu.mig_profile("3g.71gb").unwrap());
+    let mut out = [0.0];
+    m.rates(
+        &CoRun {
+            gpu,
+            mode: ShareMode::Mig,
+            partition: &slice,
+            tenants: &[Tenant {
+                class: &class,
+                sm_budget: None,
+                gpus: 1,
+            }],
+        },
+        &mut out,
+    );
+    assert!(
+        (out[0] / class.solo_rate - 8.0 / 17.0).abs() < 1e-9,
+        "{}",
+        out[0] / class.solo_rate
+    );
+}
