@@ -489,3 +489,50 @@ fn issue_37_a_lone_job_in_a_mig_slice_runs_on_the_slices_sms_only() {
         out[0] / class.solo_rate
     );
 }
+
+#[test]
+fn issue_37_the_mig_efficiency_scales_slices_only() {
+    // The same traces under a profile whose MIG efficiency is 0.9 and under one of 1: a job in
+    // a slice runs at 0.9 of the other's speed; a pair sharing a whole GPU does not change.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/h200.ron");
+    let model_with = |efficiency: f64| {
+        let mut profile = crate::perf::Profile::load(&path).unwrap();
+        profile.mig.efficiency = efficiency;
+        let mut profiles = ProfileSet::default();
+        profiles.insert(profile, path.clone());
+        KernelModel::with_tables(Arc::new(profiles), vec![tables()])
+    };
+    let (slow, plain) = (model_with(0.9), model_with(1.0));
+    let gpu = hardware::gpu("h200").unwrap();
+    let slice = Partition::slice(gpu, gpu.mig_profile("3g.71gb").unwrap());
+    let rate = |m: &KernelModel, mode: ShareMode, partition: &Partition, keys: &[&str]| {
+        let classes: Vec<JobClass> = keys
+            .iter()
+            .map(|k| m.class(gpu, &k.parse().unwrap()).unwrap())
+            .collect();
+        let tenants: Vec<Tenant<'_>> = classes
+            .iter()
+            .map(|c| Tenant {
+                class: c,
+                sm_budget: None,
+                gpus: 1,
+            })
+            .collect();
+        let mut out = vec![0.0; keys.len()];
+        m.rates(
+            &CoRun {
+                gpu,
+                mode,
+                partition,
+                tenants: &tenants,
+            },
+            &mut out,
+        );
+        out
+    };
+    let in_slice = |m| rate(m, ShareMode::Mig, &slice, &["big:1:1"])[0];
+    assert!((in_slice(&slow) / in_slice(&plain) - 0.9).abs() < 1e-12);
+    let whole = Partition::whole(gpu);
+    let pair = |m| rate(m, ShareMode::Mps, &whole, &["big:1:1", "small:1:1"]);
+    assert_eq!(pair(&slow), pair(&plain));
+}
