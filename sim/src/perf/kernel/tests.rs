@@ -356,8 +356,30 @@ fn issue_37_a_lone_job_over_two_gpus_is_replayed_at_twice_its_rate_and_a_set_wit
         &mut out,
     );
     assert_eq!(out[0], 2.0 * class.solo_rate);
-    // Beside another job it goes to the fallback, which says so.
+    // Under an SM budget it is replayed, and still runs on both GPUs: twice one GPU's rate.
+    let budgeted = |t: Tenant<'_>| {
+        let mut out = [0.0];
+        m.rates(
+            &CoRun {
+                gpu,
+                mode: ShareMode::Mps,
+                partition: &Partition::whole(gpu),
+                tenants: &[Tenant {
+                    sm_budget: Some(0.5),
+                    ..t
+                }],
+            },
+            &mut out,
+        );
+        out[0]
+    };
     let narrow = Tenant { gpus: 1, ..wide };
+    let (two, one) = (budgeted(wide), budgeted(narrow));
+    assert!(
+        one < class.solo_rate && (two / one - 2.0).abs() < 1e-12,
+        "{two} {one}"
+    );
+    // Beside another job it goes to the fallback, which says so.
     assert_ne!(m.answering(gpu, &[wide, narrow]), "kernel");
 }
 
