@@ -190,6 +190,7 @@ fn the_memo_answers_a_set_once_in_any_order() {
     assert_eq!(m.memo_stats(), (0, 0));
     let a = rates(&m, ShareMode::Mps, &["big:1:1", "small:1:1"], None);
     assert_eq!(m.memo_stats(), (0, 1));
+    assert_eq!(m.memo_lookups(), Some((0, 1)));
     let b = rates(&m, ShareMode::Mps, &["small:1:1", "big:1:1"], None);
     assert_eq!(a, vec![b[1], b[0]]);
     assert_eq!(m.memo_stats(), (1, 1));
