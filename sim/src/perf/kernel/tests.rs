@@ -54,6 +54,18 @@ fn model() -> KernelModel {
 
 fn rates(m: &KernelModel, mode: ShareMode, keys: &[&str], budget: Option<f64>) -> Vec<f64> {
     let gpu = hardware::gpu("h200").unwrap();
+    rates_in(m, mode, &Partition::whole(gpu), keys, budget)
+}
+
+/// Each job's fraction of its alone speed sharing `partition` of the H200 in `mode`.
+fn rates_in(
+    m: &KernelModel,
+    mode: ShareMode,
+    partition: &Partition,
+    keys: &[&str],
+    budget: Option<f64>,
+) -> Vec<f64> {
+    let gpu = hardware::gpu("h200").unwrap();
     let classes: Vec<JobClass> = keys
         .iter()
         .map(|k| m.class(gpu, &k.parse().unwrap()).unwrap())
@@ -71,7 +83,7 @@ fn rates(m: &KernelModel, mode: ShareMode, keys: &[&str], budget: Option<f64>) -
         &CoRun {
             gpu,
             mode,
-            partition: &Partition::whole(gpu),
+            partition,
             tenants: &tenants,
         },
         &mut out,
@@ -488,29 +500,10 @@ fn issue_37_sharing_origins_follow_the_globals_used_and_alone_the_profiles() {
 fn issue_37_a_lone_job_in_a_mig_slice_runs_on_the_slices_sms_only() {
     // big: kernels of 1,000 one-SM blocks, 8 waves on 132 SMs; in 3g.71gb's 60 SMs, 17 waves.
     // Wave exponent 1 (no profile): time x 17 / 8, so 8/17 of alone.
-    let m = model();
     let gpu = hardware::gpu("h200").unwrap();
-    let class = m.class(gpu, &"big:1:1".parse().unwrap()).unwrap();
     let slice = Partition::slice(gpu, gpu.mig_profile("3g.71gb").unwrap());
-    let mut out = [0.0];
-    m.rates(
-        &CoRun {
-            gpu,
-            mode: ShareMode::Mig,
-            partition: &slice,
-            tenants: &[Tenant {
-                class: &class,
-                sm_budget: None,
-                gpus: 1,
-            }],
-        },
-        &mut out,
-    );
-    assert!(
-        (out[0] / class.solo_rate - 8.0 / 17.0).abs() < 1e-9,
-        "{}",
-        out[0] / class.solo_rate
-    );
+    let f = rates_in(&model(), ShareMode::Mig, &slice, &["big:1:1"], None)[0];
+    assert!((f - 8.0 / 17.0).abs() < 1e-9, "{f}");
 }
 
 #[test]
@@ -528,34 +521,9 @@ fn issue_37_the_mig_efficiency_scales_slices_only() {
     let (slow, plain) = (model_with(0.9), model_with(1.0));
     let gpu = hardware::gpu("h200").unwrap();
     let slice = Partition::slice(gpu, gpu.mig_profile("3g.71gb").unwrap());
-    let rate = |m: &KernelModel, mode: ShareMode, partition: &Partition, keys: &[&str]| {
-        let classes: Vec<JobClass> = keys
-            .iter()
-            .map(|k| m.class(gpu, &k.parse().unwrap()).unwrap())
-            .collect();
-        let tenants: Vec<Tenant<'_>> = classes
-            .iter()
-            .map(|c| Tenant {
-                class: c,
-                sm_budget: None,
-                gpus: 1,
-            })
-            .collect();
-        let mut out = vec![0.0; keys.len()];
-        m.rates(
-            &CoRun {
-                gpu,
-                mode,
-                partition,
-                tenants: &tenants,
-            },
-            &mut out,
-        );
-        out
-    };
-    let in_slice = |m| rate(m, ShareMode::Mig, &slice, &["big:1:1"])[0];
+    let in_slice = |m| rates_in(m, ShareMode::Mig, &slice, &["big:1:1"], None)[0];
     assert!((in_slice(&slow) / in_slice(&plain) - 0.9).abs() < 1e-12);
     let whole = Partition::whole(gpu);
-    let pair = |m| rate(m, ShareMode::Mps, &whole, &["big:1:1", "small:1:1"]);
+    let pair = |m| rates_in(m, ShareMode::Mps, &whole, &["big:1:1", "small:1:1"], None);
     assert_eq!(pair(&slow), pair(&plain));
 }
