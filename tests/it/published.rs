@@ -401,36 +401,21 @@ fn issue_33_predicts_band_for_a_carried_trace_is_the_committed_check_of_that_gpu
     // predict's band for a carried trace alone holds that error and nothing else (no model
     // error alone, no spread for a trace): 40.8% rounds to 41% on a V100; the H200 takes the
     // H100 check (the same two GPUs, carried the other way) and says so.
-    let run = colo_ok(&[
-        "predict",
-        "--gpu",
-        "v100",
-        "--traces",
-        "calibrate/data/h200/byo/traces",
-        "hf_gpt2:8:1",
-    ]);
-    let row = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("hf_gpt2"))
-        .unwrap();
+    let row_of = |gpu: &str, traces: &str| {
+        let run = colo_ok(&["predict", "--gpu", gpu, "--traces", traces, "hf_gpt2:8:1"]);
+        let row = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("hf_gpt2"))
+            .unwrap()
+            .to_owned();
+        (row, run.stdout)
+    };
+    let (row, _) = row_of("v100", "calibrate/data/h200/byo/traces");
     assert!(row.contains(" 41% "), "{row}");
-    let run = colo_ok(&[
-        "predict",
-        "--gpu",
-        "h200",
-        "--traces",
-        "calibrate/data/h100/byo-alone-check/traces",
-        "hf_gpt2:8:1",
-    ]);
-    let row = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("hf_gpt2"))
-        .unwrap();
+    let (row, out) = row_of("h200", "calibrate/data/h100/byo-alone-check/traces");
     assert!(
-        row.contains(" 9% ") && run.stdout.contains("nearest GPU's"),
-        "{}",
-        run.stdout
+        row.contains(" 9% ") && out.contains("nearest GPU's"),
+        "{out}"
     );
 }

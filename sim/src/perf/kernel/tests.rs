@@ -57,6 +57,18 @@ fn rates(m: &KernelModel, mode: ShareMode, keys: &[&str], budget: Option<f64>) -
     rates_in(m, mode, &Partition::whole(gpu), keys, budget)
 }
 
+/// One single-GPU tenant per class, each under `budget`.
+fn one_gpu_tenants(classes: &[JobClass], budget: Option<f64>) -> Vec<Tenant<'_>> {
+    classes
+        .iter()
+        .map(|c| Tenant {
+            class: c,
+            sm_budget: budget,
+            gpus: 1,
+        })
+        .collect()
+}
+
 /// Each job's fraction of its alone speed sharing `partition` of the H200 in `mode`.
 fn rates_in(
     m: &KernelModel,
@@ -70,14 +82,7 @@ fn rates_in(
         .iter()
         .map(|k| m.class(gpu, &k.parse().unwrap()).unwrap())
         .collect();
-    let tenants: Vec<Tenant<'_>> = classes
-        .iter()
-        .map(|c| Tenant {
-            class: c,
-            sm_budget: budget,
-            gpus: 1,
-        })
-        .collect();
+    let tenants = one_gpu_tenants(&classes, budget);
     let mut out = vec![0.0; tenants.len()];
     m.rates(
         &CoRun {
@@ -215,18 +220,9 @@ fn the_memo_answers_a_set_once_in_any_order() {
 fn issue_37_fractions_over_a_horizon_are_the_replays_without_the_memo() {
     let m = model();
     let gpu = hardware::gpu("h200").unwrap();
-    let classes: Vec<JobClass> = ["big:1:1", "big:1:1", "unknown:1:1"]
-        .iter()
-        .filter_map(|k| m.class(gpu, &k.parse().unwrap()).ok())
-        .collect();
-    let tenants: Vec<Tenant<'_>> = classes
-        .iter()
-        .map(|c| Tenant {
-            class: c,
-            sm_budget: None,
-            gpus: 1,
-        })
-        .collect();
+    let big = m.class(gpu, &"big:1:1".parse().unwrap()).unwrap();
+    let classes = [big.clone(), big];
+    let tenants = one_gpu_tenants(&classes, None);
     // Two GPU-bound jobs time-sliced: half each, worked by hand (no switching costs).
     let ts = m
         .fractions_over(gpu, ShareMode::Timeslice, &tenants, Horizon::default())
