@@ -2,10 +2,13 @@
 # Issue 31's second blind test on ONE GPU (see plan.txt). Resumable: each call goes on where the
 # last stopped (traces, predictions and store records already here are kept), and stops
 # starting work once DEADLINE_S seconds have passed since it began.
-#   1. traces every program with `colo calibrate trace --cmd` at its defaults;
-#   2. once all are traced and no predictions.csv exists, writes it (predict_plan.py, the
-#      committed model), before any set runs;
-#   3. runs the sets of plan.txt in order with `colo calibrate profile --step-hook`.
+# For each set of plan.txt, in order:
+#   1. traces each of its programs not yet traced, with `colo calibrate trace --cmd` at its
+#      defaults;
+#   2. for a co-run set, appends its predictions to predictions.csv (predict_plan.py --set, the
+#      committed model, from this session's traces only), before the set runs (the rows and the
+#      log give the time);
+#   3. runs the set with `colo calibrate profile --step-hook`.
 # Usage (repo root, on the GPU machine): bash calibrate/data/byo-v2/run.sh [COLO]
 # With $OUT set, leaves everything gathered in $OUT/byo-v2.tgz.
 set -uo pipefail
@@ -34,20 +37,29 @@ finish() {
   [ -n "${OUT:-}" ] && tar czf "$OUT/byo-v2.tgz" -C "$HERE" traces store gpu.txt $(cd "$HERE" && ls predictions.csv run-*.log 2>/dev/null)
   exit 0
 }
-for name in bert_mlm hf_gpt2 lora_llama lm_accum timm_amp_cl lightning_r50 data_bound zoo_r50; do
-  [ -s "$HERE/traces/cmd_$name.trace.json.gz" ] && continue
-  [ "$(left)" -lt 60 ] && { echo "=== out of time before tracing $name"; finish; }
+trace() { # program: traces it unless its trace is here; fails if it could not be traced
+  local name=$1
+  [ -s "$HERE/traces/cmd_$name.trace.json.gz" ] && return 0
   echo "=== trace $name ($(date -u +%T))"
   "$COLO" calibrate trace --cmd "${CMD[$name]}" --name "$name" --out "$HERE/traces" --step-timeout-s 200 \
     < /dev/null 2>&1 | grep -v '^\s*$' | tail -n 4
-done
-if [ ! -s "$HERE/predictions.csv" ]; then
-  echo "=== predictions before any set runs ($(date -u +%FT%TZ))"
-  python3 "$HERE/predict_plan.py" "$COLO" "$GPU" || { echo "predictions failed: no set runs"; finish; }
-fi
+  [ -s "$HERE/traces/cmd_$name.trace.json.gz" ] && return 0
+  touch "$HERE/traces/cmd_$name.failed"  # tried once: later sets that need it are skipped
+  return 1
+}
 grep -v '^#' "$HERE/plan.txt" | awk 'NF' | while read -r id mode sm programs; do
   [ -s "$HERE/store/$id.jsonl" ] && continue
   [ "$(left)" -lt 50 ] && { echo "=== out of time before $id"; break; }
+  for prog in $programs; do
+    [ -s "$HERE/traces/cmd_$prog.trace.json.gz" ] && continue
+    [ -e "$HERE/traces/cmd_$prog.failed" ] && { echo "=== $prog failed to trace: $id not run"; continue 2; }
+    [ "$(left)" -lt 90 ] && { echo "=== out of time before tracing $prog for $id"; break 2; }
+    trace "$prog" || { echo "=== $prog could not be traced: $id not run"; continue 2; }
+  done
+  [ "$(left)" -lt 50 ] && { echo "=== out of time before $id"; break; }
+  if [ "$mode" != exclusive ]; then
+    python3 "$HERE/predict_plan.py" "$COLO" "$GPU" --set "$id" || { echo "=== no prediction: $id not run"; continue; }
+  fi
   args=(calibrate profile --step-hook --run-s 34 --warmup-s 24 --once --timeout-s 120
         --out "$HERE/store" --name "$id" --gpu-type "$GPU")
   case $mode in
