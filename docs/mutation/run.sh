@@ -108,6 +108,18 @@ for phase in "${phases[@]}"; do
       -f sim/src/perf/kernel/mod.rs \
       --re '^(sim/src/perf/kernel/mod\.rs:250:14|sim/src/perf/kernel/mod\.rs:331:9|sim/src/perf/kernel/mod\.rs:340:37|sim/src/perf/kernel/mod\.rs:34:49|sim/src/perf/kernel/mod\.rs:356:9|sim/src/perf/kernel/mod\.rs:382:9|sim/src/perf/kernel/mod\.rs:396:9|sim/src/perf/kernel/mod\.rs:399:55|sim/src/perf/kernel/mod\.rs:443:9|sim/src/perf/kernel/mod\.rs:450:9|sim/src/perf/kernel/mod\.rs:457:9|sim/src/perf/kernel/mod\.rs:464:9|sim/src/perf/kernel/mod\.rs:469:9|sim/src/perf/kernel/mod\.rs:476:55|sim/src/perf/kernel/mod\.rs:476:9|sim/src/perf/kernel/mod\.rs:493:9|sim/src/perf/kernel/mod\.rs:590:9|sim/src/perf/kernel/mod\.rs:594:9|sim/src/perf/kernel/mod\.rs:618:24|sim/src/perf/kernel/mod\.rs:618:29|sim/src/perf/kernel/mod\.rs:618:47|sim/src/perf/kernel/mod\.rs:618:70|sim/src/perf/kernel/mod\.rs:621:24|sim/src/perf/kernel/mod\.rs:621:29|sim/src/perf/kernel/mod\.rs:638:16|sim/src/perf/kernel/mod\.rs:641:40|sim/src/perf/kernel/mod\.rs:647:52|sim/src/perf/kernel/mod\.rs:663:27|sim/src/perf/kernel/mod\.rs:672:36|sim/src/perf/kernel/mod\.rs:672:60|sim/src/perf/kernel/table\.rs:129:9|sim/src/perf/kernel/table\.rs:208:38|sim/src/perf/kernel/table\.rs:209:44|sim/src/perf/kernel/table\.rs:235:45|sim/src/perf/kernel/timeslice\.rs:35:44):'
     ;;
+  engine)
+    # The engine's smaller files whole (2026-12-06), before their new tests; mod.rs (467
+    # mutants) and setup.rs (141) are not in it.
+    mutants e1-engine-heap-backfill -f sim/src/engine/heap.rs -f sim/src/engine/backfill.rs
+    mutants e2-engine-tenancy -f sim/src/engine/tenancy.rs
+    mutants e3-engine-power -f sim/src/engine/power.rs
+    ;;
+  engine-after)
+    # The survivors of `engine`, after the tests written for them (every mutant on their lines).
+    mutants e4-engine-after -f sim/src/engine/heap.rs -f sim/src/engine/power.rs \
+      --re '^sim/src/engine/heap\.rs:46:|^sim/src/engine/power\.rs:(82:15|185:26|188:25|188:36|243:25|286:65|286:76|303:44|304:37|313:54|354:23):'
+    ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done

@@ -62,3 +62,26 @@ impl Ord for Event {
             .then(self.seq.cmp(&other.seq))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(time: f64, seq: u64, gpu: u32) -> Event {
+        let kind = EventKind::Completion { gpu, version: 0 };
+        Event { time, seq, kind }
+    }
+
+    #[test]
+    fn events_are_equal_exactly_when_their_order_says_so() {
+        // The heap orders by (time, seq) alone: two events with the same key are the same
+        // slot whatever they do, and a different seq or time is a different one (Eq must
+        // agree with Ord for BinaryHeap).
+        assert_eq!(event(1.5, 7, 0), event(1.5, 7, 3));
+        assert_ne!(event(1.5, 7, 0), event(1.5, 8, 0));
+        assert_ne!(event(1.5, 7, 0), event(2.5, 7, 0));
+        // total_cmp: -0 sorts before +0, so they are not the same key.
+        assert_ne!(event(-0.0, 1, 0), event(0.0, 1, 0));
+        assert!(event(-0.0, 1, 0) < event(0.0, 1, 0));
+    }
+}

@@ -415,3 +415,29 @@ impl Simulation<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::JobMeter;
+
+    #[test]
+    fn no_time_at_an_unknown_share_leaves_a_jobs_energy_known() {
+        // A re-rate at the instant the share became unknown adds no time: energy stays known.
+        let mut meter = JobMeter {
+            share_known: false,
+            since: 5.0,
+            ..JobMeter::default()
+        };
+        meter.advance(5.0);
+        assert!(!meter.unknown);
+        meter.advance(6.0);
+        assert!(meter.unknown);
+        // Known: share x time.
+        let mut meter = JobMeter {
+            share_w: 300.0,
+            ..JobMeter::default()
+        };
+        meter.advance(2.0);
+        assert_eq!((meter.energy_j, meter.unknown), (600.0, false));
+    }
+}

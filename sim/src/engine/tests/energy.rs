@@ -284,6 +284,11 @@ fn no_power_section_or_no_alone_power_gives_null_with_a_reason() {
     );
     assert!(run.outcomes[0].energy_j.is_some());
     assert_eq!(run.outcomes[1].energy_j, None);
+    // big's GPU is busy 10 s (100 samples at 10/s) at an unknown power; small's 10 s known.
+    let gpu_of_big = run.outcomes[1].gpus[0] as usize;
+    let gpus = &run.energy.as_ref().unwrap().gpus;
+    assert!(close(gpus[gpu_of_big].unknown_s, 10.0), "{gpus:?}");
+    assert_eq!(gpus[1 - gpu_of_big].unknown_s, 0.0, "{gpus:?}");
     let s = summary.energy.unwrap();
     assert_eq!((s.energy_kwh, s.jobs_energy_kwh), (None, None));
     assert!(s.idle_energy_kwh.is_some());
@@ -341,4 +346,96 @@ fn a_preempted_job_is_metered_only_while_it_computes() {
     let gpu = &run.energy.as_ref().unwrap().gpus[0];
     assert!(close(gpu.busy_s, 1010.0), "{gpu:?}");
     assert!(close(gpu.busy_j, 400.0 * 1010.0), "{gpu:?}");
+}
+
+/// [`with_power`], with each GPU's own power alone: `alone(gpu name)`.
+fn with_power_per_gpu(alone: &dyn Fn(&str) -> Vec<(&'static str, f64)>) -> Arc<ProfileSet> {
+    let base = profiles();
+    let mut set = (*base).clone();
+    for gpu in hardware::catalog() {
+        let (profile, path) = base.get(gpu).unwrap();
+        let mut profile = profile.clone();
+        profile.power = Some(power_params(&alone(gpu.name)));
+        set.insert(profile, PathBuf::from(path));
+    }
+    Arc::new(set)
+}
+
+#[test]
+fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
+    // Two groups of different GPUs, whose power alone differs: on the A100, small 200 W and
+    // mid 250 W; on the H200, the usual 300 W and 400 W. A mid job arrives first and takes the
+    // exclusive A100; small and mid then share the time-sliced H200 (equal share), as in
+    // a_shared_gpu_splits_idle_equally_and_the_rest_by_activity: 20 s each, the GPU at
+    // 100 + 100 + 150 = 350 W (idle and their activities), small 50 + 250 x 100 / 250 W and mid
+    // 50 + 250 x 150 / 250 W. The mid job alone on the A100:
+    // 50/s alone, 500 samples in 10 s at its A100 power, 250 W.
+    let power = with_power_per_gpu(&|gpu| match gpu {
+        "a100-40gb" => vec![("small", 200.0), ("mid", 250.0), ("big", 500.0)],
+        _ => ALONE.to_vec(),
+    });
+    let (run, _) = run_with(
+        vec![
+            group("a100-40gb", 1, ShareMode::Exclusive, None),
+            group("h200", 1, ShareMode::Timeslice, None),
+        ],
+        vec![
+            job("first", "mid", 0.0, 500.0, 1),
+            job("a", "small", 1.0, 1000.0, 1),
+            job("b", "mid", 1.0, 500.0, 1),
+        ],
+        power,
+        true,
+    );
+    let groups: Vec<Option<u32>> = run.outcomes.iter().map(|o| o.group).collect();
+    assert_eq!(groups, [Some(0), Some(1), Some(1)]);
+    let ends: Vec<f64> = run.outcomes.iter().map(|o| o.end_s).collect();
+    assert!(close(ends[0], 10.0) && close(ends[1], 21.0) && close(ends[2], 21.0));
+    let energy: Vec<f64> = run.outcomes.iter().map(|o| o.energy_j.unwrap()).collect();
+    let by_hand = [250.0 * 10.0, (50.0 + 100.0) * 20.0, (50.0 + 150.0) * 20.0];
+    for (got, want) in energy.iter().zip(by_hand) {
+        assert!(close(*got, want), "{energy:?} against {by_hand:?}");
+    }
+    let gpus = &run.energy.as_ref().unwrap().gpus;
+    assert!(close(gpus[0].busy_j, 2500.0) && close(gpus[1].busy_j, 350.0 * 20.0));
+
+    // Without coefficients for any mode, no power is known; the job whose power alone the
+    // H200 lacks (mid) is named, on the H200 only (the A100 knows it).
+    let no_modes = |power: Arc<ProfileSet>| {
+        let mut set = (*power).clone();
+        for gpu in hardware::catalog() {
+            let (profile, path) = power.get(gpu).unwrap();
+            let mut profile = profile.clone();
+            profile.power.as_mut().unwrap().modes.clear();
+            set.insert(profile, PathBuf::from(path));
+        }
+        Arc::new(set)
+    };
+    let power = no_modes(with_power_per_gpu(&|gpu| match gpu {
+        "a100-40gb" => vec![("small", 200.0), ("mid", 250.0)],
+        _ => vec![("small", 300.0)],
+    }));
+    let (run, summary) = run_with(
+        vec![
+            group("a100-40gb", 1, ShareMode::Exclusive, None),
+            group("h200", 1, ShareMode::Timeslice, None),
+        ],
+        vec![
+            job("first", "mid", 0.0, 500.0, 1),
+            job("a", "small", 1.0, 1000.0, 1),
+            job("b", "mid", 1.0, 500.0, 1),
+        ],
+        power,
+        true,
+    );
+    assert!(run.outcomes.iter().all(|o| o.energy_j.is_none()));
+    let why = summary.energy.unwrap().unknown_because.unwrap();
+    assert!(
+        why.contains("no measured power alone for mid:1:1 on h200"),
+        "{why}"
+    );
+    assert!(
+        !why.contains("small:1:1") && !why.contains("on a100-40gb"),
+        "{why}"
+    );
 }
