@@ -73,7 +73,7 @@ mod tests {
     }
 
     #[test]
-    fn events_are_equal_exactly_when_their_order_says_so() {
+    fn issue_37_events_are_equal_exactly_when_their_order_says_so() {
         // The heap orders by (time, seq) alone: two events with the same key are the same
         // slot whatever they do, and a different seq or time is a different one (Eq must
         // agree with Ord for BinaryHeap).

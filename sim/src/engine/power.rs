@@ -421,7 +421,7 @@ mod tests {
     use super::JobMeter;
 
     #[test]
-    fn no_time_at_an_unknown_share_leaves_a_jobs_energy_known() {
+    fn issue_37_no_time_at_an_unknown_share_leaves_a_jobs_energy_known() {
         // A re-rate at the instant the share became unknown adds no time: energy stays known.
         let mut meter = JobMeter {
             share_known: false,
