@@ -438,4 +438,26 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
         !why.contains("small:1:1") && !why.contains("on a100-40gb"),
         "{why}"
     );
+
+    // A model the A100's profile lacks has no class there: its job runs on the H200 alone,
+    // 500 samples at 50/s, at its measured 400 W: 4,000 J.
+    let power = with_power(&ALONE);
+    let mut set = (*power).clone();
+    let a100 = hardware::gpu("a100-40gb").unwrap();
+    let (profile, path) = power.get(a100).unwrap();
+    let mut profile = profile.clone();
+    profile.models.retain(|m| m.model != "mid");
+    set.insert(profile, PathBuf::from(path));
+    let (run, _) = run_with(
+        vec![
+            group("a100-40gb", 1, ShareMode::Exclusive, None),
+            group("h200", 1, ShareMode::Timeslice, None),
+        ],
+        vec![job("b", "mid", 0.0, 500.0, 1)],
+        Arc::new(set),
+        true,
+    );
+    let o = &run.outcomes[0];
+    assert_eq!(o.group, Some(1), "{o:?}");
+    assert!(close(o.energy_j.unwrap(), 4000.0), "{o:?}");
 }
