@@ -400,7 +400,8 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
     assert!(close(gpus[0].busy_j, 2500.0) && close(gpus[1].busy_j, 350.0 * 20.0));
 
     // Without coefficients for any mode, no power is known; the job whose power alone the
-    // H200 lacks (mid) is named, on the H200 only (the A100 knows it).
+    // H200 lacks (mid, here the second model met) is named, on the H200 only (the A100 knows
+    // it).
     let no_modes = |power: Arc<ProfileSet>| {
         let mut set = (*power).clone();
         for gpu in hardware::catalog() {
@@ -421,9 +422,9 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
             group("h200", 1, ShareMode::Timeslice, None),
         ],
         vec![
-            job("first", "mid", 0.0, 500.0, 1),
-            job("a", "small", 1.0, 1000.0, 1),
-            job("b", "mid", 1.0, 500.0, 1),
+            job("first", "small", 0.0, 1000.0, 1),
+            job("a", "mid", 1.0, 500.0, 1),
+            job("b", "small", 1.0, 1000.0, 1),
         ],
         power,
         true,
