@@ -361,6 +361,17 @@ impl Simulation<'_> {
         let m = &mut meter.gpus[gpu as usize];
         m.power_w = power;
         m.known = true;
+        // Alone but not at its measured power (in a slice or under an SM budget): a multi-GPU
+        // job draws this power on each of its GPUs, as on the lone path above.
+        if let (1, Some(&job)) = (n, tenants().next()) {
+            let (s, cold) = self.state.both_mut(job);
+            cold.meter.share_w = power * s.gpus.len().max(1) as f64;
+            for &g in &s.gpus {
+                let m = &mut meter.gpus[g as usize];
+                m.power_w = power;
+                m.known = true;
+            }
+        }
     }
 
     /// The energy, J, of the job whose meter `j` is, if it is known.

@@ -462,3 +462,29 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
     assert_eq!(o.group, Some(1), "{o:?}");
     assert!(close(o.energy_j.unwrap(), 4000.0), "{o:?}");
 }
+
+#[test]
+fn issue_37_a_two_gpu_job_under_an_sm_budget_draws_the_mps_fit_on_each_gpu() {
+    // As the lone job under a 50% budget above, over two GPUs: 10,000 samples at twice
+    // 50 / 1.14 samples/s take 114 s, and each GPU draws 90 + 0.8 x 310 / 1.14 W: 35,060 J
+    // each, 70,120 J for the job. Before, only the GPU re-rated last had a power: the job was
+    // metered at one GPU's 35,060 J and the other GPU's 114 s were of unknown power.
+    let mut budgeted = group("h200", 2, ShareMode::Mps, None);
+    budgeted.sm_budget = Some(0.5);
+    let (run, summary) = run_with(
+        vec![budgeted],
+        vec![job("a", "mid", 0.0, 10_000.0, 2)],
+        with_power(&ALONE),
+        false,
+    );
+    let o = &run.outcomes[0];
+    assert!(close(o.end_s - o.start_s, 114.0), "{o:?}");
+    assert!(close(o.energy_j.unwrap(), 70_120.0), "{o:?}");
+    for gpu in &run.energy.as_ref().unwrap().gpus {
+        assert!(
+            close(gpu.busy_j, 35_060.0) && gpu.unknown_s == 0.0,
+            "{gpu:?}"
+        );
+    }
+    assert!(summary.energy.unwrap().energy_kwh.is_some());
+}
