@@ -520,4 +520,125 @@ pub(crate) mod tests {
         assert_eq!(tables.traces[1], before_b);
         assert_eq!(tables.traces[2].anchor_samples_per_s, None);
     }
+
+    /// A job predicted at `predicted` against `measured` (fractions), and at
+    /// `predicted_rate` against `measured_rate` samples/s.
+    fn predicted_job(
+        predicted: f64,
+        measured: f64,
+        predicted_rate: f64,
+        measured_rate: f64,
+    ) -> PredictedJob {
+        PredictedJob {
+            set: "s".into(),
+            mode: MeasuredMode::Mps,
+            n_jobs: 2,
+            job: "p:1:1".into(),
+            launch_bound: false,
+            measured,
+            predicted,
+            predicted_samples_per_s: predicted_rate,
+            equal_share: 0.5,
+            fixed_slowdown: 0.5,
+            noise: 0.0,
+            measured_samples_per_s: measured_rate,
+            alone_noise: 0.0,
+            split: "train".into(),
+        }
+    }
+
+    #[test]
+    fn issue_37_the_errors_are_mean_absolute_relative_errors() {
+        // Fractions: 0.6 for 0.5 (+20%) and 0.45 for 0.5 (-10%): mean 15%. Rates: 110 for 100
+        // (+10%) and 150 for 200 (-25%): mean 17.5%. Empty: 0, not a division by zero.
+        let jobs = [
+            predicted_job(0.6, 0.5, 110.0, 100.0),
+            predicted_job(0.45, 0.5, 150.0, 200.0),
+        ];
+        assert!((mape(&jobs) - 0.15).abs() < 1e-12, "{}", mape(&jobs));
+        assert!(
+            (rate_mape(&jobs) - 0.175).abs() < 1e-12,
+            "{}",
+            rate_mape(&jobs)
+        );
+        assert_eq!((mape(&[]), rate_mape(&[])), (0.0, 0.0));
+    }
+
+    #[test]
+    fn issue_37_golden_section_narrows_by_the_golden_ratio_towards_the_minimum() {
+        // On a rising line the minimum is at lo: each step keeps [a, d], so after k steps the
+        // bracket is [0, r^k] (r = (sqrt 5 - 1) / 2) and the answer its middle, r^k / 2; on a
+        // falling line it is [1 - r^k, 1] and the answer 1 - r^k / 2. Each step evaluates f
+        // once, after the two first points.
+        let r = (5f64.sqrt() - 1.0) / 2.0;
+        let mut calls = 0;
+        let rising = golden(0.0, 1.0, 12, &mut |x| {
+            calls += 1;
+            x
+        });
+        assert!((rising - r.powi(12) / 2.0).abs() < 1e-12, "{rising}");
+        assert_eq!(calls, 14);
+        let falling = golden(0.0, 1.0, 12, &mut |x| -x);
+        assert!(
+            (falling - (1.0 - r.powi(12) / 2.0)).abs() < 1e-12,
+            "{falling}"
+        );
+        // A parabola with its minimum inside, off-centre, on a shifted range: 60 steps find it.
+        let x = golden(-1.0, 5.0, 60, &mut |x| (x - 3.7) * (x - 3.7));
+        assert!((x - 3.7).abs() < 1e-6, "{x}");
+    }
+
+    #[test]
+    fn issue_37_each_knob_sets_its_own_global_within_a_range_that_holds_the_fitted_one() {
+        let knobs = [
+            Knob::Overlap,
+            Knob::Launch,
+            Knob::Switch,
+            Knob::Overhead,
+            Knob::Waves,
+            Knob::MemoryKnee,
+            Knob::MemoryKneeWaves,
+            Knob::HostFactor,
+            Knob::ComputeOverlap,
+        ];
+        let mut g = KernelGlobals::ALONE_ONLY;
+        for (i, knob) in knobs.iter().enumerate() {
+            knob.set(&mut g, 100.0 + i as f64);
+        }
+        let fields = [
+            g.mps_overlap,
+            g.mps_launch_s,
+            g.timeslice_switch_s,
+            g.timeslice_overhead,
+            g.wave_exponent,
+            g.memory_knee,
+            g.memory_knee_waves,
+            g.mps_host_factor,
+            g.compute_overlap,
+        ];
+        assert_eq!(fields, std::array::from_fn(|i| 100.0 + i as f64));
+        // The shipped H200 profile's fitted globals lie inside each search range, [lo, hi) (a
+        // value on an edge would say the range cut the fit short).
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200.ron");
+        let profile = colo_sim::perf::Profile::load(&path).expect("shipped h200 profile");
+        let k = profile.kernel.expect("kernel section");
+        let fitted_fields = [
+            k.mps_overlap,
+            k.mps_launch_us * 1e-6,
+            k.timeslice_switch_us * 1e-6,
+            k.timeslice_overhead,
+            k.wave_exponent,
+            k.memory_knee,
+            k.memory_knee_waves,
+            k.mps_host_factor,
+            k.compute_overlap,
+        ];
+        for (knob, v) in knobs.iter().zip(fitted_fields) {
+            let (lo, hi) = knob.range();
+            assert!(
+                lo < hi && lo <= v && v < hi,
+                "{knob:?}: {v} outside [{lo}, {hi})"
+            );
+        }
+    }
 }
