@@ -641,4 +641,98 @@ pub(crate) mod tests {
             );
         }
     }
+
+    #[test]
+    fn issue_37_the_profile_section_rounds_to_four_digits_and_writes_microseconds() {
+        let tables = KernelTables {
+            transferred_from: None,
+            format: TABLES_FORMAT.to_owned(),
+            version: TABLES_VERSION,
+            gpu: "h200".to_owned(),
+            sm_count: 132,
+            source: "test".to_owned(),
+            traces: vec![host_bound("a:4:32", 1e5), host_bound("b:8:32", 1e5)],
+        };
+        let g = KernelGlobals {
+            mps_overlap: 0.123_456,
+            mps_launch_s: 3.212_345e-6,
+            timeslice_switch_s: 1.5e-6,
+            timeslice_overhead: 0.049_99,
+            wave_exponent: 0.666_66,
+            memory_knee: 2.000_04,
+            memory_knee_waves: 0.3,
+            mps_host_factor: 1.111_15,
+            compute_overlap: 0.0,
+        };
+        let k = kernel_params("t.json.gz", &tables, g, Origin::Fitted, Vec::new());
+        assert_eq!(k.tables, "t.json.gz");
+        assert_eq!(k.traced, ["a:4:32", "b:8:32"]);
+        let got = [
+            k.mps_overlap,
+            k.mps_launch_us,
+            k.timeslice_switch_us,
+            k.timeslice_overhead,
+            k.wave_exponent,
+            k.memory_knee,
+            k.memory_knee_waves,
+            k.mps_host_factor,
+            k.compute_overlap,
+        ];
+        let by_hand = [0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0];
+        for (got, want) in got.iter().zip(by_hand) {
+            assert!((got - want).abs() < 1e-12, "{got:?} against {by_hand:?}");
+        }
+        assert_eq!(k.origin, Origin::Fitted);
+    }
+
+    #[test]
+    fn issue_37_each_stage_fits_on_its_own_sets_and_leaves_the_others_globals_alone() {
+        use super::super::validate::tests::smoke;
+        // The committed smoke sets: resnet50:64:224 alone in an emulated MIG slice (a single
+        // job: the wave stage), an MPS pair (resnet18:128:32 + resnet50:64:224) and a
+        // time-sliced pair of resnet18:128:32; the shipped traces of those two points.
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-kernels.json.gz");
+        let mut tables = KernelTables::load(&path).expect("shipped tables");
+        tables
+            .traces
+            .retain(|t| t.point == "resnet18:128:32" || t.point == "resnet50:64:224");
+        assert_eq!(tables.traces.len(), 2);
+        let alone = KernelGlobals::ALONE_ONLY;
+        let waves = |g: &KernelGlobals| (g.wave_exponent, g.memory_knee, g.memory_knee_waves);
+        let mps = |g: &KernelGlobals| {
+            (
+                g.mps_overlap,
+                g.mps_launch_s,
+                g.mps_host_factor,
+                g.compute_overlap,
+            )
+        };
+        let ts = |g: &KernelGlobals| (g.timeslice_switch_s, g.timeslice_overhead);
+
+        let all = smoke(&|_| true);
+        let (g, fitted_on, every_stage) = fit_globals(&all, &tables, &|_| true);
+        assert_eq!((fitted_on, every_stage), (3, true));
+        assert!(
+            waves(&g) != waves(&alone) && mps(&g) != mps(&alone) && ts(&g) != ts(&alone),
+            "{g:?}"
+        );
+
+        // Nothing to train on: the alone-only globals, no set, a stage without data.
+        let (g, fitted_on, every_stage) = fit_globals(&all, &tables, &|_| false);
+        assert_eq!((g, fitted_on, every_stage), (alone, 0, false));
+
+        // Only the MPS pair: the MPS stage moves its globals, the others keep theirs.
+        let (g, fitted_on, every_stage) =
+            fit_globals(&all, &tables, &|s| s.mode == MeasuredMode::Mps);
+        assert_eq!((fitted_on, every_stage), (1, false));
+        assert!(mps(&g) != mps(&alone), "{g:?}");
+        assert_eq!((waves(&g), ts(&g)), (waves(&alone), ts(&alone)));
+
+        // Only the time-sliced pair: likewise.
+        let (g, fitted_on, _) = fit_globals(&all, &tables, &|s| s.mode == MeasuredMode::Timeslice);
+        assert_eq!(fitted_on, 1);
+        assert!(ts(&g) != ts(&alone), "{g:?}");
+        assert_eq!((waves(&g), mps(&g)), (waves(&alone), mps(&alone)));
+    }
 }

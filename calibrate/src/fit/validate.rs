@@ -566,7 +566,7 @@ pub fn budget_curves(ds: &Dataset, fitted: &Fitted) -> Vec<BudgetCurve> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::Path;
 
     use super::super::measured::{Selection, load_dataset};
@@ -574,7 +574,7 @@ mod tests {
 
     /// The committed H200 smoke records whose mode `keep` takes (beside the alone runs of
     /// h200-solo.jsonl, which measure the MPS pair's resnet50 alone), as a dataset.
-    fn smoke(keep: &dyn Fn(MeasuredMode) -> bool) -> Dataset {
+    pub(crate) fn smoke(keep: &dyn Fn(MeasuredMode) -> bool) -> Dataset {
         let dir = tempfile::tempdir().expect("temp dir");
         for name in ["smoke.jsonl", "h200-solo.jsonl"] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR"))
