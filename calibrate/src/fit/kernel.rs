@@ -735,4 +735,33 @@ pub(crate) mod tests {
         assert!(ts(&g) != ts(&alone), "{g:?}");
         assert_eq!((waves(&g), mps(&g)), (waves(&alone), mps(&alone)));
     }
+
+    #[test]
+    fn issue_37_validation_scores_the_sets_the_fit_never_saw_and_counts_the_untraced() {
+        use super::super::validate::tests::smoke;
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200-kernels.json.gz");
+        let shipped = KernelTables::load(&path).expect("shipped tables");
+        let with = |points: &[&str]| {
+            let mut t = shipped.clone();
+            t.traces.retain(|t| points.contains(&t.point.as_str()));
+            t
+        };
+        let all = smoke(&|_| true);
+        // Both points traced: every set is; the emulated-MIG single job is the one set the
+        // fit never sees (held out), the two pairs are its training sets.
+        let v = validate(&all, &with(&["resnet18:128:32", "resnet50:64:224"]));
+        let split = |name: &str| v.jobs.iter().filter(|j| j.split == name).count();
+        assert_eq!(v.untraced_sets, 0);
+        assert_eq!(
+            (split("alone-only"), split(HELD_OUT), split("fitted, train")),
+            (5, 1, 4)
+        );
+        let held = held_out_errors(&v.jobs);
+        assert_eq!(held.len(), 1, "{held:?}");
+        assert_eq!((held[0].mode, held[0].jobs), (MeasuredMode::MigEmulated, 1));
+        // Only resnet18 traced: the MPS pair and the emulated-MIG run (resnet50) are not.
+        let v = validate(&all, &with(&["resnet18:128:32"]));
+        assert_eq!(v.untraced_sets, 2);
+    }
 }
