@@ -128,10 +128,14 @@ for phase in "${phases[@]}"; do
       --re '^calibrate/src/fit/kernel\.rs:(1[3-9][0-9]|2[0-3][0-9]):'
     ;;
   fit-kernel-after2)
-    # `fit-kernel`'s survivors in fit_globals, validate, held_out_errors and kernel_params
-    # (lines 240-399), after the tests written for them.
+    # `fit-kernel`'s survivors outside lines 130-239 (fit_globals, validate, held_out_errors,
+    # kernel_params, tables_bytes; then classes, all_traced, predict, host_anchored), after
+    # the tests written for them.
     mutants f3-fit-kernel-after -f calibrate/src/fit/kernel.rs \
       --re '^calibrate/src/fit/kernel\.rs:(2[4-9][0-9]|3[0-9][0-9]):'
+    # and those of lines 1-129 (classes, all_traced, predict, host_anchored).
+    mutants f4-fit-kernel-after -f calibrate/src/fit/kernel.rs \
+      --re '^calibrate/src/fit/kernel\.rs:([0-9]|[1-9][0-9]|1[0-2][0-9]):'
     ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac

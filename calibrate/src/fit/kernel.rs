@@ -425,6 +425,19 @@ pub(crate) mod tests {
         t
     }
 
+    /// Kernel tables of the H200 holding `traces`.
+    fn h200_tables(traces: Vec<KernelTrace>) -> KernelTables {
+        KernelTables {
+            transferred_from: None,
+            format: TABLES_FORMAT.to_owned(),
+            version: TABLES_VERSION,
+            gpu: "h200".to_owned(),
+            sm_count: 132,
+            source: "test".to_owned(),
+            traces,
+        }
+    }
+
     fn class(point: &str, solo_rate: f64) -> ClassSpec {
         ClassSpec {
             key: point.parse().unwrap(),
@@ -494,19 +507,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_trace_slower_than_its_alone_runs_is_anchored_to_them_and_a_faster_one_is_kept() {
-        let mut tables = KernelTables {
-            transferred_from: None,
-            format: TABLES_FORMAT.to_owned(),
-            version: TABLES_VERSION,
-            gpu: "h200".to_owned(),
-            sm_count: 132,
-            source: "test".to_owned(),
-            traces: vec![
-                host_bound("a:4:32", 100_000.0),
-                host_bound("b:4:32", 100_000.0),
-                host_bound("c:4:32", 100_000.0),
-            ],
-        };
+        let mut tables = h200_tables(vec![
+            host_bound("a:4:32", 100_000.0),
+            host_bound("b:4:32", 100_000.0),
+            host_bound("c:4:32", 100_000.0),
+        ]);
         let before_b = tables.traces[1].clone();
         // a ran faster alone in the store, b slower; c was never measured alone.
         let classes = [class("a:4:32", 125_000.0), class("b:4:32", 80_000.0)];
@@ -588,6 +593,22 @@ pub(crate) mod tests {
         assert!((x - 3.7).abs() < 1e-6, "{x}");
     }
 
+    /// A profile kernel section's globals in the order of the knobs (launch and switch in
+    /// microseconds, as written).
+    fn section_values(k: &KernelParams) -> [f64; 9] {
+        [
+            k.mps_overlap,
+            k.mps_launch_us,
+            k.timeslice_switch_us,
+            k.timeslice_overhead,
+            k.wave_exponent,
+            k.memory_knee,
+            k.memory_knee_waves,
+            k.mps_host_factor,
+            k.compute_overlap,
+        ]
+    }
+
     #[test]
     fn issue_37_each_knob_sets_its_own_global_within_a_range_that_holds_the_fitted_one() {
         let knobs = [
@@ -621,18 +642,9 @@ pub(crate) mod tests {
         // value on an edge would say the range cut the fit short).
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/h200.ron");
         let profile = colo_sim::perf::Profile::load(&path).expect("shipped h200 profile");
-        let k = profile.kernel.expect("kernel section");
-        let fitted_fields = [
-            k.mps_overlap,
-            k.mps_launch_us * 1e-6,
-            k.timeslice_switch_us * 1e-6,
-            k.timeslice_overhead,
-            k.wave_exponent,
-            k.memory_knee,
-            k.memory_knee_waves,
-            k.mps_host_factor,
-            k.compute_overlap,
-        ];
+        let mut fitted_fields = section_values(&profile.kernel.expect("kernel section"));
+        fitted_fields[1] *= 1e-6; // microseconds in the profile, seconds in the globals
+        fitted_fields[2] *= 1e-6;
         for (knob, v) in knobs.iter().zip(fitted_fields) {
             let (lo, hi) = knob.range();
             assert!(
@@ -644,15 +656,7 @@ pub(crate) mod tests {
 
     #[test]
     fn issue_37_the_profile_section_rounds_to_four_digits_and_writes_microseconds() {
-        let tables = KernelTables {
-            transferred_from: None,
-            format: TABLES_FORMAT.to_owned(),
-            version: TABLES_VERSION,
-            gpu: "h200".to_owned(),
-            sm_count: 132,
-            source: "test".to_owned(),
-            traces: vec![host_bound("a:4:32", 1e5), host_bound("b:8:32", 1e5)],
-        };
+        let tables = h200_tables(vec![host_bound("a:4:32", 1e5), host_bound("b:8:32", 1e5)]);
         let g = KernelGlobals {
             mps_overlap: 0.123_456,
             mps_launch_s: 3.212_345e-6,
@@ -667,17 +671,7 @@ pub(crate) mod tests {
         let k = kernel_params("t.json.gz", &tables, g, Origin::Fitted, Vec::new());
         assert_eq!(k.tables, "t.json.gz");
         assert_eq!(k.traced, ["a:4:32", "b:8:32"]);
-        let got = [
-            k.mps_overlap,
-            k.mps_launch_us,
-            k.timeslice_switch_us,
-            k.timeslice_overhead,
-            k.wave_exponent,
-            k.memory_knee,
-            k.memory_knee_waves,
-            k.mps_host_factor,
-            k.compute_overlap,
-        ];
+        let got = section_values(&k);
         let by_hand = [0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0];
         for (got, want) in got.iter().zip(by_hand) {
             assert!((got - want).abs() < 1e-12, "{got:?} against {by_hand:?}");
