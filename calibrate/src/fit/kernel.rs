@@ -758,4 +758,14 @@ pub(crate) mod tests {
         let v = validate(&all, &with(&["resnet18:128:32"]));
         assert_eq!(v.untraced_sets, 2);
     }
+
+    #[test]
+    fn issue_37_the_tables_file_is_gzip_that_reads_back_the_same_and_the_same_every_time() {
+        let tables = h200_tables(vec![host_bound("a:4:32", 1e5), host_bound("b:8:32", 2e5)]);
+        let bytes = tables_bytes(&tables).expect("written");
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+        let back = KernelTables::from_bytes(&bytes, std::path::Path::new("t.json.gz")).unwrap();
+        assert_eq!(back, tables);
+        assert_eq!(tables_bytes(&tables).unwrap(), bytes, "no timestamp");
+    }
 }
