@@ -511,11 +511,18 @@ pub(crate) mod tests {
             host_bound("a:4:32", 100_000.0),
             host_bound("b:4:32", 100_000.0),
             host_bound("c:4:32", 100_000.0),
+            host_bound("d:4:32", 100_000.0),
         ]);
         let before_b = tables.traces[1].clone();
-        // a ran faster alone in the store, b slower; c was never measured alone.
-        let classes = [class("a:4:32", 125_000.0), class("b:4:32", 80_000.0)];
+        // a ran faster alone in the store, b slower, d exactly as fast as traced (nothing to
+        // anchor); c was never measured alone.
+        let classes = [
+            class("a:4:32", 125_000.0),
+            class("b:4:32", 80_000.0),
+            class("d:4:32", 100_000.0),
+        ];
         assert_eq!(anchor_to_alone_runs(&mut tables, &classes), 1);
+        assert_eq!(tables.traces[3].anchor_samples_per_s, None);
         let a = &tables.traces[0];
         assert_eq!(a.anchor_samples_per_s, Some(125_000.0));
         assert_eq!(a.alone_samples_per_s(), 125_000.0);
