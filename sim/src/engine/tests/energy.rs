@@ -8,7 +8,7 @@ use crate::engine::Simulation;
 use crate::hardware;
 use crate::metrics::energy::JOULES_PER_KWH;
 use crate::metrics::{RunLabels, RunRecord, summarize};
-use crate::perf::profile::{AlonePower, PowerForm, PowerMode, PowerParams};
+use crate::perf::profile::{AlonePower, PowerForm, PowerMode, PowerParams, Profile};
 use crate::perf::{EqualShare, MeasuredMode, Origin, Parametric, ProfileSet, ShareMode};
 use crate::policy::PlacementRule;
 use crate::workload::Job;
@@ -47,13 +47,17 @@ fn power_params(alone: &[(&str, f64)]) -> PowerParams {
 }
 
 /// The test profiles with a power section knowing `alone`.
-fn with_power(alone: &[(&str, f64)]) -> Arc<ProfileSet> {
-    let base = profiles();
-    let mut set = (*base).clone();
+fn with_power(alone: &[(&'static str, f64)]) -> Arc<ProfileSet> {
+    with_power_per_gpu(&|_| alone.to_vec())
+}
+
+/// `base` with `edit` made to each GPU's profile.
+fn edited(base: &ProfileSet, edit: &dyn Fn(&str, &mut Profile)) -> Arc<ProfileSet> {
+    let mut set = base.clone();
     for gpu in hardware::catalog() {
         let (profile, path) = base.get(gpu).unwrap();
         let mut profile = profile.clone();
-        profile.power = Some(power_params(alone));
+        edit(gpu.name, &mut profile);
         set.insert(profile, PathBuf::from(path));
     }
     Arc::new(set)
@@ -126,6 +130,16 @@ fn a_job_alone_for_t_seconds_uses_its_alone_power_times_t() {
     assert!(close(o.energy_j.unwrap(), 3.0 * 300.0 * 10.0), "{o:?}");
 }
 
+/// One `mid` job over `gpus` GPUs (5,000 samples per GPU) alone in an MPS group with a 50% SM
+/// budget.
+fn mid_alone_at_half_the_sms(gpus: u32) -> (RunRecord, crate::metrics::Summary) {
+    let mut budgeted = group("h200", gpus, ShareMode::Mps, None);
+    budgeted.sm_budget = Some(0.5);
+    let samples = 5000.0 * f64::from(gpus);
+    let jobs = vec![job("a", "mid", 0.0, samples, gpus)];
+    run_with(vec![budgeted], jobs, with_power(&ALONE), false)
+}
+
 #[test]
 fn issue_37_a_lone_job_under_an_sm_budget_draws_the_mps_fit_at_its_slower_speed() {
     // `mid` (u = 0.7, s = 0.6) alone under MPS with a 50% SM budget: its GPU part stretches by
@@ -134,14 +148,7 @@ fn issue_37_a_lone_job_under_an_sm_budget_draws_the_mps_fit_at_its_slower_speed(
     // was measured alone, so its power is the MPS fit at that fraction of alone speed:
     // 90 + 0.8 x (400 - 90) / 1.14 W, over 114 s: 90 x 114 + 0.8 x 310 x 100 = 35,060 J
     // (its measured power alone would say 400 x 114 = 45,600 J).
-    let mut budgeted = group("h200", 1, ShareMode::Mps, None);
-    budgeted.sm_budget = Some(0.5);
-    let (run, _) = run_with(
-        vec![budgeted],
-        vec![job("a", "mid", 0.0, 5000.0, 1)],
-        with_power(&ALONE),
-        false,
-    );
+    let (run, _) = mid_alone_at_half_the_sms(1);
     let o = &run.outcomes[0];
     assert!(close(o.end_s - o.start_s, 114.0), "{o:?}");
     assert!(close(o.energy_j.unwrap(), 35_060.0), "{o:?}");
@@ -350,15 +357,17 @@ fn a_preempted_job_is_metered_only_while_it_computes() {
 
 /// [`with_power`], with each GPU's own power alone: `alone(gpu name)`.
 fn with_power_per_gpu(alone: &dyn Fn(&str) -> Vec<(&'static str, f64)>) -> Arc<ProfileSet> {
-    let base = profiles();
-    let mut set = (*base).clone();
-    for gpu in hardware::catalog() {
-        let (profile, path) = base.get(gpu).unwrap();
-        let mut profile = profile.clone();
-        profile.power = Some(power_params(&alone(gpu.name)));
-        set.insert(profile, PathBuf::from(path));
-    }
-    Arc::new(set)
+    edited(&profiles(), &|gpu, profile| {
+        profile.power = Some(power_params(&alone(gpu)));
+    })
+}
+
+/// An exclusive A100 and a time-sliced H200, one GPU each.
+fn a100_and_h200() -> Vec<crate::engine::GpuGroup> {
+    vec![
+        group("a100-40gb", 1, ShareMode::Exclusive, None),
+        group("h200", 1, ShareMode::Timeslice, None),
+    ]
 }
 
 #[test]
@@ -375,10 +384,7 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
         _ => ALONE.to_vec(),
     });
     let (run, _) = run_with(
-        vec![
-            group("a100-40gb", 1, ShareMode::Exclusive, None),
-            group("h200", 1, ShareMode::Timeslice, None),
-        ],
+        a100_and_h200(),
         vec![
             job("first", "mid", 0.0, 500.0, 1),
             job("a", "small", 1.0, 1000.0, 1),
@@ -402,25 +408,15 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
     // Without coefficients for any mode, no power is known; the job whose power alone the
     // H200 lacks (mid, here the second model met) is named, on the H200 only (the A100 knows
     // it).
-    let no_modes = |power: Arc<ProfileSet>| {
-        let mut set = (*power).clone();
-        for gpu in hardware::catalog() {
-            let (profile, path) = power.get(gpu).unwrap();
-            let mut profile = profile.clone();
-            profile.power.as_mut().unwrap().modes.clear();
-            set.insert(profile, PathBuf::from(path));
-        }
-        Arc::new(set)
-    };
-    let power = no_modes(with_power_per_gpu(&|gpu| match gpu {
+    let power = with_power_per_gpu(&|gpu| match gpu {
         "a100-40gb" => vec![("small", 200.0), ("mid", 250.0)],
         _ => vec![("small", 300.0)],
-    }));
+    });
+    let power = edited(&power, &|_, profile| {
+        profile.power.as_mut().unwrap().modes.clear();
+    });
     let (run, summary) = run_with(
-        vec![
-            group("a100-40gb", 1, ShareMode::Exclusive, None),
-            group("h200", 1, ShareMode::Timeslice, None),
-        ],
+        a100_and_h200(),
         vec![
             job("first", "small", 0.0, 1000.0, 1),
             job("a", "mid", 1.0, 500.0, 1),
@@ -442,20 +438,15 @@ fn issue_37_each_group_meters_its_jobs_with_its_own_gpus_power() {
 
     // A model the A100's profile lacks has no class there: its job runs on the H200 alone,
     // 500 samples at 50/s, at its measured 400 W: 4,000 J.
-    let power = with_power(&ALONE);
-    let mut set = (*power).clone();
-    let a100 = hardware::gpu("a100-40gb").unwrap();
-    let (profile, path) = power.get(a100).unwrap();
-    let mut profile = profile.clone();
-    profile.models.retain(|m| m.model != "mid");
-    set.insert(profile, PathBuf::from(path));
+    let power = edited(&with_power(&ALONE), &|gpu, profile| {
+        if gpu == "a100-40gb" {
+            profile.models.retain(|m| m.model != "mid");
+        }
+    });
     let (run, _) = run_with(
-        vec![
-            group("a100-40gb", 1, ShareMode::Exclusive, None),
-            group("h200", 1, ShareMode::Timeslice, None),
-        ],
+        a100_and_h200(),
         vec![job("b", "mid", 0.0, 500.0, 1)],
-        Arc::new(set),
+        power,
         true,
     );
     let o = &run.outcomes[0];
@@ -469,14 +460,7 @@ fn issue_37_a_two_gpu_job_under_an_sm_budget_draws_the_mps_fit_on_each_gpu() {
     // 50 / 1.14 samples/s take 114 s, and each GPU draws 90 + 0.8 x 310 / 1.14 W: 35,060 J
     // each, 70,120 J for the job. Before, only the GPU re-rated last had a power: the job was
     // metered at one GPU's 35,060 J and the other GPU's 114 s were of unknown power.
-    let mut budgeted = group("h200", 2, ShareMode::Mps, None);
-    budgeted.sm_budget = Some(0.5);
-    let (run, summary) = run_with(
-        vec![budgeted],
-        vec![job("a", "mid", 0.0, 10_000.0, 2)],
-        with_power(&ALONE),
-        false,
-    );
+    let (run, summary) = mid_alone_at_half_the_sms(2);
     let o = &run.outcomes[0];
     assert!(close(o.end_s - o.start_s, 114.0), "{o:?}");
     assert!(close(o.energy_j.unwrap(), 70_120.0), "{o:?}");

@@ -354,33 +354,29 @@ fn issue_37_a_lone_job_over_two_gpus_is_replayed_at_twice_its_rate_and_a_set_wit
     };
     // Alone: the kernel model answers (no fallback), at its alone rate on each GPU.
     assert_eq!(m.answering(gpu, &[wide]), "kernel");
-    let mut out = [0.0];
-    m.rates(
-        &CoRun {
-            gpu,
-            mode: ShareMode::Mps,
-            partition: &Partition::whole(gpu),
-            tenants: &[wide],
-        },
-        &mut out,
-    );
-    assert_eq!(out[0], 2.0 * class.solo_rate);
-    // Under an SM budget it is replayed, and still runs on both GPUs: twice one GPU's rate.
-    let budgeted = |t: Tenant<'_>| {
+    let rate_of = |t: Tenant<'_>| {
         let mut out = [0.0];
+        let partition = Partition::whole(gpu);
+        let tenants = [t];
+        let mode = ShareMode::Mps;
         m.rates(
             &CoRun {
                 gpu,
-                mode: ShareMode::Mps,
-                partition: &Partition::whole(gpu),
-                tenants: &[Tenant {
-                    sm_budget: Some(0.5),
-                    ..t
-                }],
+                mode,
+                partition: &partition,
+                tenants: &tenants,
             },
             &mut out,
         );
         out[0]
+    };
+    assert_eq!(rate_of(wide), 2.0 * class.solo_rate);
+    // Under an SM budget it is replayed, and still runs on both GPUs: twice one GPU's rate.
+    let budgeted = |t: Tenant<'_>| {
+        rate_of(Tenant {
+            sm_budget: Some(0.5),
+            ..t
+        })
     };
     let narrow = Tenant { gpus: 1, ..wide };
     let (two, one) = (budgeted(wide), budgeted(narrow));
@@ -450,17 +446,28 @@ fn issue_37_user_traces_are_added_anchored_and_carried_into_a_reanchored_model()
     assert_eq!(m.source(other), None);
 }
 
+/// A kernel model over the shipped profiles `profiles` (file stems in calibrate/profiles/) with
+/// the test tables carried to `gpu` from `from`.
+fn carried_model(profiles: &[&str], gpu: &str, from: &str) -> KernelModel {
+    let mut set = ProfileSet::default();
+    for name in profiles {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../calibrate/profiles/{name}.ron"));
+        set.insert(crate::perf::Profile::load(&path).unwrap(), path);
+    }
+    let mut m = KernelModel::with_tables(Arc::new(set), Vec::new());
+    let mut carried = tables();
+    carried.gpu = gpu.into();
+    carried.transferred_from = Some(from.into());
+    m.add_traces(carried);
+    m
+}
+
 #[test]
 fn issue_37_sharing_origins_follow_the_globals_used_and_alone_the_profiles() {
     // The shipped H200 profile has fitted kernel globals: traces carried there from an H100
     // (no globals of its own) use them, labelled fitted, not transferred.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/h200.ron");
-    let mut profiles = ProfileSet::default();
-    profiles.insert(crate::perf::Profile::load(&path).unwrap(), path.clone());
-    let mut m = KernelModel::with_tables(Arc::new(profiles), Vec::new());
-    let mut carried = tables();
-    carried.transferred_from = Some("h100-80gb".into());
-    m.add_traces(carried);
+    let m = carried_model(&["h200"], "h200", "h100-80gb");
     let gpu = hardware::gpu("h200").unwrap();
     assert_eq!(m.mode_origin(gpu, ShareMode::Mps), Origin::Fitted);
     assert_eq!(m.mode_origin(gpu, ShareMode::Timeslice), Origin::Fitted);
@@ -476,16 +483,7 @@ fn issue_37_sharing_origins_follow_the_globals_used_and_alone_the_profiles() {
     }
     // Traces carried to the A100 (its profile fitted, no kernel globals of its own) borrow the
     // H200's, labelled transferred, for sharing; alone the A100 profile's origin stands.
-    let a100_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/a100-40gb.ron");
-    let mut both = ProfileSet::default();
-    both.insert(crate::perf::Profile::load(&path).unwrap(), path.clone());
-    both.insert(crate::perf::Profile::load(&a100_path).unwrap(), a100_path);
-    let mut m = KernelModel::with_tables(Arc::new(both), Vec::new());
-    let mut carried = tables();
-    carried.gpu = "a100-40gb".into();
-    carried.transferred_from = Some("h200".into());
-    m.add_traces(carried);
+    let m = carried_model(&["h200", "a100-40gb"], "a100-40gb", "h200");
     let a100 = hardware::gpu("a100-40gb").unwrap();
     assert_eq!(m.mode_origin(a100, ShareMode::Mps), Origin::Transferred);
     assert_eq!(m.mode_origin(a100, ShareMode::Mig), Origin::Transferred);
