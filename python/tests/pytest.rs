@@ -26,15 +26,18 @@ fn profile_dir() -> PathBuf {
     deps.parent().expect("profile folder").to_path_buf()
 }
 
-/// The extension this build made.
+/// The extension this build made: the newest of the profile folder's copy and `deps/`'s (a test
+/// build refreshes only `deps/`, so an earlier `cargo build`'s copy beside it can be stale).
 fn extension() -> PathBuf {
     let dir = profile_dir();
-    for name in ["lib_colo.so", "lib_colo.dylib", "_colo.dll"] {
-        for candidate in [dir.join(name), dir.join("deps").join(name)] {
-            if candidate.is_file() {
-                return candidate;
-            }
-        }
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let newest = ["lib_colo.so", "lib_colo.dylib", "_colo.dll"]
+        .iter()
+        .flat_map(|name| [dir.join(name), dir.join("deps").join(name)])
+        .filter(|candidate| candidate.is_file())
+        .max_by_key(modified);
+    if let Some(path) = newest {
+        return path;
     }
     panic!(
         "no colo extension in {} (cargo builds lib_colo.so beside this test)",
