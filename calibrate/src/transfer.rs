@@ -281,6 +281,7 @@ mod tests {
             blocks: vec![1; n],
             resident: vec![1; n],
             memory_bound: vec![1; n],
+            dram_bytes: Vec::new(),
         }
     }
 

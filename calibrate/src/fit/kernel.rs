@@ -2,7 +2,7 @@
 //! few global parameters, and predictions of sets the fit never saw.
 use std::sync::Arc;
 
-use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables, host_scale};
+use colo_sim::perf::kernel::{KernelGlobals, KernelModel, KernelTables, KernelTrace, host_scale};
 use colo_sim::perf::profile::{HeldOutError, KernelParams};
 use colo_sim::perf::{JobClass, Origin, ProfileSet, ShareMode};
 
@@ -200,6 +200,8 @@ enum Knob {
     MemoryKneeWaves,
     HostFactor,
     ComputeOverlap,
+    DramEfficiency,
+    TimesliceWait,
 }
 
 impl Knob {
@@ -214,6 +216,8 @@ impl Knob {
             Knob::MemoryKneeWaves => g.memory_knee_waves = v,
             Knob::HostFactor => g.mps_host_factor = v,
             Knob::ComputeOverlap => g.compute_overlap = v,
+            Knob::DramEfficiency => g.dram_efficiency = v,
+            Knob::TimesliceWait => g.timeslice_wait = v,
         }
     }
 
@@ -228,6 +232,10 @@ impl Knob {
             Knob::MemoryKneeWaves => (0.0, 0.6),
             Knob::HostFactor => (0.3, 1.5),
             Knob::ComputeOverlap => (0.0, 2.0),
+            // The share of the datasheet peak concurrent kernels get; at the top the stage
+            // hardly ever binds (the bytes are cold-L2 counts, an upper bound).
+            Knob::DramEfficiency => (0.3, 1.5),
+            Knob::TimesliceWait => (0.0, 2.0),
         }
     }
 }
@@ -256,12 +264,14 @@ pub fn fit_globals(
                 Knob::Launch,
                 Knob::HostFactor,
                 Knob::ComputeOverlap,
+                Knob::DramEfficiency,
             ],
             &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Mps,
         ),
-        (&[Knob::Switch, Knob::Overhead], &|s: &RunSet| {
-            s.n_jobs() > 1 && s.observation.mode == ShareMode::Timeslice
-        }),
+        (
+            &[Knob::Switch, Knob::Overhead, Knob::TimesliceWait],
+            &|s: &RunSet| s.n_jobs() > 1 && s.observation.mode == ShareMode::Timeslice,
+        ),
     ];
     for (knobs, kind) in stages {
         let probe = model_for(ds, tables, g);
@@ -275,8 +285,20 @@ pub fn fit_globals(
             continue;
         }
         fitted_on += sets.len();
+        // The bandwidth stage acts only on jobs with measured DRAM bytes: with none among the
+        // stage's sets the error is flat in it, so it stays off (0) rather than land anywhere.
+        let measured_bytes = sets.iter().any(|s| {
+            s.observation.members.iter().any(|m| {
+                tables
+                    .trace(&ds.classes[m.class].key)
+                    .is_some_and(KernelTrace::has_traffic)
+            })
+        });
         for _round in 0..FIT_ROUNDS {
             for &knob in knobs {
+                if matches!(knob, Knob::DramEfficiency) && !measured_bytes {
+                    continue;
+                }
                 let (lo, hi) = knob.range();
                 let mut err = |v: f64| {
                     let mut trial = g;
@@ -381,6 +403,8 @@ pub fn kernel_params(
         memory_knee_waves: round(g.memory_knee_waves, 4),
         mps_host_factor: round(g.mps_host_factor, 4),
         compute_overlap: round(g.compute_overlap, 4),
+        dram_efficiency: round(g.dram_efficiency, 4),
+        timeslice_wait: round(g.timeslice_wait, 4),
         origin,
         held_out_error: held_out,
     }
@@ -400,7 +424,7 @@ pub fn tables_bytes(tables: &KernelTables) -> std::io::Result<Vec<u8>> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use colo_sim::perf::kernel::{KernelTrace, TABLES_FORMAT, TABLES_VERSION};
+    use colo_sim::perf::kernel::{TABLES_FORMAT, TABLES_VERSION};
 
     /// One kernel of 10 us per 30 us of traced host time: host-bound (launches are
     /// asynchronous, so a cycle lasts its host time), scaled to `unprofiled`.
@@ -420,6 +444,7 @@ pub(crate) mod tests {
             blocks: vec![132],
             resident: vec![1],
             memory_bound: vec![0],
+            dram_bytes: Vec::new(),
         };
         (t.host_scale, t.dur_scale) = host_scale(&t, 132);
         t
@@ -602,7 +627,7 @@ pub(crate) mod tests {
 
     /// A profile kernel section's globals in the order of the knobs (launch and switch in
     /// microseconds, as written).
-    fn section_values(k: &KernelParams) -> [f64; 9] {
+    fn section_values(k: &KernelParams) -> [f64; 11] {
         [
             k.mps_overlap,
             k.mps_launch_us,
@@ -613,6 +638,8 @@ pub(crate) mod tests {
             k.memory_knee_waves,
             k.mps_host_factor,
             k.compute_overlap,
+            k.dram_efficiency,
+            k.timeslice_wait,
         ]
     }
 
@@ -628,6 +655,8 @@ pub(crate) mod tests {
             Knob::MemoryKneeWaves,
             Knob::HostFactor,
             Knob::ComputeOverlap,
+            Knob::DramEfficiency,
+            Knob::TimesliceWait,
         ];
         let mut g = KernelGlobals::ALONE_ONLY;
         for (i, knob) in knobs.iter().enumerate() {
@@ -643,6 +672,8 @@ pub(crate) mod tests {
             g.memory_knee_waves,
             g.mps_host_factor,
             g.compute_overlap,
+            g.dram_efficiency,
+            g.timeslice_wait,
         ];
         assert_eq!(fields, std::array::from_fn(|i| 100.0 + i as f64));
         // The shipped H200 profile's fitted globals lie inside each search range, [lo, hi) (a
@@ -653,6 +684,10 @@ pub(crate) mod tests {
         fitted_fields[1] *= 1e-6; // microseconds in the profile, seconds in the globals
         fitted_fields[2] *= 1e-6;
         for (knob, v) in knobs.iter().zip(fitted_fields) {
+            // 0: no training set has measured DRAM bytes, so the stage was not fitted.
+            if matches!(knob, Knob::DramEfficiency) && v == 0.0 {
+                continue;
+            }
             let (lo, hi) = knob.range();
             assert!(
                 lo < hi && lo <= v && v < hi,
@@ -674,12 +709,16 @@ pub(crate) mod tests {
             memory_knee_waves: 0.3,
             mps_host_factor: 1.111_15,
             compute_overlap: 0.0,
+            dram_efficiency: 0.876_54,
+            timeslice_wait: 0.333_33,
         };
         let k = kernel_params("t.json.gz", &tables, g, Origin::Fitted, Vec::new());
         assert_eq!(k.tables, "t.json.gz");
         assert_eq!(k.traced, ["a:4:32", "b:8:32"]);
         let got = section_values(&k);
-        let by_hand = [0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0];
+        let by_hand = [
+            0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0, 0.8765, 0.3333,
+        ];
         for (got, want) in got.iter().zip(by_hand) {
             assert!((got - want).abs() < 1e-12, "{got:?} against {by_hand:?}");
         }
@@ -709,11 +748,28 @@ pub(crate) mod tests {
                 g.compute_overlap,
             )
         };
-        let ts = |g: &KernelGlobals| (g.timeslice_switch_s, g.timeslice_overhead);
+        let ts = |g: &KernelGlobals| (g.timeslice_switch_s, g.timeslice_overhead, g.timeslice_wait);
 
         let all = smoke(&|_| true);
         let (g, fitted_on, every_stage) = fit_globals(&all, &tables, &|_| true);
         assert_eq!((fitted_on, every_stage), (3, true));
+        // No trace has DRAM bytes: the bandwidth stage is not fitted and stays off.
+        assert_eq!(g.dram_efficiency, 0.0);
+        // Bytes at 90% of the H200's 4,800 GB/s for every kernel: the MPS stage fits it.
+        let mut streaming = tables.clone();
+        for t in &mut streaming.traces {
+            t.dram_bytes = t
+                .dur_ns
+                .iter()
+                .map(|&ns| ns as f32 * 4_800.0 * 0.9)
+                .collect();
+        }
+        let (with_bytes, _, _) = fit_globals(&all, &streaming, &|_| true);
+        let (lo, hi) = Knob::DramEfficiency.range();
+        assert!(
+            (lo..=hi).contains(&with_bytes.dram_efficiency),
+            "{with_bytes:?}"
+        );
         assert!(
             waves(&g) != waves(&alone) && mps(&g) != mps(&alone) && ts(&g) != ts(&alone),
             "{g:?}"

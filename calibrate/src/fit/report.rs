@@ -292,7 +292,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3} (compute-bound kernels {:.3}), MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}; {} sets left out (a member untraced)",
+        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3} (compute-bound kernels {:.3}), MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, time-slice wait {:.3} of co-runners' residual kernel, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}, DRAM efficiency {:.3} (0: no bandwidth stage); {} sets left out (a member untraced)",
         if kv.every_stage {
             "fitted"
         } else {
@@ -305,9 +305,11 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         g.mps_host_factor,
         g.timeslice_switch_s * 1e6,
         g.timeslice_overhead,
+        g.timeslice_wait,
         g.wave_exponent,
         g.memory_knee,
         g.memory_knee_waves,
+        g.dram_efficiency,
         kv.untraced_sets
     );
     let _ = writeln!(
@@ -341,10 +343,10 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
             "slice layouts",
             "zoo slice layouts",
         ] {
-            for jobs_of in ["all", "launch-bound", "GPU-bound"] {
+            for jobs_of in super::validate::JOB_CLASSES {
                 let keep = |j: &&PredictedJob| {
                     kernel_subset(j) == Some((mode, subset))
-                        && (jobs_of == "all" || j.launch_bound == (jobs_of == "launch-bound"))
+                        && super::validate::in_job_class(j, jobs_of)
                 };
                 let alone: Vec<&PredictedJob> = kv
                     .jobs

@@ -360,6 +360,21 @@ pub struct ErrorRow {
     pub noise_floor: f64,
 }
 
+/// The job classes reports break errors down by: every job; launch-bound or GPU-bound alone;
+/// jobs training in bf16 or fp16 (a `+bf16-...` or `+fp16-...` recipe: bandwidth-heavy, issue
+/// 32).
+pub const JOB_CLASSES: [&str; 4] = ["all", "launch-bound", "GPU-bound", "bf16/fp16"];
+
+/// Whether `j` is of the job class `class` (one of [`JOB_CLASSES`]).
+pub fn in_job_class(j: &PredictedJob, class: &str) -> bool {
+    match class {
+        "all" => true,
+        "launch-bound" => j.launch_bound,
+        "GPU-bound" => !j.launch_bound,
+        _ => j.job.contains("+bf16") || j.job.contains("+fp16"),
+    }
+}
+
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     if n == 0 { f64::NAN } else { sum / n as f64 }
@@ -417,11 +432,11 @@ pub fn error_rows(jobs: &[PredictedJob]) -> Vec<ErrorRow> {
             MeasuredMode::Mps,
             MeasuredMode::MigEmulated,
         ] {
-            for jobs_of in ["all", "launch-bound", "GPU-bound"] {
+            for jobs_of in JOB_CLASSES {
                 let sel: Vec<&PredictedJob> = jobs
                     .iter()
                     .filter(|j| j.split == split && j.mode == mode)
-                    .filter(|j| jobs_of == "all" || j.launch_bound == (jobs_of == "launch-bound"))
+                    .filter(|j| in_job_class(j, jobs_of))
                     .collect();
                 if sel.is_empty() {
                     continue;

@@ -390,6 +390,14 @@ pub struct KernelParams {
     /// Slowdown of a compute-bound kernel per unit of co-runners' bandwidth draw.
     #[serde(default)]
     pub compute_overlap: f64,
+    /// DRAM bandwidth running kernels share, as a fraction of the datasheet peak (the
+    /// bandwidth stage; 0, as in profiles written before it existed: no stage).
+    #[serde(default)]
+    pub dram_efficiency: f64,
+    /// Part of the co-runners' mean residual kernel time a time-sliced job's burst waits (0, as
+    /// in profiles written before it existed: no wait).
+    #[serde(default)]
+    pub timeslice_wait: f64,
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
     /// data constrained).
     pub origin: Origin,
@@ -582,6 +590,8 @@ impl Profile {
                 ("memory_knee_waves", k.memory_knee_waves),
                 ("mps_host_factor", k.mps_host_factor),
                 ("compute_overlap", k.compute_overlap),
+                ("dram_efficiency", k.dram_efficiency),
+                ("timeslice_wait", k.timeslice_wait),
             ];
             for (name, value) in globals {
                 range(

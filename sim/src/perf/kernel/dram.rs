@@ -8,8 +8,10 @@
 //! the profiler prints `at::native::vectorized_elementwise_kernel<...>`, and the traffic may be
 //! measured on another GPU of the same architecture (an H100 for H200 traces: the same sm_90
 //! kernels). Kernels of one base name share its bandwidth (bytes over time of all its launches).
-//! The replay does not use it yet: `colo calibrate dram` reports it against the name rule
-//! that decides today which kernels are bandwidth-bound ([`super::raw::is_memory_bound`]).
+//! A traffic file beside a trace (`NAME.dram.json.gz` beside `NAME.trace.json.gz`) gives the
+//! trace's kernels their bytes per launch (`KernelTrace::dram_bytes`), which the replay's
+//! bandwidth stage uses; `colo calibrate dram` reports the traffic against the name rule that
+//! decides which kernels are bandwidth-bound ([`super::raw::is_memory_bound`]).
 use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -60,6 +62,16 @@ impl DramTraffic {
             entry.2 += k.count;
         }
         out
+    }
+}
+
+impl DramTraffic {
+    /// DRAM bytes (read and written) per launch, averaged over the launches of each base name.
+    pub fn bytes_per_launch(&self) -> BTreeMap<&str, f64> {
+        self.by_base()
+            .into_iter()
+            .map(|(base, (bytes, _, launches))| (base, bytes / launches.max(1) as f64))
+            .collect()
     }
 }
 

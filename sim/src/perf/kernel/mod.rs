@@ -55,6 +55,10 @@ pub struct KernelGlobals {
     pub mps_host_factor: f64,
     /// Slowdown of compute-bound kernels per unit of co-runners' bandwidth draw.
     pub compute_overlap: f64,
+    /// DRAM bandwidth running kernels share, fraction of the datasheet peak (0: no stage).
+    pub dram_efficiency: f64,
+    /// Part of co-runners' mean residual kernel time a time-sliced burst waits (0: none).
+    pub timeslice_wait: f64,
 }
 
 impl KernelGlobals {
@@ -69,6 +73,8 @@ impl KernelGlobals {
         memory_knee_waves: 0.0,
         mps_host_factor: 1.0,
         compute_overlap: 0.0,
+        dram_efficiency: 0.0,
+        timeslice_wait: 0.0,
     };
 
     /// The profile's parameters.
@@ -83,6 +89,8 @@ impl KernelGlobals {
             memory_knee_waves: params.memory_knee_waves,
             mps_host_factor: params.mps_host_factor,
             compute_overlap: params.compute_overlap,
+            dram_efficiency: params.dram_efficiency,
+            timeslice_wait: params.timeslice_wait,
         }
     }
 }
@@ -110,6 +118,11 @@ struct GpuTraces {
     /// The GPU the traces were taken on, when carried here by `transfer`.
     transferred_from: Option<String>,
     traced: Vec<Traced>,
+    /// Datasheet peak DRAM bandwidth of the GPU, bytes/s (0 for a GPU not in the catalog: no
+    /// bandwidth stage).
+    dram_peak_bytes_per_s: f64,
+    /// Its memory, GiB (a MIG slice's bandwidth share is its memory's share).
+    memory_gib: f64,
 }
 
 impl GpuTraces {
@@ -134,7 +147,10 @@ impl GpuTraces {
                 })
             })
             .collect();
+        let catalog = crate::hardware::gpu(&tables.gpu).ok();
         Self {
+            dram_peak_bytes_per_s: catalog.map_or(0.0, |g| g.memory_bandwidth_gbs * 1e9),
+            memory_gib: catalog.map_or(0.0, |g| g.memory_gib),
             gpu: tables.gpu,
             sm_count,
             source: tables.source,
@@ -145,13 +161,23 @@ impl GpuTraces {
         }
     }
 
+    /// Share of the GPU's DRAM bandwidth `partition` has: all of it, unless it is a MIG slice
+    /// (its memory slices' share, from the catalog's slice memory: never measured here).
+    fn dram_share(&self, partition: &Partition) -> f64 {
+        if partition.is_mig_slice && self.memory_gib > 0.0 {
+            (partition.memory_gib / self.memory_gib).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+
     fn index(&self, key: &ModelKey) -> Option<usize> {
         self.traced.iter().position(|t| &t.key == key)
     }
 
-    /// Replay parameters for a partition of `capacity`; MPS clients' host time and launch cost
-    /// when `mps`.
-    fn params(&self, capacity: f64, mps: bool) -> ReplayParams {
+    /// Replay parameters for a partition of `capacity` holding `dram_share` of the GPU's memory
+    /// bandwidth; MPS clients' host time and launch cost when `mps`.
+    fn params(&self, capacity: f64, dram_share: f64, mps: bool) -> ReplayParams {
         ReplayParams {
             sm_count: self.sm_count,
             capacity,
@@ -166,6 +192,8 @@ impl GpuTraces {
                 1.0
             },
             compute_overlap: self.globals.compute_overlap,
+            dram_bytes_per_s: self.globals.dram_efficiency * self.dram_peak_bytes_per_s,
+            dram_share,
         }
     }
 
@@ -174,7 +202,7 @@ impl GpuTraces {
         t.alone.get_or_init(|| {
             let probe = AloneTimeline::placeholder();
             let job = self.job(idx, 1.0, &probe);
-            alone_timeline(&job, &self.params(1.0, false))
+            alone_timeline(&job, &self.params(1.0, 1.0, false))
         })
     }
 
@@ -194,7 +222,7 @@ impl GpuTraces {
     fn fractions(
         &self,
         mode: ShareMode,
-        capacity: f64,
+        (capacity, dram_share): (f64, f64),
         jobs: &[(usize, f64)],
         horizon: Horizon,
     ) -> Vec<f64> {
@@ -204,6 +232,7 @@ impl GpuTraces {
                 let params = TimesliceParams {
                     switch_s: self.globals.timeslice_switch_s,
                     overhead: self.globals.timeslice_overhead,
+                    wait: self.globals.timeslice_wait,
                 };
                 timeslice_shares(&alone, params)
             }
@@ -219,7 +248,7 @@ impl GpuTraces {
                     .collect();
                 replay(
                     &replay_jobs,
-                    &self.params(capacity, mode.is_mps_client()),
+                    &self.params(capacity, dram_share, mode.is_mps_client()),
                     horizon,
                 )
             }
@@ -260,8 +289,9 @@ fn globals_for(profiles: &ProfileSet, tables: &KernelTables) -> (KernelGlobals, 
     }
 }
 
-/// A set as the memo knows it: mode, partition and (trace, budget) per job, in canonical order.
-type SetKey = (u8, u64, Vec<(usize, u64)>);
+/// A set as the memo knows it: mode, partition (SMs, bandwidth share) and (trace, budget) per
+/// job, in canonical order.
+type SetKey = (u8, u64, u64, Vec<(usize, u64)>);
 
 /// Fractions of alone per (GPU index, set).
 type Memo = HashMap<(usize, SetKey), Arc<[f64]>>;
@@ -492,7 +522,7 @@ impl KernelModel {
     ) -> Option<Vec<f64>> {
         let (g, idx) = self.trace_indices(gpu, tenants)?;
         let jobs: Vec<(usize, f64)> = idx.into_iter().map(|i| (i, 1.0)).collect();
-        Some(self.gpus[g].fractions(mode, 1.0, &jobs, horizon))
+        Some(self.gpus[g].fractions(mode, (1.0, 1.0), &jobs, horizon))
     }
 
     fn trace_indices(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> Option<(usize, Vec<usize>)> {
@@ -520,9 +550,11 @@ impl KernelModel {
                 .then(jobs[a].1.total_cmp(&jobs[b].1))
         });
         let canonical: Vec<(usize, f64)> = order.iter().map(|&i| jobs[i]).collect();
+        let dram_share = self.gpus[g].dram_share(partition);
         let key: SetKey = (
             mode as u8,
             partition.sm_fraction.to_bits(),
+            dram_share.to_bits(),
             canonical.iter().map(|&(i, c)| (i, c.to_bits())).collect(),
         );
         let cached = self
@@ -538,7 +570,12 @@ impl KernelModel {
             None => {
                 self.count(false);
                 let f: Arc<[f64]> = self.gpus[g]
-                    .fractions(mode, partition.sm_fraction, &canonical, Horizon::default())
+                    .fractions(
+                        mode,
+                        (partition.sm_fraction, dram_share),
+                        &canonical,
+                        Horizon::default(),
+                    )
                     .into();
                 if let Ok(mut m) = self.memo.lock() {
                     m.insert((g, key), f.clone());

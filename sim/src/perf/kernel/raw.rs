@@ -81,6 +81,10 @@ pub struct RawTrace {
     pub names: Vec<String>,
     /// GPU activities, columns.
     pub kernels: RawKernels,
+    /// The point's DRAM traffic, when a traffic file sits beside the trace
+    /// (`<name>.dram.json.gz` beside `<name>.trace.json.gz`; read by [`read_folder_for`]).
+    #[serde(skip)]
+    pub traffic: Option<super::dram::DramTraffic>,
 }
 
 /// Samples/s over a timed window.
@@ -449,6 +453,19 @@ pub(super) fn reduce_with(
         memory_bound: (0..k.dur_ns.len())
             .map(|i| u8::from(is_memory_bound(name_of(i))))
             .collect(),
+        // Bytes carry to another GPU only where its L2 is the same; a transferred trace has none.
+        dram_bytes: match (&raw.traffic, transfer) {
+            (Some(traffic), None) => {
+                let per_launch = traffic.bytes_per_launch();
+                (0..k.dur_ns.len())
+                    .map(|i| {
+                        let base = super::dram::base_name(name_of(i));
+                        per_launch.get(base).copied().unwrap_or(0.0) as f32
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        },
     }
 }
 
@@ -601,7 +618,12 @@ pub fn read_folder_for(
                     )),
                 }
             }
-            Ok(raw) => {
+            Ok(mut raw) => {
+                let traffic = read_traffic_beside(&path, &raw.point);
+                if let Err(why) = &traffic {
+                    skipped.push(why.clone());
+                }
+                raw.traffic = traffic.ok().flatten();
                 sm_count = raw.sm_count;
                 fake |= raw.source.as_deref() == Some("fake");
                 sources.insert(
@@ -614,7 +636,15 @@ pub fn read_folder_for(
                     ),
                     (),
                 );
-                notes.insert(raw.point.clone(), trace_note(&raw, &path));
+                let mut note = trace_note(&raw, &path);
+                note.push_str(&match &raw.traffic {
+                    Some(t) => format!(
+                        "; DRAM bytes per kernel measured with Nsight Compute on {}",
+                        t.gpu
+                    ),
+                    None => "; no DRAM traffic measured: the bandwidth stage leaves it out".into(),
+                });
+                notes.insert(raw.point.clone(), note);
                 by_point.insert(raw.point.clone(), reduce(&raw, gpu));
                 used.push(path);
             }
@@ -675,6 +705,37 @@ pub fn read_folder_for(
         not_read,
         transferred,
     })
+}
+
+/// The DRAM traffic file beside the trace at `trace_path` (`NAME.dram.json.gz` beside
+/// `NAME.trace.json.gz`): `Ok(None)` when there is none; an unreadable file, or one of another
+/// point, is an error naming the file (reported as a skip: the trace is used without it).
+fn read_traffic_beside(
+    trace_path: &Path,
+    point: &str,
+) -> Result<Option<super::dram::DramTraffic>, (PathBuf, String)> {
+    let name = trace_path.to_string_lossy();
+    let Some(stem) = name.strip_suffix(RAW_SUFFIX) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(format!("{stem}{}", super::dram::DRAM_SUFFIX));
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err((path, format!("cannot read DRAM traffic: {e}"))),
+    };
+    match super::dram::parse_traffic(&bytes, &path) {
+        Ok(t) if t.point == point => Ok(Some(t)),
+        Ok(t) => Err((
+            path,
+            format!(
+                "DRAM traffic of `{}` beside the trace of `{point}`: not used (rename it or \
+                 measure this point)",
+                t.point
+            ),
+        )),
+        Err(e) => Err((path, format!("{e}; the trace is used without DRAM traffic"))),
+    }
 }
 
 /// A user's trace folder gave nothing to predict with.
@@ -1168,6 +1229,66 @@ mod tests {
         assert_eq!(f.used, [path("c")]);
         assert!(f.tables.traces.is_empty());
         assert_eq!(points(&f.transferred.expect("n carried")), ["n:8:224"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn traffic_file(point: &str, kernels: serde_json::Value) -> Vec<u8> {
+        let json = serde_json::json!({
+            "format": "colo-dram-traffic", "version": 1, "point": point, "gpu": "NVIDIA H200",
+            "kernels": kernels,
+        });
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, json.to_string().as_bytes()).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn issue_32_a_traffic_file_beside_a_trace_gives_its_kernels_bytes_per_launch() {
+        let dir = scratch("traffic-beside");
+        let names = [
+            "void at::native::vectorized_elementwise_kernel<4, F>(int, F)",
+            "sm90_xmma_gemm_bf16",
+        ];
+        let kernels = serde_json::json!({
+            "name": [0, 1, 0], "kind": [0, 0, 0], "dur_ns": [1_000, 3_000, 1_000],
+            "grid": [[4, 1, 1], [4, 1, 1], [4, 1, 1]],
+            "block": [[128, 1, 1], [128, 1, 1], [128, 1, 1]],
+            "regs": [32, 32, 32], "smem": [0, 0, 0], "launch_ns": [0, 5_000, 10_000]
+        });
+        for (file, point) in [("a", "m:8:224"), ("b", "n:8:224"), ("c", "o:8:224")] {
+            let trace = trace_file(point, "NVIDIA H200", None, &names, Some(kernels.clone()));
+            std::fs::write(dir.join(format!("{file}{RAW_SUFFIX}")), trace).unwrap();
+        }
+        // Nsight Compute's name differs in namespace; two launches moved 3 + 1 MB: 2 MB each.
+        // The GEMM has no measurement: 0.
+        let measured = serde_json::json!({
+            "void at::vectorized_elementwise_kernel<4, F>(int, F)":
+                {"count": 2, "read_bytes": 3e6, "write_bytes": 1e6, "ncu_ns": 900.0}
+        });
+        std::fs::write(
+            dir.join("a.dram.json.gz"),
+            traffic_file("m:8:224", measured.clone()),
+        )
+        .unwrap();
+        // b's traffic file is of another point: reported, and b is used without bytes.
+        std::fs::write(dir.join("b.dram.json.gz"), traffic_file("z:1:1", measured)).unwrap();
+        let h200 = crate::hardware::gpu("h200").unwrap();
+        let f = read_folder(&dir, h200).unwrap();
+        let by_point = |p: &str| f.tables.traces.iter().find(|t| t.point == p).unwrap();
+        assert_eq!(by_point("m:8:224").dram_bytes, [2e6, 0.0, 2e6]);
+        assert!(by_point("n:8:224").dram_bytes.is_empty());
+        assert!(by_point("o:8:224").dram_bytes.is_empty());
+        assert_eq!(f.skipped.len(), 1);
+        assert_eq!(f.skipped[0].0, dir.join("b.dram.json.gz"));
+        assert!(
+            f.skipped[0]
+                .1
+                .contains("`z:1:1` beside the trace of `n:8:224`")
+        );
+        let note = &f.notes.iter().find(|n| n.0 == "m:8:224").unwrap().1;
+        assert!(note.contains("DRAM bytes per kernel measured"), "{note}");
+        let note = &f.notes.iter().find(|n| n.0 == "o:8:224").unwrap().1;
+        assert!(note.contains("no DRAM traffic measured"), "{note}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

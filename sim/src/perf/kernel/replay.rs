@@ -38,6 +38,14 @@ pub struct ReplayParams {
     /// Slowdown of a compute-bound kernel per unit of co-runners' bandwidth draw (their
     /// traffic through L2 and HBM slows its loads too; 0: compute kernels never slow).
     pub compute_overlap: f64,
+    /// DRAM bandwidth the running kernels of the whole GPU share, bytes/s: the fitted
+    /// efficiency times the datasheet peak (0: no bandwidth stage). Only kernels with measured
+    /// bytes (`KernelTrace::dram_bytes`) draw on it (see [`bandwidth_shares`]).
+    pub dram_bytes_per_s: f64,
+    /// Share of that bandwidth the partition has: 1 for a whole GPU (MPS clients, SM budgets and
+    /// emulated MIG slices all share one memory system), a MIG slice's memory slices over the
+    /// GPU's (from the catalog: never measured here).
+    pub dram_share: f64,
 }
 
 /// One job in a replay.
@@ -67,6 +75,10 @@ pub struct AloneTimeline {
     pub busy_s: f64,
     /// Idle-to-busy transitions of the GPU per cycle.
     pub bursts: u32,
+    /// Mean time left of the kernel running at a random instant of GPU busy time, seconds
+    /// (sum of squared kernel times over twice their sum): how long a co-runner that wants
+    /// the GPU waits, on average, for one of this job's kernels to end (time-slicing).
+    pub residual_kernel_s: f64,
 }
 
 impl AloneTimeline {
@@ -78,6 +90,7 @@ impl AloneTimeline {
             cycle_s: 1.0,
             busy_s: 0.0,
             bursts: 0,
+            residual_kernel_s: 0.0,
         }
     }
 
@@ -189,6 +202,7 @@ fn replay_alone(job: &ReplayJob<'_>, p: &ReplayParams, cycles: usize) -> AloneTi
     let (mut host_t, mut prev_end) = (0.0_f64, 0.0_f64);
     let mut end_s = vec![0.0; n];
     let (mut busy, mut bursts, mut cycle_start) = (0.0, 0u32, 0.0);
+    let mut busy_squared = 0.0;
     for c in 0..cycles {
         let last = c + 1 == cycles;
         if last {
@@ -200,6 +214,7 @@ fn replay_alone(job: &ReplayJob<'_>, p: &ReplayParams, cycles: usize) -> AloneTi
             let (dur, _) = kernel_at(job, k, p);
             if last {
                 busy += dur;
+                busy_squared += dur * dur;
                 if ready > prev_end + 1e-9 {
                     bursts += 1;
                 }
@@ -214,6 +229,11 @@ fn replay_alone(job: &ReplayJob<'_>, p: &ReplayParams, cycles: usize) -> AloneTi
         cycle_s,
         busy_s: busy,
         bursts,
+        residual_kernel_s: if busy > 0.0 {
+            busy_squared / (2.0 * busy)
+        } else {
+            0.0
+        },
     }
 }
 
@@ -263,6 +283,8 @@ impl ReplayParams {
             memory_knee_waves: 0.0,
             host_factor: 1.0,
             compute_overlap: 0.0,
+            dram_bytes_per_s: 0.0,
+            dram_share: 1.0,
         }
     }
 }
@@ -297,6 +319,53 @@ struct Step {
     memory_bound: bool,
     /// Memory bandwidth it draws per unit of SM share, relative to alone on the whole GPU.
     draw: f64,
+    /// DRAM bandwidth it draws at full speed, as a fraction of the partition's (0: unmeasured
+    /// or no bandwidth stage).
+    dram: f64,
+}
+
+/// DRAM bandwidth kernel `k` of `job` draws over `dur` seconds, as a fraction of the partition's.
+/// Measured bytes over a profiler's kernel time can exceed what the GPU delivers (Nsight Compute
+/// counts bytes with a cold L2): a kernel never draws more than the whole GPU's bandwidth, so a
+/// job alone on a whole GPU is never throttled by the stage.
+fn dram_demand(job: &ReplayJob<'_>, k: usize, dur: f64, p: &ReplayParams) -> f64 {
+    let Some(&bytes) = job.trace.dram_bytes.get(k) else {
+        return 0.0;
+    };
+    if p.dram_bytes_per_s <= 0.0 || dur <= 0.0 || p.dram_share <= 0.0 {
+        return 0.0;
+    }
+    (f64::from(bytes) / dur / p.dram_bytes_per_s).min(1.0) / p.dram_share
+}
+
+/// Max-min fair shares of the partition's DRAM bandwidth (1) among kernels drawing `demand`
+/// (fractions of it, at their speeds before this stage): when they ask for more than there is,
+/// every kernel gets the same level L, or its demand if less, with the shares summing to 1.
+/// Returns each kernel's speed factor, min(1, L / demand); all 1 while the demand fits.
+fn bandwidth_shares(demand: &[f64], factor: &mut [f64]) {
+    factor.fill(1.0);
+    let total: f64 = demand.iter().sum();
+    if total <= 1.0 {
+        return;
+    }
+    let mut sorted = [0.0_f64; MAX_JOBS];
+    let n = demand.len();
+    sorted[..n].copy_from_slice(demand);
+    sorted[..n].sort_by(f64::total_cmp);
+    let (mut left, mut level) = (1.0, 0.0);
+    for (i, &d) in sorted[..n].iter().enumerate() {
+        let fair = left / (n - i) as f64;
+        if d > fair {
+            level = fair;
+            break;
+        }
+        left -= d;
+    }
+    for (f, &d) in factor.iter_mut().zip(demand) {
+        if d > level {
+            *f = level / d;
+        }
+    }
 }
 
 /// Every kernel of `job` as a [`Step`], with `launch_extra_s` added to each launch's host time.
@@ -329,6 +398,7 @@ fn steps(job: &ReplayJob<'_>, p: &ReplayParams, launch_extra_s: f64) -> Vec<Step
                 host_s: host_at(job, k, p.host_factor, launch_extra_s),
                 memory_bound,
                 draw,
+                dram: dram_demand(job, k, dur, p),
             }
         })
         .collect()
@@ -346,6 +416,7 @@ struct JobState {
     demand: f64,
     memory_bound: bool,
     draw: f64,
+    dram: f64,
     /// Time, kernel and cycle of the job's first kernel end after the warm-up; and the time of
     /// the last end of that same kernel since, with the whole cycles between.
     first_end: Option<(f64, usize, u64)>,
@@ -364,6 +435,16 @@ impl JobState {
         (self.tail_left, self.tail_demand) = (step.tail_left, step.tail_demand);
         self.memory_bound = step.memory_bound;
         self.draw = step.draw;
+        self.dram = step.dram;
+    }
+
+    /// Work left before its next event: its last wave's start, else its end.
+    fn work_to_event(&self) -> f64 {
+        if self.left > self.tail_left && self.tail_left >= 0.0 {
+            self.left - self.tail_left
+        } else {
+            self.left
+        }
     }
 
     /// SM share the kernel holds now.
@@ -423,6 +504,27 @@ impl Default for Horizon {
     }
 }
 
+/// The kernel job `j` starts the replay at. Copies of one job (the same trace and budget) start
+/// spread over their cycle, copy c of m at c/m of it: started together they would run in
+/// lockstep for ever, their bandwidth-heavy phases always coinciding, which real processes,
+/// started apart and drifting, do not. Other jobs start at their first kernel.
+fn start_kernel(jobs: &[ReplayJob<'_>], j: usize) -> usize {
+    let same = |i: usize| std::ptr::eq(jobs[i].trace, jobs[j].trace) && jobs[i].cap == jobs[j].cap;
+    let copies = (0..jobs.len()).filter(|&i| same(i)).count();
+    let copy = (0..j).filter(|&i| same(i)).count();
+    let alone = jobs[j].alone;
+    if copy == 0 || alone.end_s.len() != jobs[j].trace.len() {
+        return 0;
+    }
+    let at = alone.cycle_s * copy as f64 / copies as f64;
+    alone
+        .end_s
+        .iter()
+        .take_while(|&&end| end <= at)
+        .count()
+        .min(alone.end_s.len() - 1)
+}
+
 /// Jobs in the order they became ready, ties to the lower index.
 fn ready_order(states: &[JobState], a: usize, b: usize) -> std::cmp::Ordering {
     states[a]
@@ -447,11 +549,13 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
     let cap_t = warm_t + horizon.window_cycles.max(horizon.max_cycles) * longest;
     let launch_extra = if n > 1 { p.launch_cost_s } else { 0.0 };
     let steps: Vec<Vec<Step>> = jobs.iter().map(|j| steps(j, p, launch_extra)).collect();
+    let any_dram = steps.iter().flatten().any(|s| s.dram > 0.0);
     let mut states = vec![JobState::default(); n];
-    for (s, steps) in states.iter_mut().zip(&steps) {
-        s.host_t = steps[0].host_s;
+    for (j, (s, steps)) in states.iter_mut().zip(&steps).enumerate() {
+        let k0 = start_kernel(jobs, j);
+        s.host_t = steps[k0].host_s;
         s.ready_t = s.host_t;
-        s.start(&steps[0], 0);
+        s.start(&steps[k0], k0);
     }
     let mut at_warm: Option<Vec<f64>> = (warm_t <= 0.0).then(|| vec![0.0; n]);
     // Every job by (readiness, index); the ready ones are a prefix. A job re-enters it only
@@ -503,11 +607,7 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 continue;
             }
             // Its last wave starts before it ends, if it has one still ahead.
-            let to_event = if s.left > s.tail_left && s.tail_left >= 0.0 {
-                s.left - s.tail_left
-            } else {
-                s.left
-            };
+            let to_event = s.work_to_event();
             let holds = s.holds();
             // A compute kernel slows when squeezed, or when co-runners' bandwidth draw presses
             // on it (its `stretch` is then 1).
@@ -539,6 +639,26 @@ pub fn replay(jobs: &[ReplayJob<'_>], p: &ReplayParams, horizon: Horizon) -> Vec
                 s.speed = 1.0;
                 if to_event < dt {
                     dt = to_event;
+                }
+            }
+        }
+        if any_dram && (served > 1 || p.dram_share < 1.0) {
+            // The bandwidth stage: kernels with measured bytes that ask more of the memory
+            // system than it delivers get max-min fair shares of it, whatever SMs they hold.
+            let mut demand = [0.0_f64; MAX_JOBS];
+            let mut factor = [1.0_f64; MAX_JOBS];
+            for (d, &j) in demand.iter_mut().zip(&order[..served]) {
+                *d = states[j].dram * states[j].speed.max(0.0);
+            }
+            bandwidth_shares(&demand[..served], &mut factor[..served]);
+            if factor[..served].iter().any(|&f| f < 1.0) {
+                dt = boundary - now;
+                for (&f, &j) in factor.iter().zip(&order[..served]) {
+                    let s = &mut states[j];
+                    s.speed *= f;
+                    if s.speed > 0.0 {
+                        dt = dt.min(s.work_to_event() / s.speed);
+                    }
                 }
             }
         }
@@ -646,6 +766,7 @@ mod tests {
             blocks,
             resident: vec![1; n],
             memory_bound: vec![0; n],
+            dram_bytes: Vec::new(),
         }
     }
 
@@ -702,6 +823,105 @@ mod tests {
             (f[0] - 0.5).abs() < 0.02 && (f[1] - 0.5).abs() < 0.02,
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn issue_32_bandwidth_shares_are_max_min_fair_worked_by_hand() {
+        let mut f = [0.0; 3];
+        // 0.3 + 0.4 fits: nobody slows.
+        bandwidth_shares(&[0.3, 0.4], &mut f[..2]);
+        assert_eq!(f[..2], [1.0, 1.0]);
+        // Two kernels asking 0.8 each share it half and half: 0.5 / 0.8 = 0.625 of their speed.
+        bandwidth_shares(&[0.8, 0.8], &mut f[..2]);
+        assert_eq!(f[..2], [0.625, 0.625]);
+        // A small one keeps its 0.1; the big one gets the 0.9 left.
+        bandwidth_shares(&[1.0, 0.1], &mut f[..2]);
+        assert!((f[0] - 0.9).abs() < 1e-12 && f[1] == 1.0, "{f:?}");
+        // Three: 0.2 kept, then 0.8 / 2 = 0.4 each for the two asking 0.6 and 0.9.
+        bandwidth_shares(&[0.6, 0.2, 0.9], &mut f);
+        let want = [0.4 / 0.6, 1.0, 0.4 / 0.9];
+        for (got, want) in f.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn copies_of_one_job_start_spread_over_their_cycle() {
+        // Four kernels of 1 us back to back: the alone cycle ends them at 1, 2, 3 and 4 us.
+        let t = trace(vec![1000; 4], vec![0; 4], vec![30; 4]);
+        let other = trace(vec![1000; 4], vec![0; 4], vec![30; 4]);
+        let alone = timeline(&t);
+        let other_alone = timeline(&other);
+        let (a, b) = (job(&t, &alone, 1.0), job(&other, &other_alone, 1.0));
+        // Two copies of `a`: the second starts half a cycle in, after the kernels ending by
+        // 2 us, at kernel 2. Another trace, or the same one under another budget, starts at 0.
+        let jobs = [a, b, a];
+        let starts: Vec<usize> = (0..3).map(|j| start_kernel(&jobs, j)).collect();
+        assert_eq!(starts, [0, 0, 2]);
+        let budgeted = [a, job(&t, &alone, 0.5)];
+        assert_eq!(start_kernel(&budgeted, 1), 0);
+        // Four copies: at 0, 1, 2 and 3 us, kernels 0, 1, 2 and 3.
+        let four = [a; 4];
+        let starts: Vec<usize> = (0..4).map(|j| start_kernel(&four, j)).collect();
+        assert_eq!(starts, [0, 1, 2, 3]);
+    }
+
+    /// One kernel of 1 us filling 30 of 100 SMs (two fit side by side), moving `bytes` per launch.
+    fn streaming(bytes: f32) -> KernelTrace {
+        let mut t = trace(vec![1000], vec![0], vec![30]);
+        t.dram_bytes = vec![bytes];
+        t
+    }
+
+    #[test]
+    fn issue_32_two_streaming_jobs_share_the_bandwidth_and_a_lone_one_keeps_its_speed() {
+        // Capacity 1e12 bytes/s: 8e5 bytes per 1 us kernel draws 0.8 of it. Side by side the two
+        // ask 1.6; max-min fair shares give each 0.5, so each runs at 0.5 / 0.8 = 0.625 of alone.
+        let t = streaming(8e5);
+        let alone = timeline(&t);
+        let j = job(&t, &alone, 1.0);
+        let p = ReplayParams {
+            dram_bytes_per_s: 1e12,
+            ..params()
+        };
+        let f = replay(&[j, j], &p, Horizon::default());
+        assert!(
+            (f[0] - 0.625).abs() < 1e-6 && (f[1] - 0.625).abs() < 1e-6,
+            "{f:?}"
+        );
+        // Without the stage they overlap without loss; alone, the stage never binds.
+        let off = replay(&[j, j], &params(), Horizon::default());
+        assert!((off[0] - 1.0).abs() < 1e-6, "{off:?}");
+        let lone = replay(&[j], &p, Horizon::default());
+        assert!((lone[0] - 1.0).abs() < 1e-6, "{lone:?}");
+        // Bytes over the peak (cold-L2 counts) draw at most the whole GPU: alone still 1.
+        let heavy = streaming(5e6);
+        let heavy_alone = timeline(&heavy);
+        let lone = replay(&[job(&heavy, &heavy_alone, 1.0)], &p, Horizon::default());
+        assert!((lone[0] - 1.0).abs() < 1e-6, "{lone:?}");
+        // A job with no measured bytes neither draws nor slows: beside a streaming one, both
+        // keep their speed.
+        let unmeasured = trace(vec![1000], vec![0], vec![30]);
+        let f = replay(&[j, job(&unmeasured, &alone, 1.0)], &p, Horizon::default());
+        assert!(
+            (f[0] - 1.0).abs() < 1e-6 && (f[1] - 1.0).abs() < 1e-6,
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn issue_32_a_lone_job_in_a_mig_slice_gets_its_slices_bandwidth() {
+        // A slice with half the memory slices: half the bandwidth. The kernel draws 0.8 of the
+        // whole GPU's, 1.6 of the slice's: it runs at 1 / 1.6 = 0.625 of its speed.
+        let t = streaming(8e5);
+        let alone = timeline(&t);
+        let p = ReplayParams {
+            dram_bytes_per_s: 1e12,
+            dram_share: 0.5,
+            ..params()
+        };
+        let f = replay(&[job(&t, &alone, 1.0)], &p, Horizon::default());
+        assert!((f[0] - 0.625).abs() < 1e-6, "{f:?}");
     }
 
     #[test]

@@ -104,6 +104,12 @@ pub struct KernelTrace {
     /// 1 where the kernel is bandwidth-bound (elementwise, normalisation, reduction, copy), 0
     /// where it is compute-bound (GEMM, convolution, attention): classified by kernel name.
     pub memory_bound: Vec<u8>,
+    /// DRAM bytes (read and written) per launch of each kernel, measured with Nsight Compute
+    /// and matched by the kernel's base name (see [`super::dram`]); 0 where its name had no
+    /// measurement. Empty when the point has no traffic file: the replay's bandwidth stage then
+    /// leaves its kernels alone (they neither draw nor are throttled).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dram_bytes: Vec<f32>,
 }
 
 impl KernelTrace {
@@ -122,6 +128,11 @@ impl KernelTrace {
     /// Kernels in the cycle.
     pub fn len(&self) -> usize {
         self.dur_ns.len()
+    }
+
+    /// Whether its kernels' DRAM traffic was measured.
+    pub fn has_traffic(&self) -> bool {
+        !self.dram_bytes.is_empty()
     }
 
     /// Whether the cycle holds no kernel.
@@ -216,6 +227,15 @@ impl KernelTables {
             if !valid {
                 return Err(invalid(format!(
                     "traces[{i}] ({}): iterations, samples_per_iteration, the speeds (and the anchor, if any) and dur_scale must be positive, host_scale at least 0",
+                    t.point
+                )));
+            }
+            if !t.dram_bytes.is_empty()
+                && (t.dram_bytes.len() != n
+                    || t.dram_bytes.iter().any(|b| !b.is_finite() || *b < 0.0))
+            {
+                return Err(invalid(format!(
+                    "traces[{i}] ({}): dram_bytes must hold one finite, non-negative value per kernel (or be absent)",
                     t.point
                 )));
             }

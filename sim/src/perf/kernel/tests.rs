@@ -25,6 +25,7 @@ fn toy_trace(point: &str, dur_ns: u32, blocks: u32, host_ns: u32) -> KernelTrace
         blocks: vec![blocks; n],
         resident: vec![1; n],
         memory_bound: vec![0; n],
+        dram_bytes: Vec::new(),
     };
     // Alone: the GPU part or the host part, whichever is longer, per kernel.
     let cycle_s = f64::from(dur_ns.max(host_ns)) * 1e-9 * n as f64;
@@ -263,6 +264,27 @@ fn tables_round_trip_and_bad_tables_are_refused() {
     let json = serde_json::to_vec(&bad).unwrap();
     let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
     assert!(err.to_string().contains("equal length"), "{err}");
+    // DRAM bytes: absent is fine and not written; one per kernel round-trips; a wrong length
+    // or a negative count is refused.
+    assert!(
+        !String::from_utf8(serde_json::to_vec(&t).unwrap())
+            .unwrap()
+            .contains("dram_bytes")
+    );
+    let mut measured = t.clone();
+    measured.traces[0].dram_bytes = vec![1e6; measured.traces[0].len()];
+    let json = serde_json::to_vec(&measured).unwrap();
+    assert_eq!(
+        KernelTables::from_bytes(&json, Path::new("t.json")).unwrap(),
+        measured
+    );
+    for wrong in [vec![1e6; 3], vec![-1.0; measured.traces[0].len()]] {
+        let mut bad = measured.clone();
+        bad.traces[0].dram_bytes = wrong;
+        let json = serde_json::to_vec(&bad).unwrap();
+        let err = KernelTables::from_bytes(&json, Path::new("t.json")).unwrap_err();
+        assert!(err.to_string().contains("dram_bytes"), "{err}");
+    }
     let mut anchored = t.clone();
     anchored.traces[0].anchor_samples_per_s = Some(2.0);
     let json = serde_json::to_vec(&anchored).unwrap();

@@ -3,7 +3,11 @@
 //! costs is shared max-min fairly (water-filling): a job asking less than the fair level gets all
 //! it asks; the rest split what remains. Switching costs: a fixed overhead while two or more jobs
 //! share, plus a cost per idle-to-busy burst of each job (a launch-bound job's every burst takes
-//! the GPU from its co-runner and gives it back).
+//! the GPU from its co-runner and gives it back). And a wait per burst: a job whose kernel is
+//! ready while a co-runner's kernel runs waits for it to end (the co-runners' mean residual
+//! kernel time, weighted by how busy they keep the GPU, times a fitted factor), so a light,
+//! launch-bound job slows beside long kernels even when its share of GPU time is free (issue 32:
+//! resnet18:128:32 kept 0.74-0.81 of alone beside convnext_tiny, 0.98 beside resnet50).
 use super::replay::AloneTimeline;
 
 /// The time-slicing globals.
@@ -13,6 +17,8 @@ pub struct TimesliceParams {
     pub switch_s: f64,
     /// Fraction of GPU time lost while two or more jobs share.
     pub overhead: f64,
+    /// Part of the co-runners' mean residual kernel time a burst waits (0: no wait).
+    pub wait: f64,
 }
 
 /// Each job's speed as a fraction of alone (same order as `alone`).
@@ -36,7 +42,23 @@ pub fn timeslice_shares(alone: &[&AloneTimeline], p: TimesliceParams) -> Vec<f64
             .sum();
         let capacity = (1.0 - p.overhead - p.switch_s * switching).max(0.02);
         let level = water_level(&demand, capacity);
-        let next: Vec<f64> = demand.iter().map(|&u| (level / u).min(1.0)).collect();
+        // GPU time co-runners' kernels hold, times how long one holds it on average.
+        let held: f64 = alone
+            .iter()
+            .zip(&speed)
+            .zip(&demand)
+            .map(|((a, f), u)| f * u * a.residual_kernel_s)
+            .sum();
+        let next: Vec<f64> = demand
+            .iter()
+            .zip(alone)
+            .zip(&speed)
+            .zip(&demand)
+            .map(|(((&u, a), f), own)| {
+                let wait = p.wait * (held - f * own * a.residual_kernel_s).max(0.0);
+                (level / u).min(1.0 / (1.0 + a.bursts_per_s() * wait))
+            })
+            .collect();
         let change = next
             .iter()
             .zip(&speed)
@@ -78,7 +100,39 @@ mod tests {
             cycle_s: 1.0,
             busy_s: busy,
             bursts,
+            residual_kernel_s: 0.0,
         }
+    }
+
+    #[test]
+    fn issue_32_a_light_job_waits_per_burst_for_its_co_runners_long_kernels() {
+        let p = TimesliceParams {
+            switch_s: 0.0,
+            overhead: 0.0,
+            wait: 1.0,
+        };
+        // A light job (busy 0.2, 1,000 bursts/s) beside one busy 0.5 of the time with kernels
+        // whose mean residual is 1 ms. Both fit (0.7 of the GPU): shares alone give 1 and 1.
+        // Each burst of the light one waits 1.0 * 0.5 * 1 ms = 0.5 ms, so a second of its alone
+        // work takes 1 + 1,000 * 0.5e-3 = 1.5 s: 2/3 of alone. Its bursts are the other's only
+        // wait, but its kernels have no residual: the other keeps 1.
+        let light = job(0.2, 1_000);
+        let long = AloneTimeline {
+            residual_kernel_s: 1e-3,
+            ..job(0.5, 10)
+        };
+        let f = timeslice_shares(&[&light, &long], p);
+        assert!((f[0] - 2.0 / 3.0).abs() < 1e-9 && f[1] == 1.0, "{f:?}");
+        // Without the wait both keep their speed; beside short kernels (10 us) it barely waits:
+        // 1 / (1 + 1,000 * 0.5 * 1e-5) = 0.995.
+        let f = timeslice_shares(&[&light, &long], TimesliceParams { wait: 0.0, ..p });
+        assert_eq!(f, vec![1.0, 1.0]);
+        let short = AloneTimeline {
+            residual_kernel_s: 1e-5,
+            ..job(0.5, 10)
+        };
+        let f = timeslice_shares(&[&light, &short], p);
+        assert!((f[0] - 1.0 / 1.005).abs() < 1e-9, "{f:?}");
     }
 
     #[test]
@@ -86,6 +140,7 @@ mod tests {
         let free = TimesliceParams {
             switch_s: 0.0,
             overhead: 0.0,
+            wait: 0.0,
         };
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         let f = timeslice_shares(&[&a, &b], free);
@@ -102,6 +157,7 @@ mod tests {
         let p = TimesliceParams {
             switch_s: 0.0,
             overhead: 0.1,
+            wait: 0.0,
         };
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         // Two GPU-bound jobs split the 0.9 left: 0.45 each.
@@ -125,6 +181,7 @@ mod tests {
         let p = TimesliceParams {
             switch_s: 1e-6,
             overhead: 0.0,
+            wait: 0.0,
         };
         let (a, c) = (job(1.0, 0), job(0.2, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
@@ -142,6 +199,7 @@ mod tests {
         let p = TimesliceParams {
             switch_s: 1e-6,
             overhead: 0.0,
+            wait: 0.0,
         };
         let (a, c) = (job(1.0, 0), job(0.6, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
