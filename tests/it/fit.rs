@@ -232,7 +232,7 @@ fn shipped_fitted_profile_matches_a_fresh_fit_of_the_committed_data() {
         "--out",
         out.to_str().unwrap(),
         "--date",
-        "2026-12-01",
+        "2026-12-06",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let fresh = std::fs::read_to_string(&out).unwrap();

@@ -195,7 +195,7 @@ fn a_folder_without_reproduced_workloads_or_a_wrong_gpu_is_a_clear_error() {
     assert_ne!(run.code, 0);
     assert!(
         run.stderr
-            .contains("none of its 83 traced point(s) is a workload the table holds"),
+            .contains("none of its 86 traced point(s) is a workload the table holds"),
         "{}",
         run.stderr
     );
@@ -283,10 +283,10 @@ fn dram_traffic_is_matched_to_traces_and_the_committed_comparison_is_current() {
         run.stdout, committed,
         "rerun the command in calibrate/data/h100/dram/README.md"
     );
-    // 83 traces, of which the 5 fp32 points measured have a row and the rest are named.
+    // 86 traces, of which the 8 points measured (5 fp32, 3 bf16) have a row and the rest are named.
     assert!(
         run.stdout
-            .contains("no DRAM traffic measured for 78 of 83 traces"),
+            .contains("no DRAM traffic measured for 78 of 86 traces"),
         "{}",
         run.stdout
     );

@@ -236,7 +236,7 @@ fn the_bands_transfer_error_is_the_committed_checks_mean_error() {
             }
         }
     }
-    assert_eq!(errors.len(), 14);
+    assert_eq!(errors.len(), 17);
     let mean = errors.iter().sum::<f64>() / errors.len() as f64;
     let shipped = colo_sim::perf::answer::transfer_check("h100-80gb")
         .expect("a check")

@@ -336,8 +336,8 @@ pub struct TransferCheck {
 pub const TRANSFER_CHECKS: [TransferCheck; 5] = [
     TransferCheck {
         gpu: "h100-80gb",
-        error_pct: 9.0,
-        what: "H200 traces carried to an H100 against traces measured there, 14 points: calibrate/data/h100/transfer",
+        error_pct: 16.8,
+        what: "H200 traces carried to an H100 against traces measured there, 17 points: calibrate/data/h100/transfer",
     },
     TransferCheck {
         gpu: "a100-40gb",
