@@ -40,7 +40,7 @@ pub struct ReplayParams {
     pub compute_overlap: f64,
     /// DRAM bandwidth the running kernels of the whole GPU share, bytes/s: the fitted
     /// efficiency times the datasheet peak (0: no bandwidth stage). Only kernels with measured
-    /// bytes (`KernelTrace::dram_bytes`) draw on it (see [`bandwidth_shares`]).
+    /// bytes (`KernelTrace::dram_bytes`) draw on it (see `bandwidth_shares`).
     pub dram_bytes_per_s: f64,
     /// Share of that bandwidth the partition has: 1 for a whole GPU (MPS clients, SM budgets and
     /// emulated MIG slices all share one memory system), a MIG slice's memory slices over the
