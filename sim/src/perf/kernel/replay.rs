@@ -343,28 +343,9 @@ fn dram_demand(job: &ReplayJob<'_>, k: usize, dur: f64, p: &ReplayParams) -> f64
 /// every kernel gets the same level L, or its demand if less, with the shares summing to 1.
 /// Returns each kernel's speed factor, min(1, L / demand); all 1 while the demand fits.
 fn bandwidth_shares(demand: &[f64], factor: &mut [f64]) {
-    factor.fill(1.0);
-    let total: f64 = demand.iter().sum();
-    if total <= 1.0 {
-        return;
-    }
-    let mut sorted = [0.0_f64; MAX_JOBS];
-    let n = demand.len();
-    sorted[..n].copy_from_slice(demand);
-    sorted[..n].sort_by(f64::total_cmp);
-    let (mut left, mut level) = (1.0, 0.0);
-    for (i, &d) in sorted[..n].iter().enumerate() {
-        let fair = left / (n - i) as f64;
-        if d > fair {
-            level = fair;
-            break;
-        }
-        left -= d;
-    }
+    let level = super::timeslice::water_level(demand, 1.0);
     for (f, &d) in factor.iter_mut().zip(demand) {
-        if d > level {
-            *f = level / d;
-        }
+        *f = (level / d).min(1.0);
     }
 }
 

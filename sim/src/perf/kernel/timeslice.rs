@@ -53,9 +53,8 @@ pub fn timeslice_shares(alone: &[&AloneTimeline], p: TimesliceParams) -> Vec<f64
             .iter()
             .zip(alone)
             .zip(&speed)
-            .zip(&demand)
-            .map(|(((&u, a), f), own)| {
-                let wait = p.wait * (held - f * own * a.residual_kernel_s).max(0.0);
+            .map(|((&u, a), f)| {
+                let wait = p.wait * (held - f * u * a.residual_kernel_s).max(0.0);
                 (level / u).min(1.0 / (1.0 + a.bursts_per_s() * wait))
             })
             .collect();
@@ -73,7 +72,7 @@ pub fn timeslice_shares(alone: &[&AloneTimeline], p: TimesliceParams) -> Vec<f64
 }
 
 /// The level `l` with `sum(min(d, l)) = capacity` (infinite when all demands fit).
-fn water_level(demand: &[f64], capacity: f64) -> f64 {
+pub(super) fn water_level(demand: &[f64], capacity: f64) -> f64 {
     if demand.iter().sum::<f64>() <= capacity {
         return f64::INFINITY;
     }
