@@ -137,6 +137,21 @@ for phase in "${phases[@]}"; do
     mutants f4-fit-kernel-after -f calibrate/src/fit/kernel.rs \
       --re '^calibrate/src/fit/kernel\.rs:([0-9]|[1-9][0-9]|1[0-2][0-9]):'
     ;;
+  sample-fit)
+    # A systematic sample (every third mutant, round-robin, in cargo-mutants' order) of the
+    # fit files no earlier phase ran whole: all of calibrate/src/fit/ but kernel.rs
+    # (2026-12-06, seventh session; the whole folder would take about 1.5 hours here).
+    mutants m1-fit-sample $(for f in calibrate/src/fit/*.rs; do [ "$f" = calibrate/src/fit/kernel.rs ] || echo -f "$f"; done) \
+      --sharding round-robin --shard 0/3
+    ;;
+  sample-sim)
+    # Every tenth mutant (round-robin) of the sim files no earlier phase ran whole: the
+    # engine's mod.rs and setup.rs, the replay, the DRAM traffic reader and raw.rs (whose three
+    # transfer functions ran whole earlier); about 11 hours whole here.
+    mutants m2-sim-sample -f sim/src/engine/mod.rs -f sim/src/engine/setup.rs \
+      -f sim/src/perf/kernel/replay.rs -f sim/src/perf/kernel/dram.rs -f sim/src/perf/kernel/raw.rs \
+      --sharding round-robin --shard 0/10
+    ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac
 done
