@@ -315,6 +315,71 @@ fn dram_traffic_is_matched_to_traces_and_the_committed_comparison_is_current() {
     );
 }
 
+/// GB per iteration of each point of a `colo calibrate dram` table.
+fn gb_per_iteration(table: &str) -> std::collections::BTreeMap<String, f64> {
+    table
+        .lines()
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            match fields.as_slice() {
+                [point, matched, gb, ..] if matched.ends_with('%') => {
+                    Some(((*point).to_owned(), gb.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn h200_dram_traffic_is_current_and_agrees_with_the_h100s_on_the_points_both_measured() {
+    let run = colo_ok(&[
+        "calibrate",
+        "dram",
+        "calibrate/data/h200/traces",
+        "--traffic",
+        "calibrate/data/h200/dram/traffic",
+    ]);
+    let committed =
+        std::fs::read_to_string(root().join("calibrate/data/h200/dram/against-traces.txt"))
+            .unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "rerun the command in calibrate/data/h200/dram/README.md"
+    );
+    assert!(
+        run.stdout
+            .contains("no DRAM traffic measured for 54 of 86 traces"),
+        "{}",
+        run.stdout
+    );
+    // Two measurements on two GPUs (an H100 on 2026-12-05, an H200 on 2026-12-06) of the same
+    // 8 points: the same kernels and L2 read and write about the same bytes, which is why the
+    // H100's files stood in for the H200's. The README quotes the spread: within 7.3%, mean
+    // 3.8%.
+    let h100 =
+        std::fs::read_to_string(root().join("calibrate/data/h100/dram/against-h200-traces.txt"))
+            .unwrap();
+    let (h100, h200) = (gb_per_iteration(&h100), gb_per_iteration(&run.stdout));
+    assert_eq!((h100.len(), h200.len()), (8, 32));
+    let differences: Vec<f64> = h100
+        .iter()
+        .map(|(point, gb)| ((h200[point] - gb) / gb).abs())
+        .collect();
+    let worst = differences.iter().copied().fold(0.0, f64::max);
+    let mean = differences.iter().sum::<f64>() / 8.0;
+    assert!(
+        (worst - 0.073).abs() < 5e-4 && (mean - 0.038).abs() < 5e-4,
+        "{worst} {mean}"
+    );
+    let readme =
+        std::fs::read_to_string(root().join("calibrate/data/h200/dram/README.md")).unwrap();
+    assert!(
+        readme.contains("7.3% fewer") && readme.contains("mean |difference| 3.8%"),
+        "the README's figures"
+    );
+}
+
 #[test]
 fn a_py_module_with_its_own_training_step_is_trained_and_recorded_its_way() {
     // train.py without torch: a stand-in `torch` with only what routing needs, and a module in
