@@ -322,6 +322,113 @@ mod tests {
         );
     }
 
+    /// Three jobs (solo 100, 60, 30 steps/s) and their three pairs.
+    fn hand_table() -> GavelTable {
+        GavelTable {
+            gpu: "v100".into(),
+            jobs: vec![("a".into(), 100.0), ("b".into(), 60.0), ("c".into(), 30.0)],
+            pairs: [
+                ((0, 1), (40.0, 30.0)),
+                ((0, 2), (50.0, 15.0)),
+                ((1, 2), (30.0, 20.0)),
+            ]
+            .into_iter()
+            .collect(),
+            failed_pairs: 0,
+        }
+    }
+
+    #[test]
+    fn issue_37_the_baselines_are_each_solo_rate_halved_or_slowed_by_15_percent() {
+        let report = cross_validate(&hand_table(), hardware::gpu("h100").unwrap(), 3);
+        assert_eq!((report.jobs, report.pairs, report.folds), (3, 3, 3));
+        // Equal share predicts 50 | 30, 50 | 15, 30 | 15 against 40 | 30, 50 | 15, 30 | 20:
+        // off by 1/4 twice, exact four times.
+        let equal = &report.rows[2];
+        assert_eq!(equal.method, "equal share (1/2 each)");
+        assert!((equal.heldout_mape - 0.5 / 6.0).abs() < 1e-12, "{equal:?}");
+        assert!(equal.train_mape.is_nan());
+        // Solo / 1.15 against the same: (100/1.15 - 40)/40, then four of 17/23 (60/1.15 over 30,
+        // 100/1.15 over 50, 30/1.15 over 15, 60/1.15 over 30), then (30/1.15 - 20)/20.
+        let fixed = &report.rows[3];
+        let by_hand =
+            ((100.0 / 1.15 - 40.0) / 40.0 + 4.0 * 17.0 / 23.0 + (30.0 / 1.15 - 20.0) / 20.0) / 6.0;
+        assert!(
+            (fixed.heldout_mape - by_hand).abs() < 1e-9,
+            "{fixed:?} {by_hand}"
+        );
+    }
+
+    #[test]
+    fn issue_37_a_pair_problem_fits_the_switch_cost_as_time_slicing_and_interference_as_mps() {
+        let table = hand_table();
+        let gpu = hardware::gpu("h100").unwrap();
+        let pairs = || table.pairs.iter().map(|(k, v)| (*k, *v));
+        let ts = pair_problem(&table, gpu, ShareMode::Timeslice, pairs());
+        let mps = pair_problem(&table, gpu, ShareMode::Mps, pairs());
+        assert_eq!(
+            (ts.fit_globals.switch_overhead, ts.fit_globals.interference),
+            (true, false)
+        );
+        assert_eq!(
+            (
+                mps.fit_globals.switch_overhead,
+                mps.fit_globals.interference
+            ),
+            (false, true)
+        );
+        assert_eq!(
+            mps.fit_globals,
+            FitGlobals {
+                interference: true,
+                ..FitGlobals::NONE
+            }
+        );
+        // Each pair is one observation of its two jobs, at the rates measured.
+        assert_eq!(ts.observations.len(), 3);
+        let second = &ts.observations[1].members;
+        assert_eq!(
+            (
+                second[0].class,
+                second[0].measured,
+                second[1].class,
+                second[1].measured
+            ),
+            (0, 50.0, 2, 15.0)
+        );
+    }
+
+    #[test]
+    fn issue_37_fold_k_holds_out_pair_k_and_fits_on_the_others() {
+        // Three folds of three pairs: fold k predicts pair k from a fit on the other two.
+        let table = hand_table();
+        let gpu = hardware::gpu("h100").unwrap();
+        let report = cross_validate(&table, gpu, 3);
+        let pairs: Vec<_> = table.pairs.iter().map(|(k, v)| (*k, *v)).collect();
+        for (row, mode) in report
+            .rows
+            .iter()
+            .zip([ShareMode::Timeslice, ShareMode::Mps])
+        {
+            let mut heldout = Vec::new();
+            for k in 0..3 {
+                let others = pairs
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != k)
+                    .map(|(_, p)| *p);
+                let fitted = fit(
+                    &pair_problem(&table, gpu, mode, others),
+                    &LmConfig::default(),
+                );
+                let test = pair_problem(&table, gpu, mode, std::iter::once(pairs[k]));
+                heldout.extend(predictions(&test, &fitted.classes, &fitted.globals));
+            }
+            assert_eq!(row.method, format!("parametric, fitted as {mode}"));
+            assert!((row.heldout_mape - mape(&heldout)).abs() < 1e-12, "{row:?}");
+        }
+    }
+
     #[test]
     fn held_out_fit_beats_equal_share_on_v100() {
         let table = read_table(&shipped(), "v100").unwrap().first_jobs(10);

@@ -207,6 +207,33 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_it_names_itself_lists_the_tables_jobs_and_takes_no_memory() {
+        let m = model();
+        let gpu = hardware::gavel_gpu("v100").unwrap();
+        assert_eq!(m.name(), "gavel-measured");
+        // The first six jobs of Gavel's V100 table, as keys (in the index's order: compared
+        // sorted).
+        let mut expected: Vec<String> = m
+            .table
+            .jobs
+            .iter()
+            .map(|(name, _)| model_key(name).to_string())
+            .collect();
+        expected.sort();
+        let mut keys = m.keys();
+        keys.sort();
+        assert_eq!(keys, expected);
+        assert!(m.keys()[0].starts_with("gavel_"), "{:?}", m.keys());
+        let class = ClassLookup::class(&m, gpu, &model_key(&m.table.jobs[0].0)).unwrap();
+        assert_eq!(class.memory_gib, 0.0);
+        assert_eq!(
+            ClassLookup::footprint_gib(&m, gpu, ShareMode::Mps, &class),
+            0.0
+        );
+        assert_eq!(ClassLookup::origin(&m, gpu), Origin::Measured);
+    }
+
+    #[test]
     fn a_measured_pair_comes_back_exactly_and_alone_is_the_solo_rate() {
         let m = model();
         let gpu = hardware::gavel_gpu("v100").unwrap();

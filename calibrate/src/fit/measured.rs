@@ -717,6 +717,128 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_noise_is_the_mean_absolute_deviation_from_the_median_over_the_median() {
+        // Median 12; deviations 2, 0, 2: mean 4/3, over 12.
+        assert!((relative_noise(&[10.0, 12.0, 14.0]) - 1.0 / 9.0).abs() < 1e-12);
+        // Median 4 of (2, 4, 9): deviations 2, 0, 5, mean 7/3, over 4.
+        assert!((relative_noise(&[9.0, 2.0, 4.0]) - 7.0 / 12.0).abs() < 1e-12);
+        assert_eq!(relative_noise(&[5.0]), 0.0);
+    }
+
+    #[test]
+    fn issue_37_the_smoke_store_counts_its_left_out_sets_and_its_memory_cases() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|_| {});
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        // resnet50:64:224 never ran alone in the smoke store: its MPS pair and its emulated 1g
+        // slice are left out, one count each; the time-sliced pair of resnet18s is kept.
+        let left: Vec<(&str, usize)> = ds.left_out.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(left, [("resnet50:64:224 never measured alone", 2)]);
+        assert_eq!(ds.sets.len(), 1);
+        // Every set repeat ran to the end: 9 alone, 3 MPS, 3 emulated-MIG, 3 time-sliced. None
+        // is an MPS set with a memory limit (the limits are the emulated slices').
+        assert_eq!(ds.memory_cases.len(), 18);
+        assert!(
+            ds.memory_cases
+                .iter()
+                .all(|c| !c.mps_memory_limit && !c.any_oom)
+        );
+        // A limit on an MPS client makes its set an MPS set with a memory limit.
+        smoke_store(dir.path(), "smoke.jsonl", &|r| {
+            if r.mode == MeasuredMode::Mps && r.rank == 1 {
+                r.mem_limit_mib = Some(8192);
+            }
+        });
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        let limited: Vec<MeasuredMode> = ds
+            .memory_cases
+            .iter()
+            .filter(|c| c.mps_memory_limit)
+            .map(|c| c.mode)
+            .collect();
+        assert_eq!(limited, [MeasuredMode::Mps; 3]);
+    }
+
+    #[test]
+    fn issue_37_context_overhead_is_the_median_of_process_memory_over_reserved() {
+        // The smoke store's ok records with NVML process memory above PyTorch's peak reserved
+        // (by hand from smoke.jsonl): 11 plain processes, 762 MiB five times and 764 six times;
+        // 6 MPS and emulated-MIG clients, 246, 246, 474, 474, 476, 476.
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|_| {});
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        assert_eq!(ds.context_mib, (Some(764.0), Some(474.0)));
+    }
+
+    #[test]
+    fn issue_37_memory_is_a_line_in_the_batch_and_judged_on_sizes_it_did_not_see() {
+        // resnet18's three alone runs moved to batch 32, 64 and 128 at 1,000, 1,500 and
+        // 2,600 MiB reserved. Least squares: x mean 224/3, Sxx 14336/3, Sxy 80,000, so
+        // m1 = 240,000 / 14,336 MiB a sample and m0 = 1,700 - m1 x 224/3 = 450 MiB.
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|r| {
+            if r.mode == MeasuredMode::Exclusive && r.workload.to_string() == "resnet18:128:32" {
+                let (batch, mib) = [(32, 1000.0), (64, 1500.0), (128, 2600.0)][r.repeat as usize];
+                r.workload = Workload::Point(ModelKey::new("resnet18", batch, 32));
+                r.measurement.peak_reserved_mib = Some(mib);
+                // The same iterations in the same window, of `batch` samples each.
+                r.measurement.samples_per_s = r
+                    .measurement
+                    .samples_per_s
+                    .map(|v| v * f64::from(batch) / 128.0);
+                // A set of the plan is one point: each size its own set, run once.
+                r.set_index += 3 + r.repeat as usize;
+                r.repeat = 0;
+            }
+        });
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        let models = memory_models(&ds);
+        assert_eq!(models.len(), 1, "{models:?}");
+        let (name, m0_gib, m1_mib, points) = &models[0];
+        assert_eq!((name.as_str(), *points), ("resnet18:32", 3));
+        assert!((m0_gib - 450.0 / 1024.0).abs() < 1e-9, "{m0_gib}");
+        assert!((m1_mib - 240_000.0 / 14_336.0).abs() < 1e-9, "{m1_mib}");
+        // Each size from the line through the other two: 950 for 1,000 (5%), 1,533.3 for
+        // 1,500 (2.22%), 2,500 for 2,600 (3.85%).
+        let (n, mape) = memory_model_heldout(&ds);
+        let by_hand = (0.05 + 100.0 / 3.0 / 1500.0 + 100.0 / 2600.0) / 3.0;
+        assert_eq!(n, 3);
+        assert!((mape - by_hand).abs() < 1e-12, "{mape} {by_hand}");
+    }
+
+    #[test]
+    fn issue_37_a_store_of_user_commands_only_says_they_cannot_be_fitted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "cmds.jsonl", &|r| {
+            r.workload = Workload::Command("python train.py".into());
+        });
+        let err = load_dataset(dir.path(), gpu("h200"), Selection::default())
+            .expect_err("commands are no training points");
+        assert!(
+            err.to_string().contains("24 records in")
+                && err.to_string().contains("all of user commands"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn issue_37_launch_bound_means_busy_under_60_percent_alone_and_unknown_is_not() {
+        let info = |util_pct| ClassInfo {
+            alone_runs: 3,
+            spread: 0.0,
+            noise: 0.0,
+            util_pct,
+            reserved_mib: 1024.0,
+            power_w: None,
+        };
+        let bound: Vec<bool> = [Some(23.9), Some(59.9), Some(60.0), Some(100.0), None]
+            .into_iter()
+            .map(|u| info(u).launch_bound())
+            .collect();
+        assert_eq!(bound, [true, true, false, false, false]);
+    }
+
+    #[test]
     fn a_fit_of_another_gpu_refuses_and_names_the_gpu_found() {
         let dir = tempfile::tempdir().expect("temp dir");
         smoke_store(dir.path(), "smoke.jsonl", &|_| {});
@@ -731,6 +853,8 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
         }
+        // No fake record among them: neither the count nor the fix speaks of the fake runner.
+        assert!(!text.contains("fake"), "{text}");
         let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("h200 data");
         assert!(!ds.fake && ds.records_left_out.is_empty());
     }
@@ -741,7 +865,13 @@ mod tests {
         smoke_store(dir.path(), "fake.jsonl", &fake);
         let err = load_dataset(dir.path(), gpu("h200"), Selection::default())
             .expect_err("fake records alone are no data");
-        assert!(err.to_string().contains("--allow-fake"), "{err}");
+        // The smoke store's 24 records, all fake: counted, with the flag that takes them.
+        for needle in [
+            "24 record(s) from the fake runner",
+            "pass `--allow-fake` to fit the fake runner's records",
+        ] {
+            assert!(err.to_string().contains(needle), "{needle}: {err}");
+        }
         let allowed = Selection { allow_fake: true };
         let ds = load_dataset(dir.path(), gpu("h200"), allowed).expect("allowed");
         assert!(ds.fake);
