@@ -807,6 +807,96 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_points_alone_power_is_the_median_of_its_alone_runs() {
+        // resnet18:128:32's three alone runs in smoke.jsonl: 154.1282, 154.1204, 154.1658 W.
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|_| {});
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        let i = ds
+            .classes
+            .iter()
+            .position(|c| c.key.to_string() == "resnet18:128:32")
+            .expect("measured alone");
+        let power = ds.info[i].power_w.expect("NVML power");
+        assert!((power - 154.1282).abs() < 1e-4, "{power}");
+    }
+
+    #[test]
+    fn issue_37_a_repeat_with_a_process_out_of_memory_is_left_out_of_its_set() {
+        // The time-sliced pair's repeat 1 with its rank 0 out of memory: the set keeps repeats
+        // 0 and 2, and rank 0's samples/s is the median of those two, (15150.64 + 15445.36) / 2.
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|r| {
+            if r.mode == MeasuredMode::Timeslice && r.repeat == 1 && r.rank == 0 {
+                r.measurement.status = Status::Oom;
+                r.measurement.samples_per_s = None;
+            }
+        });
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        let ts = ds
+            .sets
+            .iter()
+            .find(|s| s.mode == MeasuredMode::Timeslice)
+            .expect("ts pair");
+        assert_eq!(ts.repeats, 2);
+        let rank0 = ts.member_samples_per_s[0];
+        assert!(
+            (rank0 - (15150.636 + 15445.355) / 2.0).abs() < 0.01,
+            "{rank0}"
+        );
+        assert!(
+            ts.observation
+                .members
+                .iter()
+                .all(|m| m.measured.is_finite())
+        );
+    }
+
+    #[test]
+    fn issue_37_a_sets_budget_comes_from_its_recorded_percentage_and_its_label_says_where_it_ran() {
+        // resnet50:64:224 (never alone in the smoke store) becomes resnet26:128:32 (alone there):
+        // the same iterations and windows at twice the samples, so its sets are kept.
+        let dir = tempfile::tempdir().expect("temp dir");
+        smoke_store(dir.path(), "smoke.jsonl", &|r| {
+            if r.workload.to_string() == "resnet50:64:224" {
+                r.workload = Workload::Point(ModelKey::new("resnet26", 128, 32));
+                r.measurement.samples_per_s = r.measurement.samples_per_s.map(|v| v * 2.0);
+            }
+        });
+        let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
+        let set = |mode| ds.sets.iter().find(|s| s.mode == mode).expect("kept");
+        // The MPS pair ran both clients at 50%; the emulated 1g slice as a client at 12%.
+        let mps = set(MeasuredMode::Mps);
+        let budgets: Vec<Option<f64>> = mps
+            .observation
+            .members
+            .iter()
+            .map(|m| m.sm_budget)
+            .collect();
+        assert_eq!(budgets, [Some(0.5), Some(0.5)]);
+        assert!(
+            mps.label
+                .ends_with("resnet18:128:32 + resnet26:128:32 at 50% SMs"),
+            "{}",
+            mps.label
+        );
+        let mig = set(MeasuredMode::MigEmulated);
+        assert_eq!(mig.observation.members[0].sm_budget, Some(0.12));
+        assert!(
+            mig.label.ends_with("resnet26:128:32 in 1g.18gb"),
+            "{}",
+            mig.label
+        );
+        let ts = set(MeasuredMode::Timeslice);
+        assert!(
+            ts.label.ends_with("resnet18:128:32 + resnet18:128:32"),
+            "{}",
+            ts.label
+        );
+        assert_eq!(ts.observation.members[0].sm_budget, None);
+    }
+
+    #[test]
     fn issue_37_a_store_of_user_commands_only_says_they_cannot_be_fitted() {
         let dir = tempfile::tempdir().expect("temp dir");
         smoke_store(dir.path(), "cmds.jsonl", &|r| {
