@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 T0=$(date +%s); BUDGET=$1; PLAN=h200-copies
 { date -u; nvidia-smi -L; nvidia-smi --query-gpu=index,uuid,mig.mode.current,compute_mode,driver_version,clocks.sm,power.limit --format=csv; nproc; } > "$OUT/host.txt" 2>&1
-cp "calibrate/data/h200-copies/$PLAN.jsonl" "$OUT"/ 2>/dev/null
+cp "calibrate/data/h100-copies/$PLAN.jsonl" "$OUT"/ 2>/dev/null
 ./target/release/colo calibrate run "calibrate/plans/$PLAN.ron" --out "$OUT" --gpu 0 \
   --worker "python3 calibrate/workloads/train.py" --time-limit-s $(( BUDGET - 30 )) --tmp /tmp/cp > "$OUT/run.log" 2>&1
 echo "colo exit $? after $(( $(date +%s) - T0 )) s" | tee -a "$OUT/host.txt"
