@@ -342,6 +342,94 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_slice_run_is_the_median_rate_after_the_warm_up_sample() {
+        // Epoch 1 opens with a 100 s warm-up sample (dropped) and has six 0.25 s iterations,
+        // epoch 2 five of 0.5 s and a zero (dropped). Batch 32: six at 128 samples/s, five at
+        // 64. Sorted, the 11 rates' median (index 5) is 128, the 10th percentile (index 1) 64
+        // and the 90th (index 9) 128: a spread of (128 - 64) / 128.
+        let text = r#"{"2": [0.5, 0.5, 0.5, 0.5, 0.5, 0.0],
+                       "1": [100.0, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25]}"#;
+        let path = Path::new("3g.20gb_resnet_train32.json");
+        let run = parse_run(text, path, "3g.20gb", "resnet", 32).unwrap();
+        assert_eq!(run.slice, "3g.20gb");
+        assert_eq!(run.key, ModelKey::new("miso_resnet", 32, 32));
+        assert_eq!(
+            (run.samples_per_s, run.spread, run.iterations),
+            (128.0, 0.5, 11)
+        );
+        // Nine iterations after the warm-up are too few to judge.
+        let short = r#"{"1": [100.0, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25]}"#;
+        let err = parse_run(short, path, "3g.20gb", "resnet", 32).unwrap_err();
+        assert!(
+            err.to_string().contains("only 9 iterations after warm-up"),
+            "{err}"
+        );
+    }
+
+    fn run(slice: &str, rate: f64) -> SliceRun {
+        SliceRun {
+            slice: slice.into(),
+            key: key("resnet", 128),
+            samples_per_s: rate,
+            spread: 0.1,
+            iterations: 100,
+        }
+    }
+
+    #[test]
+    fn issue_37_a_class_takes_its_memory_less_the_context_and_four_slices_to_be_held_out() {
+        let gpu = hardware::gpu("a100-40gb").unwrap();
+        let memory: BTreeMap<ModelKey, f64> = [(key("resnet", 128), 3072.0)].into_iter().collect();
+        let three = [
+            run("1g.5gb", 100.0),
+            run("2g.10gb", 190.0),
+            run("3g.20gb", 280.0),
+        ];
+        let refs: Vec<&SliceRun> = three.iter().collect();
+        // 3,072 MiB is 3 GiB, less a 0.5 GiB context: 2.5 GiB; one class, one slice a run.
+        let p = problem(gpu, &refs, &memory, 0.5).unwrap();
+        assert_eq!(p.classes.len(), 1);
+        assert!((p.classes[0].memory_gib - 2.5).abs() < 1e-12);
+        assert_eq!(p.observations.len(), 3);
+        // A context larger than the memory leaves none, not less than none.
+        assert_eq!(
+            problem(gpu, &refs, &memory, 4.0).unwrap().classes[0].memory_gib,
+            0.0
+        );
+        // Three slices are too few to hold one out (no prediction: NaN); four are enough.
+        assert!(
+            leave_one_slice_out(gpu, &three, &memory, 0.5)
+                .unwrap()
+                .is_nan()
+        );
+        let four = [
+            three[0].clone(),
+            three[1].clone(),
+            three[2].clone(),
+            run("7g.40gb", 600.0),
+        ];
+        assert!(
+            leave_one_slice_out(gpu, &four, &memory, 0.5)
+                .unwrap()
+                .is_finite()
+        );
+    }
+
+    #[test]
+    fn issue_37_the_a100_report_counts_runs_and_classes_and_takes_the_median_spread() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let source = Profile::load(&root.join("profiles/h200.ron")).unwrap();
+        let (profile, report) = a100_profile(&shipped(), &source, "h200", "2026-12-06").unwrap();
+        let runs = read_runs(&shipped()).unwrap();
+        let mut spreads: Vec<f64> = runs.iter().map(|r| r.spread).collect();
+        spreads.sort_by(f64::total_cmp);
+        assert_eq!(report.runs, runs.len());
+        assert_eq!(report.median_spread, spreads[runs.len() / 2]);
+        assert_eq!(profile.timeslice.origin, Some(Origin::Transferred));
+        assert_eq!(profile.mps.origin, Some(Origin::Transferred));
+    }
+
+    #[test]
     fn bigger_slices_are_faster_for_resnet() {
         let runs = read_runs(&shipped()).unwrap();
         let rate = |slice: &str| {

@@ -441,19 +441,7 @@ pub fn profile_of(
 pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
     let start = problem.start();
     let prior = start.clone();
-    let residuals = |theta: &DVector<f64>| {
-        let (classes, globals) = problem.decode(theta);
-        let mut r = problem.residuals(&classes, &globals);
-        r.extend((theta - &prior).iter().map(|d| d * PRIOR_WEIGHT));
-        r.extend((0..problem.classes.len()).map(|i| {
-            (theta[Slot::contention_demand(i)] - theta[Slot::space_demand(i)]) * CONTENTION_TIE
-        }));
-        DVector::from_vec(
-            r.into_iter()
-                .map(|x| if x.is_finite() { x } else { 1e3 })
-                .collect(),
-        )
-    };
+    let residuals = |theta: &DVector<f64>| fit_residuals(problem, &prior, theta);
     let jacobian = |theta: &DVector<f64>, r: &DVector<f64>| {
         sparse_jacobian(problem, &prior, theta, r, config.step, &residuals)
     };
@@ -466,6 +454,23 @@ pub fn fit(problem: &FitProblem, config: &LmConfig) -> Fitted {
         iterations: result.iterations,
         converged: result.converged,
     }
+}
+
+/// [`fit`]'s residuals at `theta`: each job's log of predicted over measured rate, one prior row
+/// per parameter (its distance from `prior`), one tie row per class (see [`CONTENTION_TIE`]);
+/// a non-finite residual counts as 1,000.
+fn fit_residuals(problem: &FitProblem, prior: &DVector<f64>, theta: &DVector<f64>) -> DVector<f64> {
+    let (classes, globals) = problem.decode(theta);
+    let mut r = problem.residuals(&classes, &globals);
+    r.extend((theta - prior).iter().map(|d| d * PRIOR_WEIGHT));
+    r.extend((0..problem.classes.len()).map(|i| {
+        (theta[Slot::contention_demand(i)] - theta[Slot::space_demand(i)]) * CONTENTION_TIE
+    }));
+    DVector::from_vec(
+        r.into_iter()
+            .map(|x| if x.is_finite() { x } else { 1e3 })
+            .collect(),
+    )
 }
 
 /// The forward-difference Jacobian of [`fit`]'s residuals, the same numbers `lm::minimise` takes:
@@ -672,6 +677,67 @@ mod tests {
         );
         let pairs = predictions(&p, &fitted.classes, &fitted.globals);
         assert!(mape(&pairs) < 1e-4);
+    }
+
+    #[test]
+    fn issue_37_the_fit_vector_holds_four_numbers_a_class_then_the_four_globals() {
+        let at = Slot { classes: 3 };
+        assert_eq!(at.len(), 16);
+        assert_eq!(
+            (
+                Slot::time_demand(2),
+                Slot::space_demand(2),
+                Slot::solo_rate(2),
+                Slot::contention_demand(2)
+            ),
+            (8, 9, 10, 11)
+        );
+        assert_eq!(
+            (
+                at.switch_overhead(),
+                at.interference(),
+                at.mig_efficiency(),
+                at.queueing()
+            ),
+            (12, 13, 14, 15)
+        );
+    }
+
+    #[test]
+    fn issue_37_the_sparse_jacobian_is_the_plain_forward_differences() {
+        // lm::minimise's own Jacobian: every column from the whole residual vector, step
+        // 1e-6 x max(1, |theta_j|). The sparse one must give the same numbers, at the start
+        // and away from it (where the prior and tie rows are not zero).
+        let p = problem(
+            &[(0.3, 0.4), (0.9, 0.8)],
+            Globals {
+                switch_overhead: 0.12,
+                interference: 0.7,
+                mig_efficiency: 1.0,
+                queueing: 0.0,
+            },
+            1.0,
+        );
+        let prior = p.start();
+        let residuals = |t: &DVector<f64>| fit_residuals(&p, &prior, t);
+        let step = LmConfig::default().step;
+        for theta in [prior.clone(), prior.map(|x| x + 0.3)] {
+            let r = residuals(&theta);
+            let sparse = sparse_jacobian(&p, &prior, &theta, &r, step, &residuals);
+            for j in 0..theta.len() {
+                let mut shifted = theta.clone();
+                let h = super::super::lm::step_of(theta[j], step);
+                shifted[j] += h;
+                let column = (residuals(&shifted) - &r) / h;
+                for row in 0..r.len() {
+                    let (a, b) = (sparse[(row, j)], column[row]);
+                    assert!(
+                        (a - b).abs() <= 1e-9 * (1.0 + b.abs()),
+                        "row {row} col {j}: {a} vs {b}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

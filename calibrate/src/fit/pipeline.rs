@@ -375,6 +375,63 @@ pub fn today() -> String {
 mod tests {
     use super::*;
 
+    /// The committed H200 smoke records, alone in a temporary folder, as a dataset.
+    fn smoke() -> (tempfile::TempDir, Dataset) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/h200/smoke.jsonl");
+        std::fs::copy(src, dir.path().join("smoke.jsonl")).expect("copy");
+        let gpu = colo_sim::hardware::gpu("h200").expect("catalog");
+        let ds = super::super::measured::load_dataset(dir.path(), gpu, Default::default())
+            .expect("smoke data");
+        (dir, ds)
+    }
+
+    #[test]
+    fn issue_37_the_globals_line_says_which_the_data_fitted_and_which_are_defaults() {
+        // The smoke store keeps one time-sliced pair (its MPS pair's resnet50 never ran alone):
+        // the switch overhead is fitted, MPS interference and queueing stay at their start.
+        let (_dir, ds) = smoke();
+        let full = validate::fit_on(&ds, &|_| true);
+        let text = globals_text(&ds, &full);
+        let start = validate::START;
+        assert!(text.starts_with("fitted: switch overhead "), "{text}");
+        assert!(
+            text.contains(&format!(
+                "default (start values, no set constrained them): MPS interference {:.3}, MPS launch queueing {:.3}",
+                start.interference, start.queueing
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn issue_37_the_figures_drawn_are_files_that_exist() {
+        let (dir, ds) = smoke();
+        let checks = validate::validate(&ds);
+        let figures = draw_figures(&ds, &checks, dir.path()).expect("drawn");
+        assert!(!figures.is_empty());
+        for f in &figures {
+            assert!(f.starts_with(dir.path()), "{}", f.display());
+            assert!(
+                std::fs::metadata(f).expect("written").len() > 1000,
+                "{}",
+                f.display()
+            );
+        }
+    }
+
+    #[test]
+    fn issue_37_today_is_a_date_of_this_century() {
+        let t = today();
+        let parts: Vec<u32> = t.split('-').map(|p| p.parse().expect("digits")).collect();
+        assert_eq!((t.len(), parts.len()), (10, 3), "{t}");
+        assert!(
+            parts[0] >= 2026 && parts[0] < 2100 && (1..=12).contains(&parts[1]),
+            "{t}"
+        );
+        assert!((1..=31).contains(&parts[2]), "{t}");
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
