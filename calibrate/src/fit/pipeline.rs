@@ -375,22 +375,13 @@ pub fn today() -> String {
 mod tests {
     use super::*;
 
-    /// The committed H200 smoke records, alone in a temporary folder, as a dataset.
-    fn smoke() -> (tempfile::TempDir, Dataset) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/h200/smoke.jsonl");
-        std::fs::copy(src, dir.path().join("smoke.jsonl")).expect("copy");
-        let gpu = colo_sim::hardware::gpu("h200").expect("catalog");
-        let ds = super::super::measured::load_dataset(dir.path(), gpu, Default::default())
-            .expect("smoke data");
-        (dir, ds)
-    }
-
     #[test]
     fn issue_37_the_globals_line_says_which_the_data_fitted_and_which_are_defaults() {
-        // The smoke store keeps one time-sliced pair (its MPS pair's resnet50 never ran alone):
-        // the switch overhead is fitted, MPS interference and queueing stay at their start.
-        let (_dir, ds) = smoke();
+        // The smoke records without their MPS and emulated-MIG sets: one time-sliced pair fits
+        // the switch overhead; MPS interference and queueing stay at their start.
+        let ds = validate::tests::smoke(&|m| {
+            !matches!(m, MeasuredMode::Mps | MeasuredMode::MigEmulated)
+        });
         let full = validate::fit_on(&ds, &|_| true);
         let text = globals_text(&ds, &full);
         let start = validate::START;
@@ -406,7 +397,8 @@ mod tests {
 
     #[test]
     fn issue_37_the_figures_drawn_are_files_that_exist() {
-        let (dir, ds) = smoke();
+        let ds = validate::tests::smoke(&|_| true);
+        let dir = tempfile::tempdir().expect("temp dir");
         let checks = validate::validate(&ds);
         let figures = draw_figures(&ds, &checks, dir.path()).expect("drawn");
         assert!(!figures.is_empty());

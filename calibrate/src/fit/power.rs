@@ -331,6 +331,43 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_alone_powers_and_power_sets_come_from_the_measured_runs() {
+        // By hand from smoke.jsonl and h200-solo.jsonl: resnet18:128:32's six alone runs have
+        // a median power of 154.208 W and busy 22.8%; resnet50:64:224's three 574.1 W and
+        // 99.909%. The time-sliced pair of resnet18s drew a median 201.239 W over its repeats
+        // (201.239, 200.842, 204.434), each copy at the median over repeats of its samples/s
+        // over the GPU's alone median 13,693.0: 15,445.355 and 15,533.149 of it.
+        let ds = super::super::validate::tests::smoke(&|_| true);
+        let alone = alone_powers(&ds);
+        let r18 = alone
+            .iter()
+            .find(|a| a.point == "resnet18:128:32")
+            .expect("alone");
+        assert!((r18.power_w - 154.208_05).abs() < 1e-6 && (r18.util - 0.228).abs() < 1e-9);
+        let r50 = alone
+            .iter()
+            .find(|a| a.point == "resnet50:64:224")
+            .expect("alone");
+        assert!((r50.power_w - 574.1).abs() < 1e-6 && (r50.util - 0.999_090_909).abs() < 1e-6);
+        let sets = power_sets(&ds);
+        let ts = sets
+            .iter()
+            .find(|s| s.mode == MeasuredMode::Timeslice)
+            .expect("ts pair");
+        assert!((ts.power_w - 201.239).abs() < 1e-9, "{}", ts.power_w);
+        assert_eq!(ts.members.len(), 2);
+        for (m, samples) in ts.members.iter().zip([15_445.355, 15_533.149]) {
+            assert!((m.alone_w - 154.208_05).abs() < 1e-6 && (m.util - 0.228).abs() < 1e-9);
+            assert!((m.fraction - samples / 13_693.0).abs() < 1e-6, "{m:?}");
+        }
+        let mps = sets
+            .iter()
+            .find(|s| s.mode == MeasuredMode::Mps)
+            .expect("mps pair");
+        assert!((mps.power_w - 451.2084).abs() < 1e-9, "{}", mps.power_w);
+    }
+
+    #[test]
     fn each_form_recovers_its_coefficients_from_exact_data() {
         let cases = [
             (PowerForm::Util, 110.0, 480.0, None),
