@@ -609,6 +609,112 @@ pub(crate) mod tests {
         load_dataset(dir.path(), h200, Selection::default()).expect("dataset")
     }
 
+    /// A job of a time-sliced pair measured at 1.0 with `predicted` and its noise.
+    fn pair_job(predicted: f64, launch_bound: bool, noise: f64, split: &str) -> PredictedJob {
+        PredictedJob {
+            set: "timeslice [p]: a + b".into(),
+            mode: MeasuredMode::Timeslice,
+            n_jobs: 2,
+            job: "a:1:1".into(),
+            launch_bound,
+            measured: 1.0,
+            predicted,
+            predicted_samples_per_s: predicted,
+            equal_share: 0.5,
+            fixed_slowdown: 0.8,
+            noise,
+            measured_samples_per_s: 1.0,
+            alone_noise: 0.0,
+            split: split.into(),
+        }
+    }
+
+    #[test]
+    fn issue_37_error_rows_and_held_out_errors_are_the_mean_errors_by_hand() {
+        // Two training jobs measured at 1.0: predicted 1.1 (GPU-bound) and 0.9 (launch-bound),
+        // each 10% off; equal share (0.5) 50% off, fixed slowdown (0.8) 20%; noise 1% and 3%.
+        let jobs = [
+            pair_job(1.1, false, 0.01, "train"),
+            pair_job(0.9, true, 0.03, "train"),
+        ];
+        let rows = error_rows(&jobs);
+        let got: Vec<(&str, usize)> = rows.iter().map(|r| (r.jobs_of.as_str(), r.n)).collect();
+        assert_eq!(got, [("all", 2), ("launch-bound", 1), ("GPU-bound", 1)]);
+        let all = &rows[0];
+        assert_eq!(
+            (all.split.as_str(), all.mode),
+            ("train", MeasuredMode::Timeslice)
+        );
+        for (value, by_hand) in [
+            (all.model_mape, 0.1),
+            (all.equal_share_mape, 0.5),
+            (all.fixed_slowdown_mape, 0.2),
+            (all.noise_floor, 0.02),
+        ] {
+            assert!((value - by_hand).abs() < 1e-12, "{all:?}");
+        }
+        assert!(error_rows(&[]).is_empty());
+        // The profile's held-out errors: percent to one decimal, per mode and job class.
+        let held = held_out_errors(&jobs, &|_| true);
+        let got: Vec<(bool, f64, usize)> = held
+            .iter()
+            .map(|h| (h.launch_bound, h.mape_pct, h.jobs))
+            .collect();
+        assert_eq!(got, [(false, 10.0, 1), (true, 10.0, 1)]);
+    }
+
+    #[test]
+    fn issue_37_validation_fits_small_sets_and_holds_each_model_out_of_its_own_test() {
+        let ds = smoke(&|_| true);
+        let v = validate(&ds);
+        // The smoke sets (a time-sliced pair, an MPS pair at 50% SMs, an emulated 1g slice)
+        // are all small: five jobs in `train`, none in `3+ jobs`.
+        let count = |split: &str| v.jobs.iter().filter(|j| j.split == split).count();
+        assert_eq!((count("train"), count("3+ jobs")), (5, 0));
+        // resnet50:64:224's co-run (the MPS pair) is predicted by a fit on the small sets
+        // without it: the time-sliced pair and the 1g slice.
+        let r50 = ds
+            .classes
+            .iter()
+            .position(|c| c.key.to_string() == "resnet50:64:224")
+            .expect("alone in h200-solo");
+        let involves =
+            |s: &RunSet| s.n_jobs() >= 2 && s.observation.members.iter().any(|m| m.class == r50);
+        let fitted = fit_on(&ds, &|s| s.n_jobs() <= 2 && !involves(s));
+        let tests: Vec<&RunSet> = ds.sets.iter().filter(|s| involves(s)).collect();
+        let expected: Vec<PredictedJob> = predict_sets(&ds, &fitted, &tests, "model held out")
+            .into_iter()
+            .filter(|j| j.job == "resnet50:64:224")
+            .collect();
+        let got: Vec<&PredictedJob> = v
+            .jobs
+            .iter()
+            .filter(|j| j.split == "model held out" && j.job == "resnet50:64:224")
+            .collect();
+        assert_eq!(got, expected.iter().collect::<Vec<_>>());
+        // Each job's baselines: a pair's equal share is half its alone rate, its fixed
+        // slowdown alone / 1.15.
+        let pair = v
+            .jobs
+            .iter()
+            .find(|j| j.split == "train" && j.mode == MeasuredMode::Timeslice)
+            .expect("the time-sliced pair");
+        let solo = ds
+            .classes
+            .iter()
+            .find(|c| c.key.to_string() == pair.job)
+            .unwrap()
+            .solo_rate;
+        assert!((pair.equal_share - solo / 2.0).abs() < 1e-9);
+        assert!((pair.fixed_slowdown - solo / 1.15).abs() < 1e-9);
+        // Memory verdicts: all 75 set repeats of the two files ran; each judged fits.
+        let m = &v.memory;
+        assert_eq!(m.oom_sets, 0);
+        assert_eq!(m.ran_sets + m.not_judged.values().sum::<usize>(), 75);
+        assert_eq!(m.ran_predicted, m.ran_sets);
+        assert!(m.ran_sets > 0);
+    }
+
     #[test]
     fn issue_37_a_held_out_slice_is_absent_from_the_fit_that_scores_it() {
         use super::super::kernel::tests::run_set;
