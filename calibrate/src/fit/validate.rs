@@ -707,6 +707,12 @@ pub(crate) mod tests {
             .solo_rate;
         assert!((pair.equal_share - solo / 2.0).abs() < 1e-9);
         assert!((pair.fixed_slowdown - solo / 1.15).abs() < 1e-9);
+        // The profile's context memory: the median of NVML's process memory over PyTorch's
+        // reserved, by hand from the two files: 772 MiB for 61 plain processes, 474 MiB for 6
+        // MPS and emulated-MIG clients.
+        let profile = fitted_profile(&ds, &v.small_sets_fit, "2026-12-06");
+        assert!((profile.memory.context_gib - 772.0 / 1024.0).abs() < 1e-12);
+        assert!((profile.memory.mps_context_gib - 474.0 / 1024.0).abs() < 1e-12);
         // Memory verdicts: all 75 set repeats of the two files ran; each judged fits.
         let m = &v.memory;
         assert_eq!(m.oom_sets, 0);
