@@ -722,6 +722,63 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn issue_37_a_budget_curve_holds_the_measured_budgets_and_the_fitted_curve() {
+        // resnet50:64:224 ran alone in the smoke store's emulated 1g slice (12% of the SMs);
+        // a copy of that set at 50%, measured at 0.8 of alone, gives it two budgets.
+        let mut ds = smoke(&|_| true);
+        let r50 = ds
+            .classes
+            .iter()
+            .position(|c| c.key.to_string() == "resnet50:64:224")
+            .expect("alone in h200-solo");
+        let solo = ds.classes[r50].solo_rate;
+        let slice = ds
+            .sets
+            .iter()
+            .find(|s| s.n_jobs() == 1 && s.observation.members[0].class == r50)
+            .expect("the 1g slice")
+            .clone();
+        let at_12 = slice.observation.members[0].measured / solo;
+        let mut half = slice;
+        half.observation.members[0].sm_budget = Some(0.5);
+        half.observation.members[0].measured = 0.8 * solo;
+        ds.sets.push(half);
+        // Fitted demands by hand: time 0.5, space 0.25, so the curve is
+        // 1 / (0.5 + 0.5 max(0.25 / p, 1)): 1/3 at 5%, 1 / 1.75 at 10%, 1 from 25% on.
+        let fit = |time_demand, space_demand| super::super::parametric::ClassFit {
+            time_demand,
+            space_demand,
+            contention_demand: space_demand,
+            solo_rate: 1.0,
+        };
+        let mut classes = vec![fit(0.9, 0.9); ds.classes.len()];
+        classes[r50] = fit(0.5, 0.25);
+        let fitted = Fitted {
+            classes,
+            globals: START,
+            cost: 0.0,
+            iterations: 0,
+            converged: true,
+        };
+        let curves = budget_curves(&ds, &fitted);
+        assert_eq!(curves.len(), 1, "only resnet50 ran at two budgets");
+        let c = &curves[0];
+        assert_eq!(c.job, "resnet50:64:224");
+        assert_eq!(c.measured.len(), 3);
+        assert!((c.measured[0].0 - 12.0).abs() < 1e-9 && (c.measured[0].1 - at_12).abs() < 1e-12);
+        assert_eq!((c.measured[1], c.measured[2]), ((50.0, 0.8), (100.0, 1.0)));
+        assert_eq!(c.fitted.len(), 20);
+        for (k, by_hand) in [(0, 1.0 / 3.0), (1, 1.0 / 1.75), (4, 1.0), (19, 1.0)] {
+            let (pct, value) = c.fitted[k];
+            assert_eq!(pct, 5.0 * (k + 1) as f64);
+            assert!(
+                (value - by_hand).abs() < 1e-12,
+                "{pct}: {value} vs {by_hand}"
+            );
+        }
+    }
+
+    #[test]
     fn issue_37_a_held_out_slice_is_absent_from_the_fit_that_scores_it() {
         use super::super::kernel::tests::run_set;
         let mig = |n, profile| run_set("mig [s]: a", MeasuredMode::MigEmulated, n, Some(profile));
