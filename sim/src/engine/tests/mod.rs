@@ -683,3 +683,78 @@ fn busy_spans_sum_per_gpu_in_time_order() {
     }
     assert_eq!(got.to_bits(), want.to_bits());
 }
+
+/// Srtf priorities sit on a grid of 2^20 steps a second, so remaining times a few ulps apart
+/// tie: 0.3 s is step 314,572.8, rounded to 314,573; 1 + 1e-12 s is step 1,048,576.
+#[test]
+fn issue_37_srtf_priorities_round_to_a_grid_of_2_to_the_20_steps_a_second() {
+    assert_eq!(srtf_priority(1.0), 1.0);
+    assert_eq!(srtf_priority(1.0 + 1e-12), 1.0);
+    assert_eq!(srtf_priority(0.3), 314_573.0 / 1_048_576.0);
+    assert_eq!(srtf_priority(2.5e-7), 0.0);
+    assert_eq!(srtf_priority(1e-6), 1.0 / 1_048_576.0);
+}
+
+/// Preemption candidates are equal when their victim order is: priority, then start of their
+/// run, then rank; which job it is does not enter.
+#[test]
+fn issue_37_candidates_equal_in_victim_order_are_equal() {
+    let a = Candidate {
+        priority: 1.0,
+        run_start: 2.0,
+        rank: 3,
+        job: 7,
+    };
+    assert!(a == Candidate { job: 9, ..a });
+    assert!(a != Candidate { rank: 4, ..a });
+    assert!(
+        a != Candidate {
+            run_start: 2.5,
+            ..a
+        }
+    );
+    assert!(a < Candidate { priority: 1.5, ..a });
+}
+
+/// A job asks no less than another when it wants as many GPUs (one each, or more than the
+/// other's several) and at least its memory in every group: `big` (30 GiB) asks no less than
+/// `mid` (9 GiB), not the other way round; two GPUs ask no less than one only if the other
+/// wants several. Under least-slowdown only the same request does.
+#[test]
+fn issue_37_a_job_asks_no_less_than_another_by_gpus_and_memory() {
+    let jobs = vec![
+        job("mid", "mid", 0.0, 1e9, 1),
+        job("big", "big", 0.0, 1e9, 1),
+        job("big2", "big", 0.0, 1e9, 2),
+        job("big4", "big", 0.0, 1e9, 4),
+        job("mid4", "mid", 0.0, 1e9, 4),
+    ];
+    let cfg = config(
+        vec![group("h200", 4, ShareMode::Mps, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    // The engine's loop up to the first instant: every job has arrived, none can finish.
+    fn arrived(cfg: &SimConfig) -> Simulation<'_> {
+        let mut sim = setup::build(cfg).unwrap();
+        let t = sim.next_time().unwrap();
+        sim.now = t;
+        sim.handle_events_until(same_instant(t)).unwrap();
+        sim.schedule().unwrap();
+        sim
+    }
+    let sim = arrived(&cfg);
+    let no_less = |a, b| sim.asks_no_less(a, b);
+    assert!(no_less(1, 0) && no_less(0, 0) && no_less(1, 1));
+    assert!(!no_less(0, 1), "9 GiB asks less than 30");
+    assert!(
+        !no_less(2, 1) && !no_less(1, 2),
+        "two GPUs against one: neither"
+    );
+    assert!(no_less(3, 2) && !no_less(2, 3));
+    assert!(!no_less(4, 3) && no_less(3, 4));
+    let mut slowdown = cfg.clone();
+    slowdown.policy.placement = PlacementRule::LeastSlowdown;
+    let sim = arrived(&slowdown);
+    assert!(!sim.asks_no_less(1, 0) && sim.asks_no_less(1, 1));
+}
