@@ -758,3 +758,30 @@ fn issue_37_a_job_asks_no_less_than_another_by_gpus_and_memory() {
     let sim = arrived(&slowdown);
     assert!(!sim.asks_no_less(1, 0) && sim.asks_no_less(1, 1));
 }
+
+/// A job with no work, no GPU or an arrival off the clock is refused before the run, named.
+#[test]
+fn issue_37_a_job_without_work_gpus_or_a_valid_arrival_is_refused_by_name() {
+    let refused = |edit: &dyn Fn(&mut Job)| {
+        let mut bad = job("broken", "small", 0.0, 100.0, 1);
+        edit(&mut bad);
+        let cfg = config(
+            vec![group("h200", 1, ShareMode::Mps, None)],
+            vec![job("fine", "small", 0.0, 100.0, 1), bad],
+            PlacementRule::BestFit,
+        );
+        Simulation::run(&cfg, None).unwrap_err().to_string()
+    };
+    for (edit, why) in [
+        (
+            &(|j: &mut Job| j.samples = f64::NAN) as &dyn Fn(&mut Job),
+            "work of NaN samples must be a finite number > 0",
+        ),
+        (&|j: &mut Job| j.samples = 0.0, "work of 0 samples"),
+        (&|j: &mut Job| j.gpus = 0, "asks for 0 GPUs"),
+        (&|j: &mut Job| j.arrival_s = f64::NAN, "arriv"),
+    ] {
+        let err = refused(edit);
+        assert!(err.contains("broken") && err.contains(why), "{why}: {err}");
+    }
+}
