@@ -795,12 +795,15 @@ mod tests {
             if r.workload.to_string() == "lm_small:32:256" {
                 r.workload = Workload::Point(ModelKey::new("resnet18", 256, 32));
                 r.measurement.peak_reserved_mib = Some(0.0);
-                r.measurement.samples_per_s =
-                    r.measurement.samples_per_s.map(|v| v * 256.0 / 32.0);
+                r.measurement.samples_per_s = r.measurement.samples_per_s.map(|v| v * 256.0 / 32.0);
             }
         });
         let ds = load_dataset(dir.path(), gpu("h200"), Selection::default()).expect("data");
-        assert!(ds.classes.iter().any(|c| c.key.to_string() == "resnet18:256:32"));
+        assert!(
+            ds.classes
+                .iter()
+                .any(|c| c.key.to_string() == "resnet18:256:32")
+        );
         let models = memory_models(&ds);
         assert_eq!(models.len(), 1, "{models:?}");
         let (name, m0_gib, m1_mib, points) = &models[0];

@@ -719,6 +719,27 @@ pub(crate) mod tests {
         assert_eq!(m.ran_sets + m.not_judged.values().sum::<usize>(), 75);
         assert_eq!(m.ran_predicted, m.ran_sets);
         assert!(m.ran_sets > 0);
+        // A set repeat of a point never measured alone is counted as not judged, with why.
+        let mut unknown = ds.clone();
+        unknown.memory_cases.push(MemoryCase {
+            mode: MeasuredMode::Mps,
+            points: vec![colo_sim::workload::ModelKey::new("unknown", 1, 1)],
+            mig_profiles: vec![None],
+            mps_memory_limit: false,
+            any_oom: false,
+        });
+        let more = memory_verdicts(&unknown, profile);
+        assert_eq!(
+            more.not_judged.get("a point never measured alone"),
+            Some(
+                &(m.not_judged
+                    .get("a point never measured alone")
+                    .copied()
+                    .unwrap_or(0)
+                    + 1)
+            )
+        );
+        assert_eq!(more.ran_sets, m.ran_sets);
     }
 
     #[test]
