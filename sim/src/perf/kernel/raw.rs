@@ -1034,6 +1034,22 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_merged_run_is_a_kernel_if_any_member_is_and_a_copy_otherwise() {
+        // Two entries overlapping on two streams merge into one; kind 0 is a kernel, 1 a copy.
+        let with_kinds = |kind: Vec<u8>| {
+            let raw = RawKernels {
+                kind,
+                ..kernels(&[(0, 100, 7), (50, 100, 30)])
+            };
+            raw.merge_concurrent(&|_| u64::MAX).kind
+        };
+        assert_eq!(with_kinds(vec![1, 1]), vec![1]);
+        assert_eq!(with_kinds(vec![1, 0]), vec![0]);
+        assert_eq!(with_kinds(vec![0, 1]), vec![0]);
+        assert_eq!(with_kinds(vec![0, 0]), vec![0]);
+    }
+
+    #[test]
     fn an_early_start_on_the_same_stream_is_not_concurrency() {
         // Programmatic dependent launch: the next kernel starts 3 ns before this one ends.
         let raw = kernels(&[(0, 100, 7), (97, 50, 7), (150, 10, 7)]);
