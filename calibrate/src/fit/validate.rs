@@ -728,7 +728,21 @@ pub(crate) mod tests {
             mps_memory_limit: false,
             any_oom: false,
         });
+        // And one that ran out of memory where the check says it fits: an OOM set predicted
+        // wrong, named.
+        unknown.memory_cases.push(MemoryCase {
+            mode: MeasuredMode::Mps,
+            points: vec![colo_sim::workload::ModelKey::new("resnet18", 128, 32)],
+            mig_profiles: vec![None],
+            mps_memory_limit: false,
+            any_oom: true,
+        });
         let more = memory_verdicts(&unknown, profile);
+        assert_eq!((more.oom_sets, more.oom_predicted), (1, 0));
+        assert_eq!(
+            more.wrong.last().map(String::as_str),
+            Some("mps: resnet18:128:32")
+        );
         assert_eq!(
             more.not_judged.get("a point never measured alone"),
             Some(
