@@ -1103,6 +1103,29 @@ mod tests {
     }
 
     #[test]
+    fn issue_37_a_kernel_naming_a_name_past_the_table_is_an_invalid_trace() {
+        // Two names (0 and 1): a kernel naming 1 is fine, one naming 2 is past the table.
+        let with_names = |first: u32| {
+            let kernels = serde_json::json!({
+                "name": [first, 0], "kind": [0, 0], "dur_ns": [1_000_000, 3_000_000],
+                "grid": [[4, 1, 1], [4, 1, 1]], "block": [[128, 1, 1], [128, 1, 1]],
+                "regs": [32, 32], "smem": [0, 0], "launch_ns": [0, 5_000_000]
+            });
+            let bytes = trace_file(
+                "resnet18:8:32",
+                "NVIDIA H200",
+                None,
+                &["a", "b"],
+                Some(kernels),
+            );
+            parse_raw(&bytes, Path::new("t.trace.json.gz"))
+        };
+        assert!(with_names(1).is_ok());
+        let err = with_names(2).unwrap_err();
+        assert!(matches!(err, TraceError::Invalid { .. }), "{err}");
+    }
+
+    #[test]
     fn issue_37_each_generation_holds_its_own_blocks_and_shared_memory_per_sm() {
         use crate::hardware::{gavel_gpu, gpu};
         let on = |spec: &GpuSpec| {
