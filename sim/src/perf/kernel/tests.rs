@@ -543,3 +543,26 @@ fn issue_37_the_mig_efficiency_scales_slices_only() {
     let pair = |m| rates_in(m, ShareMode::Mps, &whole, &["big:1:1", "small:1:1"], None);
     assert_eq!(pair(&slow), pair(&plain));
 }
+
+/// A user's trace folder with nothing usable in it is an error naming the folder, and why each
+/// file in it was not used.
+#[test]
+fn issue_37_a_trace_folder_with_nothing_usable_is_an_error_saying_why() {
+    let gpu = hardware::gpu("h200").unwrap();
+    let mut m = model();
+    let empty = tempfile::tempdir().unwrap();
+    let err = super::raw::add_user_traces_of(&mut m, &[empty.path().to_owned()], &[gpu], None)
+        .unwrap_err();
+    assert!(
+        matches!(err, super::raw::TracesError::Empty { .. }),
+        "{err}"
+    );
+    let garbage = tempfile::tempdir().unwrap();
+    std::fs::write(garbage.path().join("x.trace.json.gz"), b"not a trace").unwrap();
+    let err = super::raw::add_user_traces_of(&mut m, &[garbage.path().to_owned()], &[gpu], None)
+        .unwrap_err();
+    assert!(
+        matches!(&err, super::raw::TracesError::Empty { why, .. } if why.contains("x.trace.json.gz") && why.contains("invalid gzip header")),
+        "{err:?}"
+    );
+}
