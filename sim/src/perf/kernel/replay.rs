@@ -1086,4 +1086,21 @@ mod tests {
         let cycle = alone_timeline(&j, &params()).cycle_s;
         assert!((cycle - 4e-6).abs() < 1e-12, "{cycle} (scale {h})");
     }
+
+    #[test]
+    fn issue_37_a_host_slower_than_the_profiled_one_scales_its_time_up() {
+        // The same trace (6 us a cycle as profiled) measured unprofiled at 1 / 20 us: the host
+        // time must grow, past the first guess of twice it, until the cycle is 20 us.
+        let mut t = trace(vec![1000, 1000], vec![3000, 3000], vec![100, 100]);
+        t.unprofiled_samples_per_s = 1.0 / 20e-6;
+        let (h, d) = host_scale(&t, 100);
+        assert!(h > 2.0 && d == 1.0, "{h} {d}");
+        let empty = AloneTimeline::placeholder();
+        let j = ReplayJob {
+            host_scale: h,
+            ..job(&t, &empty, 1.0)
+        };
+        let cycle = alone_timeline(&j, &params()).cycle_s;
+        assert!((cycle - 20e-6).abs() < 1e-12, "{cycle} (scale {h})");
+    }
 }
