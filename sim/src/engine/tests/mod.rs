@@ -785,3 +785,24 @@ fn issue_37_a_job_without_work_gpus_or_a_valid_arrival_is_refused_by_name() {
         assert!(err.contains("broken") && err.contains(why), "{why}: {err}");
     }
 }
+
+/// With `timeline_every_s` 5, a timeline row is kept at an instant at least 5 s after the last
+/// kept one: jobs start at 0, 3, 6 and 12 s on four GPUs and end 1,000 s later, so rows are
+/// kept at 0, 6, 12, 1,000, 1,006 and 1,012 s (3 and 1,003 are too close to the row before).
+#[test]
+fn issue_37_the_timeline_keeps_a_row_every_timeline_every_s_at_most() {
+    let jobs = [0.0, 3.0, 6.0, 12.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| job(&format!("j{i}"), "small", t, 100_000.0, 1))
+        .collect();
+    let mut cfg = config(
+        vec![group("h200", 4, ShareMode::Exclusive, None)],
+        jobs,
+        PlacementRule::BestFit,
+    );
+    cfg.timeline_every_s = 5.0;
+    let run = Simulation::run(&cfg, None).unwrap();
+    let times: Vec<f64> = run.timeline.iter().map(|r| r.time_s).collect();
+    assert_eq!(times, [0.0, 6.0, 12.0, 1000.0, 1006.0, 1012.0]);
+}
