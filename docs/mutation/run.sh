@@ -26,6 +26,12 @@ mutants() { # name, args...
     --build-timeout 900 -o "$out/$name" "$@" ||
     echo "$name: cargo mutants exited $? (2: some mutants missed, 3: some timed out)"
 }
+fit_files() { # calibrate/src/fit/ but kernel.rs (run whole in `fit-kernel`), as -f arguments
+  for f in calibrate/src/fit/*.rs; do [ "$f" = calibrate/src/fit/kernel.rs ] || echo -f "$f"; done
+}
+by_name() { # a --re matching exactly the mutant names listed in file $1 (one a line)
+  python3 -c 'import sys; print("|".join("^" + "".join(c if c.isalnum() or c == "_" else "\\x%02X" % ord(c) for c in n) + "$" for n in open(sys.argv[1]).read().splitlines() if n))' "$1"
+}
 for phase in "${phases[@]}"; do
   case $phase in
   targeted)
@@ -138,19 +144,33 @@ for phase in "${phases[@]}"; do
       --re '^calibrate/src/fit/kernel\.rs:([0-9]|[1-9][0-9]|1[0-2][0-9]):'
     ;;
   sample-fit)
-    # A systematic sample (every third mutant, round-robin, in cargo-mutants' order) of the
-    # fit files no earlier phase ran whole: all of calibrate/src/fit/ but kernel.rs
-    # (2026-12-06, seventh session; the whole folder would take about 1.5 hours here).
-    mutants m1-fit-sample $(for f in calibrate/src/fit/*.rs; do [ "$f" = calibrate/src/fit/kernel.rs ] || echo -f "$f"; done) \
-      --sharding round-robin --shard 0/3
+    # A systematic sample (every sixth mutant, round-robin, in cargo-mutants' order) of the
+    # fit files no earlier phase ran whole: all of calibrate/src/fit/ but kernel.rs, 143 of
+    # 855 mutants (2026-12-06, seventh session; the whole folder would take about 4 hours
+    # here). As run: a first pass at every third mutant was stopped after 60 (files gavel.rs
+    # to measured.rs; 30 of them are in the sixth), then the 113 others of the sixth ran by
+    # name (docs/mutation/samples/fit-0of6.txt lists the 143).
+    mutants m1-fit-sample $(fit_files) --sharding round-robin --shard 0/6
     ;;
   sample-sim)
-    # Every tenth mutant (round-robin) of the sim files no earlier phase ran whole: the
+    # Every fifteenth mutant (round-robin) of the sim files no earlier phase ran whole: the
     # engine's mod.rs and setup.rs, the replay, the DRAM traffic reader and raw.rs (whose three
-    # transfer functions ran whole earlier); about 11 hours whole here.
+    # transfer functions ran whole earlier): 91 of 1,364, about 11 hours whole here.
     mutants m2-sim-sample -f sim/src/engine/mod.rs -f sim/src/engine/setup.rs \
       -f sim/src/perf/kernel/replay.rs -f sim/src/perf/kernel/dram.rs -f sim/src/perf/kernel/raw.rs \
-      --sharding round-robin --shard 0/10
+      --sharding round-robin --shard 0/15
+    ;;
+  sample-fit-after)
+    # The fit sample's survivors (and the 0/3 pass's), after the tests written for them. As
+    # run, two more passes followed tests written meanwhile (m5: budget_curves, memory_points
+    # and memory_verdicts; m6: the sparse Jacobian's prior row under its new line, 536, after
+    # the residuals moved into fit_residuals, and memory_verdicts' OOM count).
+    mutants m3-fit-recheck $(fit_files) --re "$(by_name docs/mutation/samples/fit-survivors.txt)"
+    ;;
+  sample-sim-after)
+    mutants m4-sim-recheck -f sim/src/engine/mod.rs -f sim/src/engine/setup.rs \
+      -f sim/src/perf/kernel/replay.rs -f sim/src/perf/kernel/dram.rs -f sim/src/perf/kernel/raw.rs \
+      --re "$(by_name docs/mutation/samples/sim-survivors.txt)"
     ;;
   *) echo "unknown phase $phase" >&2; exit 2 ;;
   esac

@@ -4,7 +4,10 @@ outcomes after (every unit test) and before (this issue's tests left out: a caug
 as caught before only if a test not named issue_37_* failed on it, as its log says), then every
 mutant missed, or killed only by the new tests.
 
-    python3 docs/mutation/summarize.py OUT
+    python3 docs/mutation/summarize.py OUT [--only NAMES.txt] [--by-file]
+
+--only keeps the mutants named in a file (one a line: a sample, docs/mutation/samples/);
+--by-file scores each file instead of each folder of the issue.
 
 OUT holds one folder per phase (each with its mutants.out); phases are read in name order, and
 a mutant tested again in a later phase (a re-check after new tests) takes its later outcome."""
@@ -38,11 +41,14 @@ def outcomes(root):
     return found
 
 
-def main(root):
+def main(root, only=None, by_file=False):
     counts = {}
     notes = []
+    keep = set(open(only).read().splitlines()) if only else None
     for name, (file, summary, failed) in sorted(outcomes(root).items()):
-        group = next((g for g in GROUPS if file.startswith(g)), file)
+        if keep is not None and name not in keep:
+            continue
+        group = file if by_file else next((g for g in GROUPS if file.startswith(g)), file)
         c = counts.setdefault(group, dict(caught=0, missed=0, unviable=0, timeout=0, before=0))
         if summary == 'CaughtMutant':
             c['caught'] += 1
@@ -77,4 +83,6 @@ def main(root):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    only = args[args.index('--only') + 1] if '--only' in args else None
+    main(args[0], only, '--by-file' in args)
