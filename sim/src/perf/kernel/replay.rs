@@ -1071,36 +1071,34 @@ mod tests {
         assert!((capped[0] - 1.0).abs() < 1e-9, "{capped:?}");
     }
 
-    #[test]
-    fn host_scale_reproduces_the_unprofiled_speed() {
+    /// The test trace (6 us a cycle as profiled) measured unprofiled at one cycle in
+    /// `unprofiled_cycle_s`: its (host, duration) scales and the alone cycle they replay to.
+    fn scaled_to(unprofiled_cycle_s: f64) -> (f64, f64, f64) {
         let mut t = trace(vec![1000, 1000], vec![3000, 3000], vec![100, 100]);
-        // Profiled host: 6 us per cycle; unprofiled speed 1 / 4 us.
-        t.unprofiled_samples_per_s = 1.0 / 4e-6;
+        t.unprofiled_samples_per_s = 1.0 / unprofiled_cycle_s;
         let (h, d) = host_scale(&t, 100);
-        assert_eq!(d, 1.0);
         let empty = AloneTimeline::placeholder();
         let j = ReplayJob {
             host_scale: h,
             ..job(&t, &empty, 1.0)
         };
-        let cycle = alone_timeline(&j, &params()).cycle_s;
+        (h, d, alone_timeline(&j, &params()).cycle_s)
+    }
+
+    #[test]
+    fn host_scale_reproduces_the_unprofiled_speed() {
+        // Profiled host: 6 us per cycle; unprofiled speed 1 / 4 us.
+        let (h, d, cycle) = scaled_to(4e-6);
+        assert_eq!(d, 1.0);
         assert!((cycle - 4e-6).abs() < 1e-12, "{cycle} (scale {h})");
     }
 
     #[test]
     fn issue_37_a_host_slower_than_the_profiled_one_scales_its_time_up() {
-        // The same trace (6 us a cycle as profiled) measured unprofiled at 1 / 20 us: the host
-        // time must grow, past the first guess of twice it, until the cycle is 20 us.
-        let mut t = trace(vec![1000, 1000], vec![3000, 3000], vec![100, 100]);
-        t.unprofiled_samples_per_s = 1.0 / 20e-6;
-        let (h, d) = host_scale(&t, 100);
+        // Unprofiled at 1 / 20 us: the host time must grow, past the first guess of twice it,
+        // until the cycle is 20 us.
+        let (h, d, cycle) = scaled_to(20e-6);
         assert!(h > 2.0 && d == 1.0, "{h} {d}");
-        let empty = AloneTimeline::placeholder();
-        let j = ReplayJob {
-            host_scale: h,
-            ..job(&t, &empty, 1.0)
-        };
-        let cycle = alone_timeline(&j, &params()).cycle_s;
         assert!((cycle - 20e-6).abs() < 1e-12, "{cycle} (scale {h})");
     }
 }
