@@ -719,24 +719,20 @@ pub(crate) mod tests {
         assert_eq!(m.ran_sets + m.not_judged.values().sum::<usize>(), 75);
         assert_eq!(m.ran_predicted, m.ran_sets);
         assert!(m.ran_sets > 0);
-        // A set repeat of a point never measured alone is counted as not judged, with why.
-        let mut unknown = ds.clone();
-        unknown.memory_cases.push(MemoryCase {
+        // One MPS client of `point` per set repeat, out of memory or not.
+        let case = |point: &str, any_oom| MemoryCase {
             mode: MeasuredMode::Mps,
-            points: vec![colo_sim::workload::ModelKey::new("unknown", 1, 1)],
+            points: vec![point.parse().expect("a point")],
             mig_profiles: vec![None],
             mps_memory_limit: false,
-            any_oom: false,
-        });
-        // And one that ran out of memory where the check says it fits: an OOM set predicted
+            any_oom,
+        };
+        // A set repeat of a point never measured alone is counted as not judged, with why;
+        // one that ran out of memory where the check says it fits is an OOM set predicted
         // wrong, named.
-        unknown.memory_cases.push(MemoryCase {
-            mode: MeasuredMode::Mps,
-            points: vec![colo_sim::workload::ModelKey::new("resnet18", 128, 32)],
-            mig_profiles: vec![None],
-            mps_memory_limit: false,
-            any_oom: true,
-        });
+        let mut unknown = ds.clone();
+        unknown.memory_cases.push(case("unknown:1:1", false));
+        unknown.memory_cases.push(case("resnet18:128:32", true));
         let more = memory_verdicts(&unknown, profile);
         assert_eq!((more.oom_sets, more.oom_predicted), (1, 0));
         assert_eq!(
