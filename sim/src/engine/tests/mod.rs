@@ -786,6 +786,82 @@ fn issue_37_a_job_without_work_gpus_or_a_valid_arrival_is_refused_by_name() {
     }
 }
 
+/// A source giving the listed jobs, all of one kind.
+#[derive(Debug)]
+struct Sourced {
+    kinds: Vec<crate::workload::stream::SourceKind>,
+    jobs: Vec<Job>,
+}
+
+impl crate::workload::stream::JobSource for Sourced {
+    fn len(&self) -> u32 {
+        self.jobs.len() as u32
+    }
+
+    fn kinds(&self) -> &[crate::workload::stream::SourceKind] {
+        &self.kinds
+    }
+
+    fn draws(&self, _named: bool) -> crate::workload::stream::Draws<'_> {
+        Box::new(self.jobs.iter().map(|job| {
+            Ok(crate::workload::stream::Drawn {
+                kind: 0,
+                job: job.clone(),
+            })
+        }))
+    }
+}
+
+/// A model that answers rate 0 for every job.
+struct NoProgress(Parametric);
+
+impl crate::perf::PerfModel for NoProgress {
+    fn name(&self) -> &'static str {
+        "no progress"
+    }
+
+    fn lookup(&self) -> &dyn crate::perf::ClassLookup {
+        self.0.lookup()
+    }
+
+    fn rates(&self, _set: &crate::perf::CoRun<'_>, out: &mut [f64]) {
+        out.fill(0.0);
+    }
+}
+
+/// A rate of 0 for a job a source gave (a streamed trace keeps its jobs' names) is refused
+/// naming the job as the source named it, or by its index (`j0`) when the source gave none.
+#[test]
+fn issue_37_a_bad_rate_names_a_sourced_job_as_its_source_named_it() {
+    let refused = |name: &str| {
+        let mut cfg = config(
+            vec![group("h200", 1, ShareMode::Exclusive, None)],
+            Vec::new(),
+            PlacementRule::BestFit,
+        );
+        let kind = crate::workload::stream::SourceKind {
+            model: ModelKey::new("small", 1, 1),
+            gpus: 1,
+            min_speed: None,
+            first: 0,
+            first_name: name.into(),
+        };
+        cfg.source = Some(Arc::new(Sourced {
+            kinds: vec![kind],
+            jobs: vec![job(name, "small", 0.0, 100.0, 1)],
+        }));
+        cfg.perf = Arc::new(NoProgress(Parametric::new(profiles())));
+        Simulation::run(&cfg, None).unwrap_err().to_string()
+    };
+    let err = refused("alpha");
+    assert!(
+        err.contains("`alpha`") && err.contains("no progress"),
+        "{err}"
+    );
+    let err = refused("");
+    assert!(err.contains("`j0`"), "{err}");
+}
+
 /// With `timeline_every_s` 5, a timeline row is kept at an instant at least 5 s after the last
 /// kept one: jobs start at 0, 3, 6 and 12 s on four GPUs and end 1,000 s later, so rows are
 /// kept at 0, 6, 12, 1,000, 1,006 and 1,012 s (3 and 1,003 are too close to the row before).

@@ -1101,4 +1101,34 @@ mod tests {
         assert!(h > 2.0 && d == 1.0, "{h} {d}");
         assert!((cycle - 20e-6).abs() < 1e-12, "{cycle} (scale {h})");
     }
+
+    #[test]
+    fn issue_37_a_job_with_no_whole_cycle_by_the_cap_is_timed_by_its_position() {
+        // Kernel 0: 400 blocks (4 waves on 100 SMs, 8 on the 50 of a 0.5 budget: 1 -> 2 us);
+        // kernel 1: 30 blocks, fits in 50 SMs (1 us either way). Alone the kernels end at 1 and
+        // 2 us; under the budget at 2, 3, 5, 6 us: a whole cycle is 3 us, speed 2 / 3.
+        let t = trace(vec![1000, 1000], vec![0, 0], vec![400, 30]);
+        let alone = timeline(&t);
+        assert!((alone.cycle_s - 2e-6).abs() < 1e-15, "{}", alone.cycle_s);
+        let j = job(&t, &alone, 0.5);
+        // Warm-up 1.25 cycles of 2 us = 2.5 us, half-way through kernel 1: position 1 + 0.5 x 1
+        // = 1.5 us. The first kernel end after it is kernel 1's at 3 us, the next 6 us.
+        let capped = Horizon {
+            warmup_cycles: 1.25,
+            window_cycles: 1.0,
+            max_cycles: 1.0,
+        };
+        // Cap 2.5 + 1 x 2 = 4.5 us, before 6: timed by position. At 4.5 us the job is in its
+        // second cycle, 1.5 of kernel 0's 2 us done: 2 + 0.75 x 1 = 2.75 us of the alone
+        // timeline. Speed (2.75 - 1.5) / (4.5 - 2.5) = 0.625, not the whole cycle's 2 / 3.
+        let f = replay(&[j], &params(), capped);
+        assert!((f[0] - 0.625).abs() < 1e-9, "{f:?}");
+        // A cap of 2 cycles (2.5 + 2 x 2 = 6.5 us) times the whole cycle ending at 6 us.
+        let longer = Horizon {
+            max_cycles: 2.0,
+            ..capped
+        };
+        let f = replay(&[j], &params(), longer);
+        assert!((f[0] - 2.0 / 3.0).abs() < 1e-9, "{f:?}");
+    }
 }
