@@ -9,19 +9,25 @@ use colo_sim::hardware::GpuSpec;
 use colo_sim::perf::kernel::KernelTables;
 use colo_sim::perf::kernel::KernelTrace;
 use colo_sim::perf::kernel::raw::{
-    RAW_SUFFIX, TraceError, TracedFolder, files_ending, read_folder_for, read_folder_of, read_raw,
-    reduce,
+    Carry, RAW_SUFFIX, TraceError, TracedFolder, files_ending, read_folder_for, read_folder_of,
+    read_raw, reduce,
 };
 use serde::Serialize;
 
-/// The traces of `dir` taken on other GPUs, carried to `to` with host time times `cpu_factor`;
-/// traces already of `to` are left out (nothing to transfer). Fake traces are skipped.
+/// The traces of `dir` taken on other GPUs, carried to `to` with host time times `cpu_factor`,
+/// bandwidth-bound kernels by the DRAM bytes of the traffic files in `traffic` (or beside the
+/// traces); traces already of `to` are left out (nothing to transfer). Fake traces are skipped.
 pub fn transfer_folder(
     dir: &Path,
     to: &'static GpuSpec,
     cpu_factor: f64,
+    traffic: Option<&Path>,
 ) -> Result<TracedFolder, TraceError> {
-    read_folder_for(dir, to, false, None, Some(cpu_factor))
+    let carry = Carry {
+        cpu_factor,
+        traffic,
+    };
+    read_folder_for(dir, to, false, None, Some(carry))
 }
 
 /// One point carried over and, where the check folder has it, measured on the target.

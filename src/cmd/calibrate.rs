@@ -321,6 +321,11 @@ struct TransferArgs {
     /// Host time on the target's host over the source's [default: 1, the same CPU]
     #[arg(long, default_value_t = 1.0, hide_default_value = true)]
     cpu_factor: f64,
+    /// Folder of DRAM traffic files (`NAME.dram.json.gz`, Nsight Compute's bytes per kernel,
+    /// measured on the traces' GPU) for the traces `NAME.trace.json.gz`: their bandwidth-bound
+    /// kernels are carried by their bytes [default: the files beside the traces, if any]
+    #[arg(long)]
+    traffic: Option<PathBuf>,
     /// Write the carried traces as --to's kernel tables to this file (.json.gz) [default: none]
     #[arg(long)]
     out: Option<PathBuf>,
@@ -863,7 +868,16 @@ fn transfer(args: TransferArgs) -> anyhow::Result<ExitCode> {
             args.cpu_factor
         );
     }
-    let folder = transfer::transfer_folder(&args.dir, to, args.cpu_factor)?;
+    if let Some(traffic) = &args.traffic
+        && !traffic.is_dir()
+    {
+        anyhow::bail!(
+            "--traffic {}: not a folder (name the folder of the traces' NAME.dram.json.gz files)",
+            traffic.display()
+        );
+    }
+    let folder =
+        transfer::transfer_folder(&args.dir, to, args.cpu_factor, args.traffic.as_deref())?;
     for (path, why) in &folder.skipped {
         eprintln!("skipped {}: {why}", path.display());
     }

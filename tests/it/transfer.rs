@@ -132,6 +132,81 @@ fn the_committed_comparison_tables_are_what_the_command_prints() {
     }
 }
 
+/// The comparisons with measured DRAM bytes are what the command prints, and each GPU-time
+/// mean is recomputed here from the rows (transferred against measured ms per iteration) and
+/// quoted by the data README.
+#[test]
+fn the_committed_comparisons_with_dram_bytes_are_what_the_command_prints() {
+    let readme =
+        std::fs::read_to_string(root().join("calibrate/data/h100/transfer/README.md")).unwrap();
+    for (sources, to, measured, traffic, name) in [
+        (
+            "calibrate/data/h200/traces",
+            "h100",
+            "calibrate/data/h100/recipes/traces",
+            Some("calibrate/data/h200/dram/traffic"),
+            "zoo-bytes",
+        ),
+        (
+            "calibrate/data/h100/recipes/traces",
+            "h200",
+            "calibrate/data/h200/traces",
+            None,
+            "to-h200",
+        ),
+        (
+            "calibrate/data/h100/recipes/traces",
+            "h200",
+            "calibrate/data/h200/traces",
+            Some("calibrate/data/h100/dram/traffic"),
+            "to-h200-bytes",
+        ),
+    ] {
+        let mut args = vec![
+            "calibrate",
+            "transfer",
+            sources,
+            "--to",
+            to,
+            "--check",
+            measured,
+        ];
+        if let Some(traffic) = traffic {
+            args.extend(["--traffic", traffic]);
+        }
+        let run = colo_ok(&args);
+        let committed = std::fs::read_to_string(
+            root().join(format!("calibrate/data/h100/transfer/{name}.txt")),
+        )
+        .unwrap();
+        assert_eq!(
+            run.stdout, committed,
+            "{name}.txt is stale: regenerate (its README)"
+        );
+        // "GPU ms/it src/tr./meas." holds source/transferred/measured; the error is tr./meas.
+        let errors: Vec<f64> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_whitespace().rev().nth(1))
+            .filter_map(|ms| {
+                let parts: Vec<f64> = ms.split('/').filter_map(|v| v.parse().ok()).collect();
+                (parts.len() == 3).then(|| 100.0 * (parts[1] - parts[2]).abs() / parts[2])
+            })
+            .collect();
+        assert_eq!(errors.len(), 7, "{name}: {errors:?}");
+        let mean = errors.iter().sum::<f64>() / 7.0;
+        assert!(
+            run.stdout
+                .contains(&format!("mean |error| {mean:.1}%, median")),
+            "{name}: {mean:.1}% not printed"
+        );
+        assert!(
+            readme.contains(&format!("{mean:.1}%")),
+            "README lacks {name}'s {mean:.1}%"
+        );
+    }
+}
+
 #[test]
 fn a_folder_of_the_target_gpu_has_nothing_to_transfer() {
     let run = colo(&[

@@ -421,14 +421,19 @@ pub(super) fn reduce_with(
         None => (k.dur_ns.iter().map(|&d| clamp(d)).collect(), resident),
         Some(t) => {
             let target = resident_on(sm_limits(t.to));
+            let per_launch = raw.traffic.as_ref().map(|t| t.bytes_per_launch());
             let dur = (0..k.dur_ns.len())
                 .map(|i| {
-                    let ns = t.kernel_ns(
+                    let bytes = per_launch
+                        .as_ref()
+                        .and_then(|b| b.get(super::dram::base_name(name_of(i))).copied());
+                    let ns = t.kernel_ns_with_bytes(
                         name_of(i),
                         k.kind[i],
                         k.dur_ns[i].max(0) as f64,
                         u64::from(blocks[i]),
                         (resident[i], target[i]),
+                        bytes,
                     );
                     ns.round().clamp(0.0, f64::from(u32::MAX)) as u32
                 })
@@ -551,15 +556,36 @@ pub fn files_ending(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, TraceError
     Ok(paths)
 }
 
-/// Like [`read_folder_wanted`]; with `transfer_cpu_factor`, a trace taken on another catalog GPU
-/// is not skipped but carried to `gpu` ([`Transfer`], host time times that factor) into
+/// How traces of other GPUs are carried to the one read for ([`read_folder_for`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Carry<'p> {
+    /// Host time on the target's host over the source's.
+    pub cpu_factor: f64,
+    /// Folder of the traces' DRAM traffic files measured on the source GPU, where not beside
+    /// the traces (`None`: beside them).
+    pub traffic: Option<&'p Path>,
+}
+
+impl Carry<'_> {
+    /// The same host, traffic files beside the traces.
+    pub fn with_cpu_factor(cpu_factor: f64) -> Self {
+        Carry {
+            cpu_factor,
+            traffic: None,
+        }
+    }
+}
+
+/// Like [`read_folder_wanted`]; with `carry`, a trace taken on another catalog GPU is not
+/// skipped but carried to `gpu` ([`Transfer`], host time times its CPU factor, bandwidth-bound
+/// kernels by their DRAM bytes where a traffic file was measured) into
 /// [`TracedFolder::transferred`], unless the folder also has a trace of its point on `gpu`.
 pub fn read_folder_for(
     dir: &Path,
     gpu: &'static GpuSpec,
     allow_fake: bool,
     wanted: Option<&[String]>,
-    transfer_cpu_factor: Option<f64>,
+    carry: Option<Carry<'_>>,
 ) -> Result<TracedFolder, TraceError> {
     let paths = files_ending(dir, RAW_SUFFIX)?;
     let mut by_point: BTreeMap<String, KernelTrace> = BTreeMap::new();
@@ -585,9 +611,15 @@ pub fn read_folder_for(
                 path,
                 "from the fake runner (`--fake-gpu`: invented numbers, not measurements); pass --allow-fake to use it".into(),
             )),
-            Ok(raw) if crate::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
-                match (transfer_cpu_factor, crate::hardware::gpu(&raw.gpu_name)) {
-                    (Some(cpu_factor), Ok(from)) => {
+            Ok(mut raw) if crate::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
+                match (carry, crate::hardware::gpu(&raw.gpu_name)) {
+                    (Some(carry), Ok(from)) => {
+                        let cpu_factor = carry.cpu_factor;
+                        let traffic = read_traffic_beside(&path, &raw.point, carry.traffic);
+                        if let Err(why) = &traffic {
+                            skipped.push(why.clone());
+                        }
+                        raw.traffic = traffic.ok().flatten();
                         let t = Transfer {
                             from,
                             to: gpu,
@@ -599,9 +631,14 @@ pub fn read_folder_for(
                         } else {
                             format!(", host time x {cpu_factor} (stated)")
                         };
+                        let bytes = if raw.traffic.is_some() {
+                            ", bandwidth-bound kernels by their measured DRAM bytes"
+                        } else {
+                            ""
+                        };
                         let mut note = format!(
-                            "transferred to {} (datasheet roofline{host}, not measured there: \
-                             {:.1} samples/s predicted) from a trace {}",
+                            "transferred to {} (datasheet roofline{bytes}{host}, not measured \
+                             there: {:.1} samples/s predicted) from a trace {}",
                             gpu.name,
                             trace.unprofiled_samples_per_s,
                             trace_note(&raw, &path)
@@ -619,7 +656,7 @@ pub fn read_folder_for(
                 }
             }
             Ok(mut raw) => {
-                let traffic = read_traffic_beside(&path, &raw.point);
+                let traffic = read_traffic_beside(&path, &raw.point, None);
                 if let Err(why) = &traffic {
                     skipped.push(why.clone());
                 }
@@ -672,7 +709,7 @@ pub fn read_folder_for(
                  (colo_sim::perf::kernel::transfer; host time x {})",
                 from.join(", "),
                 gpu.name,
-                transfer_cpu_factor.unwrap_or(1.0)
+                carry.map_or(1.0, |c| c.cpu_factor)
             ),
             transferred_from: Some(from.join(", ")),
             traces,
@@ -707,18 +744,27 @@ pub fn read_folder_for(
     })
 }
 
-/// The DRAM traffic file beside the trace at `trace_path` (`NAME.dram.json.gz` beside
-/// `NAME.trace.json.gz`): `Ok(None)` when there is none; an unreadable file, or one of another
-/// point, is an error naming the file (reported as a skip: the trace is used without it).
+/// The DRAM traffic file of the trace at `trace_path` (`NAME.dram.json.gz` beside
+/// `NAME.trace.json.gz`, or in `folder`): `Ok(None)` when there is none; an unreadable file, or
+/// one of another point, is an error naming the file (reported as a skip: the trace is used
+/// without it).
 fn read_traffic_beside(
     trace_path: &Path,
     point: &str,
+    folder: Option<&Path>,
 ) -> Result<Option<super::dram::DramTraffic>, (PathBuf, String)> {
-    let name = trace_path.to_string_lossy();
-    let Some(stem) = name.strip_suffix(RAW_SUFFIX) else {
+    let Some(stem) = trace_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(RAW_SUFFIX))
+    else {
         return Ok(None);
     };
-    let path = PathBuf::from(format!("{stem}{}", super::dram::DRAM_SUFFIX));
+    let file = format!("{stem}{}", super::dram::DRAM_SUFFIX);
+    let path = match folder {
+        Some(folder) => folder.join(file),
+        None => trace_path.with_file_name(file),
+    };
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -808,7 +854,13 @@ fn add_traces_carried(
         let mut skipped_here: BTreeMap<PathBuf, String> = BTreeMap::new();
         let mut not_read = 0;
         for gpu in gpus {
-            let folder = read_folder_for(dir, gpu, false, wanted, Some(cpu_factor))?;
+            let folder = read_folder_for(
+                dir,
+                gpu,
+                false,
+                wanted,
+                Some(Carry::with_cpu_factor(cpu_factor)),
+            )?;
             not_read = not_read.max(folder.not_read);
             used.extend(folder.used);
             for (path, why) in folder.skipped {
@@ -1233,7 +1285,8 @@ mod tests {
 
         // The H200's own trace of m; n carried from the H100 (m's H100 trace is not needed);
         // the fake trace and the unknown GPU's skipped.
-        let f = read_folder_for(&dir, h200, false, None, Some(1.0)).unwrap();
+        let f =
+            read_folder_for(&dir, h200, false, None, Some(Carry::with_cpu_factor(1.0))).unwrap();
         assert_eq!(points(&f.tables), ["m:8:224"]);
         assert!(!f.fake);
         assert_eq!(f.not_read, 0);
@@ -1263,7 +1316,14 @@ mod tests {
 
         // Only n wanted: the other four files are not read.
         let wanted = ["n:8:224".to_owned()];
-        let f = read_folder_for(&dir, h200, false, Some(&wanted), Some(1.0)).unwrap();
+        let f = read_folder_for(
+            &dir,
+            h200,
+            false,
+            Some(&wanted),
+            Some(Carry::with_cpu_factor(1.0)),
+        )
+        .unwrap();
         assert_eq!(f.not_read, 4);
         assert_eq!(f.used, [path("c")]);
         assert!(f.tables.traces.is_empty());

@@ -10,13 +10,17 @@
 //!   from its name) scaled by its waves on the target over its waves on the source, times the
 //!   source's peak per SM over the target's in that format; for a bandwidth-bound kernel
 //!   (elementwise, normalisation, reduction, memset) by the source's memory bandwidth over the
-//!   target's; host-device copies kept (the host link, not the GPU, sets their time).
+//!   target's, or, where the source's DRAM bytes per launch were measured (a traffic file beside
+//!   the trace, `dram.rs`), only the share its bytes take at the source's peak bandwidth, the
+//!   rest by the clocks ([`Transfer::kernel_ns_with_bytes`]); host-device copies kept (the host
+//!   link, not the GPU, sets their time).
 //!
 //! A kernel in a format the target lacks (TF32 on a V100) is scaled to the target's FP32 peak;
 //! the transfer's note warns, because real kernels reach less of a tensor-core peak than of an
 //! FP32 one (see [`Transfer::format_warning`]).
 //!
-//! Not modelled: L2 size, achieved against peak bandwidth of small kernels, different kernel
+//! Not modelled: L2 size (the source's bytes are taken as the target's), achieved against peak
+//! bandwidth of small kernels without measured bytes, different kernel
 //! choices on the target (cuDNN and cuBLAS pick per GPU), clock throttling under power.
 use std::collections::BTreeMap;
 
@@ -123,6 +127,25 @@ impl Transfer {
         blocks: u64,
         resident: (u16, u16),
     ) -> f64 {
+        self.kernel_ns_with_bytes(name, kind, dur_ns, blocks, resident, None)
+    }
+
+    /// [`Self::kernel_ns`] of a kernel that moved `dram_bytes` per launch on the source
+    /// (Nsight Compute's DRAM bytes read and written). A bandwidth-bound kernel's work then
+    /// splits into the time those bytes take at the source's peak bandwidth, which scales with
+    /// the bandwidths, and the rest (latency, a grid too small to fill the memory system), which
+    /// scales with the clocks: a small elementwise kernel far below the peak keeps its time
+    /// where the bandwidth ratio alone would stretch it. Without bytes, all of it scales with the
+    /// bandwidths. Compute-bound kernels are unchanged.
+    pub fn kernel_ns_with_bytes(
+        &self,
+        name: &str,
+        kind: u8,
+        dur_ns: f64,
+        blocks: u64,
+        resident: (u16, u16),
+        dram_bytes: Option<f64>,
+    ) -> f64 {
         let class = classify(name, kind);
         if class == KernelClass::Copy {
             return dur_ns;
@@ -130,9 +153,18 @@ impl Transfer {
         let (from, to) = (self.from, self.to);
         let fixed = dur_ns.min(FIXED_NS);
         let work = dur_ns - fixed;
-        let fixed_to = fixed * from.compute.boost_mhz / to.compute.boost_mhz;
+        let clock = from.compute.boost_mhz / to.compute.boost_mhz;
+        let fixed_to = fixed * clock;
+        let bandwidth = from.memory_bandwidth_gbs / to.memory_bandwidth_gbs;
         let work_to = match class {
-            KernelClass::Memory => work * from.memory_bandwidth_gbs / to.memory_bandwidth_gbs,
+            KernelClass::Memory => match dram_bytes {
+                // 1 GB/s moves 1 byte a nanosecond.
+                Some(bytes) if work > 0.0 && bytes.is_finite() && bytes >= 0.0 => {
+                    let at_peak = (bytes / from.memory_bandwidth_gbs / work).min(1.0);
+                    work * (at_peak * bandwidth + (1.0 - at_peak) * clock)
+                }
+                _ => work * bandwidth,
+            },
             _ => {
                 let waves = |sms: u32, per_sm: u16| {
                     let slots = u64::from(sms.max(1)) * u64::from(per_sm.max(1));
@@ -278,6 +310,44 @@ pub(super) mod tests {
         }
         assert_eq!(classify("Memcpy HtoD", 2), KernelClass::Copy);
         assert_eq!(classify("Memset", 1), KernelClass::Memory);
+    }
+
+    #[test]
+    fn measured_bytes_scale_only_their_share_of_a_bandwidth_bound_kernel_by_the_bandwidths() {
+        let t = transfer("h200", "h100");
+        // 2 us fixed, 48 us of work. 115.2 MB take 24 us at the H200's 4,800 GB/s: half the
+        // work scales by 4,800 / 3,350, the other half by the clocks (1,980 / 1,980 MHz).
+        let half = t.kernel_ns_with_bytes(
+            "elementwise_kernel",
+            0,
+            50_000.0,
+            500,
+            (8, 8),
+            Some(115.2e6),
+        );
+        let want = 2_000.0 + 24_000.0 * 4_800.0 / 3_350.0 + 24_000.0;
+        assert!((half - want).abs() < 1e-6, "{half} vs {want}");
+        // Bytes at or past the peak: all of it by the bandwidths, as without bytes.
+        let full =
+            t.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(1e9));
+        let without = t.kernel_ns("elementwise_kernel", 0, 50_000.0, 500, (8, 8));
+        assert!((full - without).abs() < 1e-6, "{full} vs {without}");
+        // No bytes moved: the clocks only (here the same), so the time is kept.
+        let none =
+            t.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(0.0));
+        assert!((none - 50_000.0).abs() < 1e-6, "{none}");
+        // A V100 (1,530 MHz, 900 GB/s): a quarter at the peak. 48 us x (0.25 x 4,800 / 900 +
+        // 0.75 x 1,980 / 1,530), plus 2 us x 1,980 / 1,530.
+        let v = transfer("h200", "v100");
+        let quarter =
+            v.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(57.6e6));
+        let clock = 1_980.0 / 1_530.0;
+        let want = 2_000.0 * clock + 48_000.0 * (0.25 * 4_800.0 / 900.0 + 0.75 * clock);
+        assert!((quarter - want).abs() < 1e-6, "{quarter} vs {want}");
+        // Compute-bound kernels ignore bytes.
+        let gemm =
+            t.kernel_ns_with_bytes("cutlass_80_simt_sgemm", 0, 50_000.0, 500, (1, 1), Some(1e9));
+        assert!((gemm - 50_000.0).abs() < 1e-6, "{gemm}");
     }
 
     #[test]
