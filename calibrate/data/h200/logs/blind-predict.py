@@ -2,10 +2,13 @@
 """Pre-registered predictions for a blind-test plan (h200-zoo3, h200-zoo4): `colo predict` (kernel
 model, shipped profile) for every co-run set of the plan, written before the plan runs on a GPU.
 usage (from the repository root):
-  python3 calibrate/data/h200/logs/blind-predict.py PLAN COLO OUT.csv"""
+  python3 calibrate/data/h200/logs/blind-predict.py PLAN COLO OUT.csv [GPU ARGS...]
+GPU ARGS replace `--gpu h200`, e.g. `--gpu h100 --traces calibrate/data/h200/traces` (traces
+transferred to a GPU without a profile)."""
 import csv, json, re, subprocess, sys
 
 plan_name, colo, out = sys.argv[1], sys.argv[2], sys.argv[3]
+gpu_args = sys.argv[4:] or ["--gpu", "h200"]
 plan = open(f"calibrate/plans/{plan_name}.ron").read()
 # emulated MIG slices run as MPS clients at these SM percentages (the plan's dry run prints them)
 mig_pct = {"2g.35gb": 24, "3g.71gb": 45}
@@ -18,7 +21,7 @@ for gid, mode, rest in re.findall(r'\(id: "([^"]+)", mode: (\w+),(.*?)\),\n', pl
     sets_src = rest[rest.index("sets:"):]
     for index, members in enumerate(re.findall(r'\[("[^\[\]]*")\]', sets_src)):
         jobs = re.findall(r'"([^"]+)"', members)
-        args = [colo, "predict", "--gpu", "h200", "--format", "json"]
+        args = [colo, "predict", *gpu_args, "--format", "json"]
         if mode == "Mps":
             args += ["--mode", "mps"]
         elif mode == "Timeslice":

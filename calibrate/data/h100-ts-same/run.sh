@@ -1,0 +1,15 @@
+#!/bin/bash
+# usage: run.sh SECONDS -- the plan calibrate/plans/h100-ts-same.ron in one device call (issue 32:
+# time-sliced sets with alone runs of the same session), resuming its store. The points were traced
+# earlier (calibrate/data/h200/traces); nothing is traced here. Everything comes back in $OUT:
+# host.txt, the store file, run.log, summary.txt.
+set -u
+cd "$(dirname "$0")/../../.."
+T0=$(date +%s); BUDGET=$1; PLAN=h100-ts-same
+{ date -u; nvidia-smi -L; nvidia-smi --query-gpu=index,uuid,mig.mode.current,compute_mode,driver_version,clocks.sm,power.limit --format=csv; nproc; } > "$OUT/host.txt" 2>&1
+cp "calibrate/data/h100-ts-same/$PLAN.jsonl" "$OUT"/ 2>/dev/null
+./target/release/colo calibrate run "calibrate/plans/$PLAN.ron" --out "$OUT" --gpu 0 \
+  --worker "python3 calibrate/workloads/train.py" --time-limit-s $(( BUDGET - 30 )) --tmp /tmp/tss1 > "$OUT/run.log" 2>&1
+echo "colo exit $? after $(( $(date +%s) - T0 )) s" | tee -a "$OUT/host.txt"
+./target/release/colo calibrate summary "$OUT" > "$OUT/summary.txt" 2>&1
+tail -3 "$OUT/run.log"; grep -v "^ *$" "$OUT/summary.txt" | tail -30
