@@ -104,50 +104,65 @@ pub fn run_plan(
     let (records, mut appender, mut outcome) = open_store(out_dir, &plan.name)?;
     let done_anywhere = store::done_keys(&records);
     let done_on_this_gpu = store::done_keys_on(&records, &runner.gpu().uuid);
-    for group in &plan.groups {
-        let done = if group.per_gpu {
-            &done_on_this_gpu
-        } else {
-            &done_anywhere
-        };
-        if opts.deadline.is_some_and(|d| Instant::now() > d) {
-            outcome.stopped_early = true;
-            break;
-        }
-        if crate::runner::interrupted() {
-            outcome.interrupted = true;
-            break;
-        }
-        let (steps, already) = pending_steps(plan, group, done);
-        outcome.already_done += already;
-        if !steps.is_empty() {
-            progress(&format!(
-                "group {} ({}, {} processes): {} set repeats to run, {already} already done",
-                group.id,
-                group.mode.label(),
-                group.n_procs(),
-                steps.len()
-            ));
-            let launch = Launch {
-                group,
-                steps,
-                warmup_s: plan.warmup_s,
-                window_s: plan.window_s,
-                deadline: opts.deadline,
-                allow_mig_reconfigure: opts.allow_mig_reconfigure,
+    // One pass over the groups with every repeat, or one pass per repeat.
+    let passes: Vec<Option<u32>> = if plan.interleave_groups {
+        (0..plan.repeats).map(Some).collect()
+    } else {
+        vec![None]
+    };
+    let last_pass = passes.last().copied().flatten();
+    'passes: for pass in passes {
+        for group in &plan.groups {
+            let done = if group.per_gpu {
+                &done_on_this_gpu
+            } else {
+                &done_anywhere
             };
-            let res = run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress);
-            if stopped_by_interrupt(res, &mut outcome)? {
-                break;
+            if opts.deadline.is_some_and(|d| Instant::now() > d) {
+                outcome.stopped_early = true;
+                break 'passes;
             }
-        }
-        if group.trace
-            && opts.deadline.is_none_or(|d| Instant::now() <= d)
-            && !crate::runner::interrupted()
-        {
-            let res = trace_group(plan, group, runner, out_dir, opts, &mut outcome, progress);
-            if stopped_by_interrupt(res, &mut outcome)? {
-                break;
+            if crate::runner::interrupted() {
+                outcome.interrupted = true;
+                break 'passes;
+            }
+            let (mut steps, mut already) = pending_steps(plan, group, done);
+            if let Some(repeat) = pass {
+                steps.retain(|s| s.repeat == repeat);
+                already = group.sets.len() - steps.len();
+            }
+            outcome.already_done += already;
+            if !steps.is_empty() {
+                progress(&format!(
+                    "group {} ({}, {} processes): {} set repeats to run, {already} already done",
+                    group.id,
+                    group.mode.label(),
+                    group.n_procs(),
+                    steps.len()
+                ));
+                let launch = Launch {
+                    group,
+                    steps,
+                    warmup_s: plan.warmup_s,
+                    window_s: plan.window_s,
+                    deadline: opts.deadline,
+                    allow_mig_reconfigure: opts.allow_mig_reconfigure,
+                };
+                let res = run_launch(plan, &launch, runner, &mut appender, &mut outcome, progress);
+                if stopped_by_interrupt(res, &mut outcome)? {
+                    break 'passes;
+                }
+            }
+            // A group's points are traced once, after its last repeat.
+            if group.trace
+                && pass == last_pass
+                && opts.deadline.is_none_or(|d| Instant::now() <= d)
+                && !crate::runner::interrupted()
+            {
+                let res = trace_group(plan, group, runner, out_dir, opts, &mut outcome, progress);
+                if stopped_by_interrupt(res, &mut outcome)? {
+                    break 'passes;
+                }
             }
         }
     }
@@ -632,6 +647,61 @@ mod tests {
             .map(|r| (r.repeat, r.set_index))
             .collect();
         assert_eq!(alone, vec![(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]);
+    }
+
+    /// (group, repeat) of each set repeat in the order the store holds them.
+    fn order(store: &Path) -> Vec<(String, u32)> {
+        let loaded = store::load(store).expect("store");
+        let mut order: Vec<(String, u32)> = Vec::new();
+        for r in loaded.records {
+            let key = (r.group.clone(), r.repeat);
+            if order.last() != Some(&key) {
+                order.push(key);
+            }
+        }
+        order
+    }
+
+    #[test]
+    fn groups_run_whole_one_after_another_unless_interleaved_by_repeat() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let whole = run(&plan(), dir.path());
+        let at = |g: &str, r: u32| (g.to_owned(), r);
+        assert_eq!(
+            order(&whole.store),
+            [
+                at("alone", 0),
+                at("alone", 1),
+                at("alone", 2),
+                at("pairs", 0),
+                at("pairs", 1),
+                at("pairs", 2)
+            ]
+        );
+        // Interleaved: each alone repeat runs just before the pairs' repeat of the same index.
+        let text = PLAN.replace(r#"(name: "t","#, r#"(name: "t", interleave_groups: true,"#);
+        let interleaved = Plan::parse(&text, Path::new("t.ron")).expect("test plan");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = run(&interleaved, dir.path());
+        assert_eq!(first.written, 3 * (2 + 4));
+        assert_eq!(
+            order(&first.store),
+            [
+                at("alone", 0),
+                at("pairs", 0),
+                at("alone", 1),
+                at("pairs", 1),
+                at("alone", 2),
+                at("pairs", 2)
+            ]
+        );
+        // A re-run finds every repeat done, counted once per set repeat.
+        let again = run(&interleaved, dir.path());
+        assert_eq!((again.written, again.already_done), (0, 12));
+        // Launches: one per group and repeat (2 x 3 x 15 s), against one per group.
+        assert!(
+            (interleaved.estimated_gpu_s() - plan().estimated_gpu_s() - 4.0 * 15.0).abs() < 1e-9
+        );
     }
 
     #[test]

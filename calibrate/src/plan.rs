@@ -115,6 +115,8 @@ struct PlanFile {
     warmup_s: f64,
     #[serde(default = "default_window_s")]
     window_s: f64,
+    #[serde(default)]
+    interleave_groups: bool,
     groups: Vec<GroupFile>,
 }
 
@@ -169,6 +171,10 @@ pub struct Plan {
     pub warmup_s: f64,
     /// Measured window per point, seconds.
     pub window_s: f64,
+    /// Repeat r of every group before repeat r + 1 (each group launched once per repeat), so
+    /// alone baselines run between the co-runs they divide; otherwise each group runs all its
+    /// repeats in one launch before the next group starts.
+    pub interleave_groups: bool,
     /// Launches, in order.
     pub groups: Vec<Group>,
 }
@@ -303,14 +309,20 @@ impl Plan {
     }
 
     /// Estimated GPU time in seconds: per set and repeat, warm-up, window and about 4 s of
-    /// model building and autotuning; per group, about 15 s of process start-up; per group with
-    /// `trace: true`, another 15 s start-up and per distinct point warm-up, window and about
-    /// 10 s of building, profiling and writing the trace.
+    /// model building and autotuning; per group launch (one, or one per repeat with
+    /// `interleave_groups`), about 15 s of process start-up; per group with `trace: true`,
+    /// another 15 s start-up and per distinct point warm-up, window and about 10 s of building,
+    /// profiling and writing the trace.
     pub fn estimated_gpu_s(&self) -> f64 {
         let per_step = self.warmup_s + self.window_s + 4.0;
         let steps: usize = self.groups.iter().map(|g| g.sets.len()).sum();
-        let measured =
-            steps as f64 * self.repeats as f64 * per_step + self.groups.len() as f64 * 15.0;
+        let launches = self.groups.len()
+            * if self.interleave_groups {
+                self.repeats as usize
+            } else {
+                1
+            };
+        let measured = steps as f64 * self.repeats as f64 * per_step + launches as f64 * 15.0;
         let per_trace = self.warmup_s + self.window_s + 10.0;
         let traced: f64 = self
             .groups
@@ -396,6 +408,7 @@ fn validate(file: PlanFile, path: &Path) -> Result<Plan, PlanError> {
         repeats: file.repeats,
         warmup_s: file.warmup_s,
         window_s: file.window_s,
+        interleave_groups: file.interleave_groups,
         groups,
     })
 }
