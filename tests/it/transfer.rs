@@ -96,23 +96,7 @@ fn the_committed_comparison_tables_are_what_the_command_prints() {
             "zoo",
         ),
     ] {
-        let run = colo_ok(&[
-            "calibrate",
-            "transfer",
-            sources,
-            "--to",
-            "h100",
-            "--check",
-            measured,
-        ]);
-        let committed = std::fs::read_to_string(
-            root().join(format!("calibrate/data/h100/transfer/{name}.txt")),
-        )
-        .unwrap();
-        assert_eq!(
-            run.stdout, committed,
-            "{name}.txt is stale: regenerate (its README)"
-        );
+        let run = committed_transfer(&[sources, "--to", "h100", "--check", measured], name);
         // The README quotes each check's mean error of alone speed and of GPU time.
         let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
         for prefix in ["alone speed on h100-80gb", "GPU time per iteration"] {
@@ -130,6 +114,20 @@ fn the_committed_comparison_tables_are_what_the_command_prints() {
             );
         }
     }
+}
+
+/// `colo calibrate transfer ARGS`, checked to print what calibrate/data/h100/transfer/NAME.txt
+/// holds.
+fn committed_transfer(args: &[&str], name: &str) -> crate::common::Run {
+    let run = colo_ok(&[&["calibrate", "transfer"], args].concat());
+    let committed =
+        std::fs::read_to_string(root().join(format!("calibrate/data/h100/transfer/{name}.txt")))
+            .unwrap();
+    assert_eq!(
+        run.stdout, committed,
+        "{name}.txt is stale: regenerate (its README)"
+    );
+    run
 }
 
 /// The comparisons with measured DRAM bytes are what the command prints, and each GPU-time
@@ -162,27 +160,11 @@ fn the_committed_comparisons_with_dram_bytes_are_what_the_command_prints() {
             "to-h200-bytes",
         ),
     ] {
-        let mut args = vec![
-            "calibrate",
-            "transfer",
-            sources,
-            "--to",
-            to,
-            "--check",
-            measured,
-        ];
+        let mut args = vec![sources, "--to", to, "--check", measured];
         if let Some(traffic) = traffic {
             args.extend(["--traffic", traffic]);
         }
-        let run = colo_ok(&args);
-        let committed = std::fs::read_to_string(
-            root().join(format!("calibrate/data/h100/transfer/{name}.txt")),
-        )
-        .unwrap();
-        assert_eq!(
-            run.stdout, committed,
-            "{name}.txt is stale: regenerate (its README)"
-        );
+        let run = committed_transfer(&args, name);
         // "GPU ms/it src/tr./meas." holds source/transferred/measured; the error is tr./meas.
         let errors: Vec<f64> = run
             .stdout

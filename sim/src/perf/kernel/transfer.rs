@@ -314,33 +314,26 @@ pub(super) mod tests {
 
     #[test]
     fn measured_bytes_scale_only_their_share_of_a_bandwidth_bound_kernel_by_the_bandwidths() {
+        // An elementwise kernel of 50 us (2 us fixed, 48 us of work) moving `bytes` a launch.
+        let elementwise = |t: &Transfer, bytes: Option<f64>| {
+            t.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), bytes)
+        };
         let t = transfer("h200", "h100");
-        // 2 us fixed, 48 us of work. 115.2 MB take 24 us at the H200's 4,800 GB/s: half the
-        // work scales by 4,800 / 3,350, the other half by the clocks (1,980 / 1,980 MHz).
-        let half = t.kernel_ns_with_bytes(
-            "elementwise_kernel",
-            0,
-            50_000.0,
-            500,
-            (8, 8),
-            Some(115.2e6),
-        );
+        // 115.2 MB take 24 us at the H200's 4,800 GB/s: half the work scales by 4,800 / 3,350,
+        // the other half by the clocks (1,980 / 1,980 MHz).
+        let half = elementwise(&t, Some(115.2e6));
         let want = 2_000.0 + 24_000.0 * 4_800.0 / 3_350.0 + 24_000.0;
         assert!((half - want).abs() < 1e-6, "{half} vs {want}");
         // Bytes at or past the peak: all of it by the bandwidths, as without bytes.
-        let full =
-            t.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(1e9));
-        let without = t.kernel_ns("elementwise_kernel", 0, 50_000.0, 500, (8, 8));
+        let (full, without) = (elementwise(&t, Some(1e9)), elementwise(&t, None));
         assert!((full - without).abs() < 1e-6, "{full} vs {without}");
+        assert!((without - (2_000.0 + 48_000.0 * 4_800.0 / 3_350.0)).abs() < 1e-6);
         // No bytes moved: the clocks only (here the same), so the time is kept.
-        let none =
-            t.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(0.0));
+        let none = elementwise(&t, Some(0.0));
         assert!((none - 50_000.0).abs() < 1e-6, "{none}");
         // A V100 (1,530 MHz, 900 GB/s): a quarter at the peak. 48 us x (0.25 x 4,800 / 900 +
         // 0.75 x 1,980 / 1,530), plus 2 us x 1,980 / 1,530.
-        let v = transfer("h200", "v100");
-        let quarter =
-            v.kernel_ns_with_bytes("elementwise_kernel", 0, 50_000.0, 500, (8, 8), Some(57.6e6));
+        let quarter = elementwise(&transfer("h200", "v100"), Some(57.6e6));
         let clock = 1_980.0 / 1_530.0;
         let want = 2_000.0 * clock + 48_000.0 * (0.25 * 4_800.0 / 900.0 + 0.75 * clock);
         assert!((quarter - want).abs() < 1e-6, "{quarter} vs {want}");
