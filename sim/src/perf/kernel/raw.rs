@@ -567,7 +567,7 @@ pub struct Carry<'p> {
 }
 
 impl Carry<'_> {
-    /// The same host, traffic files beside the traces.
+    /// Host time times `cpu_factor`; traffic files beside the traces.
     pub fn with_cpu_factor(cpu_factor: f64) -> Self {
         Carry {
             cpu_factor,
