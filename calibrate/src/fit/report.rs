@@ -18,6 +18,15 @@ fn pct(x: f64) -> String {
     }
 }
 
+/// A signed percentage: `+1.2%`, `-0.4%`, or `-` for none.
+fn signed_pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.1}%", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
 /// The validation table: per split, mode and job class, the model's MAPE beside the baselines and
 /// the noise floor.
 pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts) -> String {
@@ -314,13 +323,14 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
+        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
         "mode",
         "sets",
         "jobs",
         "n",
         "alone-only",
         "fitted",
+        "signed",
         "fit saw it",
         "param.",
         "equal share",
@@ -390,13 +400,19 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                     .collect();
                 let _ = writeln!(
                     out,
-                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
+                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
                     mode,
                     subset,
                     jobs_of,
                     alone.len(),
                     pct(errors(&alone)),
                     pct(errors(&fitted)),
+                    signed_pct(mean(
+                        &fitted
+                            .iter()
+                            .map(|j| (j.predicted - j.measured) / j.measured)
+                            .collect::<Vec<_>>()
+                    )),
                     if saw { "yes" } else { "no" },
                     pct(mean(&param)),
                     pct(mean(&equal)),
@@ -409,7 +425,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     }
     let _ = writeln!(
         out,
-        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s from each point's median alone rate over every GPU (no same-GPU alone run used, as `colo predict`) against the samples/s measured in the set"
+        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; signed: the fitted model's mean signed error (+: predicted faster than measured); fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s from each point's median alone rate over every GPU (no same-GPU alone run used, as `colo predict`) against the samples/s measured in the set"
     );
     out
 }
@@ -444,6 +460,9 @@ mod tests {
         assert_eq!(pct(0.1234), "12.3%");
         assert_eq!(pct(0.0), "0.0%");
         assert_eq!(pct(f64::NAN), "-");
+        assert_eq!(signed_pct(0.0123), "+1.2%");
+        assert_eq!(signed_pct(-0.004), "-0.4%");
+        assert_eq!(signed_pct(f64::NAN), "-");
     }
 
     #[test]
@@ -502,7 +521,7 @@ mod tests {
 
     #[test]
     fn issue_37_the_kernel_table_scores_alone_only_and_fitted_predictions_apart() {
-        // One MPS pair's job: alone-only 10% fast, fitted 5% slow, parametric 20% fast; equal
+        // One MPS pair's job: alone-only 10% fast, fitted 5% slow (signed -5.0%), parametric 20% fast; equal
         // share 1/2 of a measured 1.0 is 50% off.
         let kv = crate::fit::kernel::KernelValidation {
             jobs: vec![
@@ -531,8 +550,8 @@ mod tests {
         assert_eq!(
             row,
             [
-                "mps", "pairs", "all", "1", "10.0%", "5.0%", "no", "20.0%", "50.0%", "1.0%",
-                "2.0%", "5.0%"
+                "mps", "pairs", "all", "1", "10.0%", "5.0%", "-5.0%", "no", "20.0%", "50.0%",
+                "1.0%", "2.0%", "5.0%"
             ]
         );
         assert!(
