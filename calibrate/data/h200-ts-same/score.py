@@ -96,3 +96,23 @@ if h1:
                'fails (drift, not co-location)' if all(j['same'] <= 1.05 for j in h1) else 'not settled')
     print("\nH1 (set 0's launch-bound jobs keep > 1.10 of alone): "
           + ', '.join(f"{j['point']} {j['same']:.3f}" for j in h1) + f": {verdict}")
+
+# Per set size, and each set's GPU throughput: the sum of its jobs' fractions of alone (same
+# repeat), measured and predicted (h200-ts-seven's H3 compares 7 copies with 4).
+print("\nby set size (time-sliced):")
+for n in sorted({j['n'] for j in jobs if j['mode'] == 'Timeslice'}):
+    row(f'time-sliced sets of {n}', [j for j in jobs if j['mode'] == 'Timeslice' and j['n'] == n])
+print("\nsets (sum of fractions of alone: measured same repeat, predicted):")
+sets = collections.defaultdict(list)
+for j in jobs:
+    sets[(j['group'], j['index'])].append(j)
+for (group, index), js in sorted(sets.items()):
+    print(f"  {group + '/' + str(index):16s} {len(js)} jobs  measured {sum(j['same'] for j in js):6.3f}"
+          f"  predicted {sum(j['predicted'] for j in js):6.3f}")
+seven = [j for j in jobs if j['group'] == 'seven-ts']
+if seven:
+    e = [j['predicted'] / j['same'] - 1 for j in seven]
+    mean = st.mean(e)
+    verdict = ('drift (within +-5%)' if abs(mean) <= 0.05 else
+               'an effect growing with the processes (above +8%)' if mean > 0.08 else 'not settled')
+    print(f"\nH3 (7-copy time-sliced sets' mean signed error): {100 * mean:+.1f}% over {len(e)} jobs: {verdict}")
