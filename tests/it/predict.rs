@@ -644,3 +644,109 @@ fn issue_32_an_emulated_layout_is_its_slices_budgets_under_mps() {
     assert_eq!(both.code, 1);
     assert!(both.stderr.contains("not both"), "{}", both.stderr);
 }
+
+/// Issue 32, `calibrate/data/h100-ts-seven`: the README's anchored figures are what the
+/// committed store and predictions give, worked from the raw records (each co-run over the
+/// alone run of the same point and repeat, the median over repeats), and today's model with
+/// `--alone-rate` still predicts what was committed.
+#[test]
+fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
+    use std::collections::HashMap;
+    let folder = crate::common::root().join("calibrate/data/h100-ts-seven");
+    let store = std::fs::read_to_string(folder.join("h100-ts-seven.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = store
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let text = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap().to_string();
+    let number = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    let mut alone = HashMap::new();
+    for r in records.iter().filter(|r| r["mode"] == "exclusive") {
+        alone.insert(
+            (text(r, "point"), r["repeat"].as_u64()),
+            number(r, "samples_per_s"),
+        );
+    }
+    let mut fractions: HashMap<(String, u64, u64), Vec<f64>> = HashMap::new();
+    for r in records.iter().filter(|r| r["mode"] != "exclusive") {
+        assert_eq!(r["status"], "ok");
+        let key = (
+            text(r, "group"),
+            r["set_index"].as_u64().unwrap(),
+            r["rank"].as_u64().unwrap(),
+        );
+        let a = alone[&(text(r, "point"), r["repeat"].as_u64())];
+        fractions
+            .entry(key)
+            .or_default()
+            .push(number(r, "samples_per_s") / a);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    // Mean |error| and mean error (percent) of a predictions file over one group's jobs.
+    let score = |file: &str, group: &str| {
+        let mut reader = csv::Reader::from_path(folder.join(file)).unwrap();
+        let errors: Vec<f64> = reader
+            .deserialize::<HashMap<String, String>>()
+            .map(Result::unwrap)
+            .filter(|p| p["group"] == group)
+            .map(|p| {
+                let key = (
+                    p["group"].clone(),
+                    p["set_index"].parse().unwrap(),
+                    p["rank"].parse().unwrap(),
+                );
+                let measured = median(&mut fractions[&key].clone());
+                p["predicted_fraction_of_alone"].parse::<f64>().unwrap() / measured - 1.0
+            })
+            .collect();
+        let n = errors.len() as f64;
+        (
+            errors.len(),
+            100.0 * errors.iter().map(|e| e.abs()).sum::<f64>() / n,
+            100.0 * errors.iter().sum::<f64>() / n,
+        )
+    };
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    for (class, group) in [
+        ("time-sliced, 7 copies", "seven-ts"),
+        ("time-sliced, 4 copies", "four-ts"),
+        ("MPS, 7 copies of resnet18:128:32", "seven-mps"),
+    ] {
+        let (n, mape, bias) = score("predictions-anchored-8cceb12.csv", group);
+        let row = format!("| {class} | {n} | {mape:.1}% | {bias:+.1}% |");
+        assert!(readme.contains(&row), "README should have: {row}");
+    }
+    let (n, _, bias) = score("predictions-1a584f5.csv", "seven-ts");
+    let committed = format!("H3 as committed: {bias:+.1}% over the {n} jobs");
+    assert!(
+        readme.contains(&committed),
+        "README should say: {committed}"
+    );
+
+    // Today's model, anchored as the file was, predicts the 7 copies of resnet26:32:32 as then.
+    let copies = vec!["resnet26:32:32"; 7];
+    let mut args = vec![
+        "--gpu",
+        "h100",
+        "--traces",
+        "calibrate/data/h200/traces",
+        "--mode",
+        "timeslice",
+        "--alone-rate",
+        "resnet26:32:32=4254.0",
+    ];
+    args.extend(copies);
+    let now = predict_json(&args)["jobs"][0]["fraction_of_exclusive"]
+        .as_f64()
+        .unwrap();
+    let committed = std::fs::read_to_string(folder.join("predictions-anchored-8cceb12.csv"))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("seven-ts,1,"))
+        .and_then(|l| l.split(',').nth(7).map(|f| f.parse::<f64>().unwrap()))
+        .unwrap();
+    assert!((now - committed).abs() < 5e-5, "{now} vs {committed}");
+}
