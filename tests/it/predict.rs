@@ -645,61 +645,77 @@ fn issue_32_an_emulated_layout_is_its_slices_budgets_under_mps() {
     assert!(both.stderr.contains("not both"), "{}", both.stderr);
 }
 
-/// Issue 32, `calibrate/data/h100-ts-seven`: the README's anchored figures are what the
-/// committed store and predictions give, worked from the raw records (each co-run over the
-/// alone run of the same point and repeat, the median over repeats), and today's model with
-/// `--alone-rate` still predicts what was committed.
-#[test]
-fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
-    use std::collections::HashMap;
-    let folder = crate::common::root().join("calibrate/data/h100-ts-seven");
-    let store = std::fs::read_to_string(folder.join("h100-ts-seven.jsonl")).unwrap();
-    let records: Vec<serde_json::Value> = store
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let text = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap().to_string();
-    let number = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
-    let mut alone = HashMap::new();
-    for r in records.iter().filter(|r| r["mode"] == "exclusive") {
-        alone.insert(
-            (text(r, "point"), r["repeat"].as_u64()),
-            number(r, "samples_per_s"),
-        );
+/// A committed same-session run of issue 32 (`calibrate/data/FOLDER/STORE`), worked from its
+/// raw records: each co-run job's fraction of alone (each repeat's co-run over the alone run of
+/// the same point and repeat, the median over the repeats) and whether it is launch-bound (its
+/// alone runs kept the GPU busy under 80% of the time, NVML, median), by (group, set, rank).
+struct SameSession {
+    folder: std::path::PathBuf,
+    jobs: std::collections::HashMap<(String, u64, u64), (f64, bool)>,
+}
+
+impl SameSession {
+    fn load(folder: &str, store: &str) -> Self {
+        use std::collections::HashMap;
+        let folder = crate::common::root().join("calibrate/data").join(folder);
+        let store = std::fs::read_to_string(folder.join(store)).unwrap();
+        let records: Vec<serde_json::Value> = store
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let text = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap().to_string();
+        let median = |mut v: Vec<f64>| {
+            // Three repeats each: the middle one.
+            assert_eq!(v.len(), 3);
+            v.sort_by(f64::total_cmp);
+            v[1]
+        };
+        let mut alone = HashMap::new();
+        let mut busy: HashMap<String, Vec<f64>> = HashMap::new();
+        for r in records.iter().filter(|r| r["mode"] == "exclusive") {
+            let rate = r["samples_per_s"].as_f64().unwrap();
+            alone.insert((text(r, "point"), r["repeat"].as_u64()), rate);
+            let util = r["gpu"]["util_pct"].as_f64().unwrap();
+            busy.entry(text(r, "point")).or_default().push(util);
+        }
+        let mut fractions: HashMap<(String, u64, u64), (String, Vec<f64>)> = HashMap::new();
+        for r in records.iter().filter(|r| r["mode"] != "exclusive") {
+            assert_eq!(r["status"], "ok");
+            let key = (
+                text(r, "group"),
+                r["set_index"].as_u64().unwrap(),
+                r["rank"].as_u64().unwrap(),
+            );
+            let a = alone[&(text(r, "point"), r["repeat"].as_u64())];
+            let entry = fractions
+                .entry(key)
+                .or_insert((text(r, "point"), Vec::new()));
+            entry.1.push(r["samples_per_s"].as_f64().unwrap() / a);
+        }
+        let jobs = fractions
+            .into_iter()
+            .map(|(key, (point, f))| (key, (median(f), median(busy[&point].clone()) < 80.0)))
+            .collect();
+        Self { folder, jobs }
     }
-    let mut fractions: HashMap<(String, u64, u64), Vec<f64>> = HashMap::new();
-    for r in records.iter().filter(|r| r["mode"] != "exclusive") {
-        assert_eq!(r["status"], "ok");
-        let key = (
-            text(r, "group"),
-            r["set_index"].as_u64().unwrap(),
-            r["rank"].as_u64().unwrap(),
-        );
-        let a = alone[&(text(r, "point"), r["repeat"].as_u64())];
-        fractions
-            .entry(key)
-            .or_default()
-            .push(number(r, "samples_per_s") / a);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    // Mean |error| and mean error (percent) of a predictions file over one group's jobs.
-    let score = |file: &str, group: &str| {
-        let mut reader = csv::Reader::from_path(folder.join(file)).unwrap();
+
+    /// Jobs, mean |error| and mean error (percent) of the predictions in `file` over the jobs
+    /// of `group` (all groups if empty) that `keep` keeps (by launch-bound).
+    fn score(&self, file: &str, group: &str, keep: fn(bool) -> bool) -> (usize, f64, f64) {
+        let mut reader = csv::Reader::from_path(self.folder.join(file)).unwrap();
         let errors: Vec<f64> = reader
-            .deserialize::<HashMap<String, String>>()
+            .deserialize::<std::collections::HashMap<String, String>>()
             .map(Result::unwrap)
-            .filter(|p| p["group"] == group)
-            .map(|p| {
+            .filter(|p| group.is_empty() || p["group"] == group)
+            .filter_map(|p| {
                 let key = (
                     p["group"].clone(),
                     p["set_index"].parse().unwrap(),
                     p["rank"].parse().unwrap(),
                 );
-                let measured = median(&mut fractions[&key].clone());
-                p["predicted_fraction_of_alone"].parse::<f64>().unwrap() / measured - 1.0
+                let (measured, launch_bound) = self.jobs[&key];
+                let predicted: f64 = p["predicted_fraction_of_alone"].parse().unwrap();
+                keep(launch_bound).then(|| predicted / measured - 1.0)
             })
             .collect();
         let n = errors.len() as f64;
@@ -708,26 +724,22 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
             100.0 * errors.iter().map(|e| e.abs()).sum::<f64>() / n,
             100.0 * errors.iter().sum::<f64>() / n,
         )
-    };
-    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
-    for (class, group) in [
-        ("time-sliced, 7 copies", "seven-ts"),
-        ("time-sliced, 4 copies", "four-ts"),
-        ("MPS, 7 copies of resnet18:128:32", "seven-mps"),
-    ] {
-        let (n, mape, bias) = score("predictions-anchored-8cceb12.csv", group);
-        let row = format!("| {class} | {n} | {mape:.1}% | {bias:+.1}% |");
-        assert!(readme.contains(&row), "README should have: {row}");
     }
-    let (n, _, bias) = score("predictions-1a584f5.csv", "seven-ts");
-    let committed = format!("H3 as committed: {bias:+.1}% over the {n} jobs");
-    assert!(
-        readme.contains(&committed),
-        "README should say: {committed}"
-    );
 
-    // Today's model, anchored as the file was, predicts the 7 copies of resnet26:32:32 as then.
-    let copies = vec!["resnet26:32:32"; 7];
+    fn readme(&self) -> String {
+        std::fs::read_to_string(self.folder.join("README.md")).unwrap()
+    }
+}
+
+/// Today's model asked as `anchored-predict.py` asked (`--gpu h100`, the H200 traces, the
+/// session's alone medians) gives the committed anchored fraction of `point` in `set`.
+fn assert_anchored_prediction_is_current(
+    run: &SameSession,
+    file: &str,
+    row_prefix: &str,
+    anchors: &[&str],
+    set: &[&str],
+) {
     let mut args = vec![
         "--gpu",
         "h100",
@@ -735,18 +747,82 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
         "calibrate/data/h200/traces",
         "--mode",
         "timeslice",
-        "--alone-rate",
-        "resnet26:32:32=4254.0",
     ];
-    args.extend(copies);
+    for a in anchors {
+        args.extend(["--alone-rate", a]);
+    }
+    args.extend(set);
     let now = predict_json(&args)["jobs"][0]["fraction_of_exclusive"]
         .as_f64()
         .unwrap();
-    let committed = std::fs::read_to_string(folder.join("predictions-anchored-8cceb12.csv"))
+    let committed = std::fs::read_to_string(run.folder.join(file))
         .unwrap()
         .lines()
-        .find(|l| l.starts_with("seven-ts,1,"))
+        .find(|l| l.starts_with(row_prefix))
         .and_then(|l| l.split(',').nth(7).map(|f| f.parse::<f64>().unwrap()))
         .unwrap();
     assert!((now - committed).abs() < 5e-5, "{now} vs {committed}");
+}
+
+/// Issue 32, `calibrate/data/h100-ts-seven`: the README's figures are what the committed store
+/// and predictions give, and today's model still predicts what was committed.
+#[test]
+fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
+    let run = SameSession::load("h100-ts-seven", "h100-ts-seven.jsonl");
+    let readme = run.readme();
+    for (class, group) in [
+        ("time-sliced, 7 copies", "seven-ts"),
+        ("time-sliced, 4 copies", "four-ts"),
+        ("MPS, 7 copies of resnet18:128:32", "seven-mps"),
+    ] {
+        let (n, mape, bias) = run.score("predictions-anchored-8cceb12.csv", group, |_| true);
+        let row = format!("| {class} | {n} | {mape:.1}% | {bias:+.1}% |");
+        assert!(readme.contains(&row), "README should have: {row}");
+    }
+    let (n, _, bias) = run.score("predictions-1a584f5.csv", "seven-ts", |_| true);
+    let committed = format!("H3 as committed: {bias:+.1}% over the {n} jobs");
+    assert!(
+        readme.contains(&committed),
+        "README should say: {committed}"
+    );
+    assert_anchored_prediction_is_current(
+        &run,
+        "predictions-anchored-8cceb12.csv",
+        "seven-ts,1,",
+        &["resnet26:32:32=4254.0"],
+        &["resnet26:32:32"; 7],
+    );
+}
+
+/// Issue 32, `calibrate/data/h100-ts-mixed`: the same for the time-sliced sets of 3.
+#[test]
+fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
+    let run = SameSession::load("h100-ts-mixed", "h100-ts-mixed.jsonl");
+    let readme = run.readme();
+    let classes: [(&str, fn(bool) -> bool); 3] = [
+        ("all", |_| true),
+        ("launch-bound", |lb| lb),
+        ("GPU-bound", |lb| !lb),
+    ];
+    for (class, keep) in classes {
+        for (file, column) in [
+            ("predictions-06ba201.csv", "as committed"),
+            ("predictions-anchored-06ba201.csv", "anchored"),
+        ] {
+            let (n, mape, bias) = run.score(file, "", keep);
+            let cell = format!("| {class} | {column} | {n} | {mape:.1}% | {bias:+.1}% |");
+            assert!(readme.contains(&cell), "README should have: {cell}");
+        }
+    }
+    assert_anchored_prediction_is_current(
+        &run,
+        "predictions-anchored-06ba201.csv",
+        "same-sets-ts,0,Timeslice,0,",
+        &[
+            "resnet18:128:32=23579.2",
+            "resnet26:128:32=17661.2",
+            "resnet50:64:224=1714.0",
+        ],
+        &["resnet18:128:32", "resnet26:128:32", "resnet50:64:224"],
+    );
 }
