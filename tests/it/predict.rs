@@ -701,7 +701,7 @@ impl SameSession {
 
     /// Jobs, mean |error| and mean error (percent) of the predictions in `file` over the jobs
     /// of `group` (all groups if empty) that `keep` keeps (by launch-bound).
-    fn score(&self, file: &str, group: &str, keep: fn(bool) -> bool) -> (usize, f64, f64) {
+    fn score(&self, file: &str, group: &str, keep: JobFilter) -> (usize, f64, f64) {
         let mut reader = csv::Reader::from_path(self.folder.join(file)).unwrap();
         let errors: Vec<f64> = reader
             .deserialize::<std::collections::HashMap<String, String>>()
@@ -794,12 +794,15 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
     );
 }
 
+/// Which jobs a class keeps, by whether they are launch-bound.
+type JobFilter = fn(bool) -> bool;
+
 /// Issue 32, `calibrate/data/h100-ts-mixed`: the same for the time-sliced sets of 3.
 #[test]
 fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
     let run = SameSession::load("h100-ts-mixed", "h100-ts-mixed.jsonl");
     let readme = run.readme();
-    let classes: [(&str, fn(bool) -> bool); 3] = [
+    let classes: [(&str, JobFilter); 3] = [
         ("all", |_| true),
         ("launch-bound", |lb| lb),
         ("GPU-bound", |lb| !lb),
