@@ -304,6 +304,9 @@ pub struct KernelModel {
     memo: Mutex<Memo>,
     stats: Mutex<(u64, u64)>,
     user_points: std::collections::HashSet<ModelKey>,
+    /// Alone speeds the user measured (`anchor`), by GPU name (lowercase) and point: they
+    /// replace the profile's, so a rate is the anchored replay's fraction times that speed.
+    user_anchors: HashMap<(String, ModelKey), f64>,
     cap_at_alone: bool,
 }
 
@@ -336,6 +339,7 @@ impl KernelModel {
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
             user_points: Default::default(),
+            user_anchors: HashMap::new(),
             cap_at_alone: true,
         }
     }
@@ -395,6 +399,8 @@ impl KernelModel {
         (traced.host_scale, traced.dur_scale) = host_scale(&traced.trace, sm_count);
         (traced.trace.host_scale, traced.trace.dur_scale) = (traced.host_scale, traced.dur_scale);
         traced.alone = OnceLock::new();
+        self.user_anchors
+            .insert((gpu.name.to_ascii_lowercase(), key.clone()), samples_per_s);
         self.memo.lock().map(|mut m| m.clear()).unwrap_or(());
         true
     }
@@ -452,6 +458,7 @@ impl KernelModel {
             memo: Mutex::new(HashMap::new()),
             stats: Mutex::new((0, 0)),
             user_points: self.user_points.clone(),
+            user_anchors: self.user_anchors.clone(),
             cap_at_alone: self.cap_at_alone,
         })
     }
@@ -635,7 +642,9 @@ impl PerfModel for KernelModel {
         &*self.profiles
     }
 
-    // A traced job missing from the profile still has a class: from its trace.
+    // A traced job missing from the profile still has a class: from its trace (anchored, when
+    // the user gave an alone speed). A profiled job whose alone speed the user measured takes
+    // that speed instead of the profile's: its replay was anchored to it.
     fn class(&self, gpu: &GpuSpec, key: &ModelKey) -> Result<JobClass, PerfError> {
         if self.user_points.contains(key)
             && let Some(class) = self.class_from_trace(gpu, key)
@@ -643,7 +652,17 @@ impl PerfModel for KernelModel {
             return Ok(class);
         }
         match self.profiles.class(gpu, key) {
-            Ok(class) => Ok(class),
+            Ok(mut class) => {
+                if let Some(&rate) = self
+                    .user_anchors
+                    .get(&(gpu.name.to_ascii_lowercase(), key.clone()))
+                {
+                    class.solo_rate = rate;
+                    class.origin = Origin::Measured;
+                    class.spread = None;
+                }
+                Ok(class)
+            }
             Err(err) => self.class_from_trace(gpu, key).ok_or(err),
         }
     }

@@ -566,3 +566,50 @@ fn issue_37_a_trace_folder_with_nothing_usable_is_an_error_saying_why() {
         "{err:?}"
     );
 }
+
+/// Issue 32: an alone speed the user measured for a profiled point (`--alone-rate` without
+/// `--traces`) anchors the replay and replaces the profile's speed, so a rate is the anchored
+/// fraction times the measured speed, not times the profile's.
+#[test]
+fn issue_32_an_anchored_profiled_point_runs_at_the_measured_alone_speed() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../calibrate/profiles/h200.ron");
+    let mut profiles = ProfileSet::default();
+    profiles.insert(crate::perf::Profile::load(&path).unwrap(), path);
+    let mut toy = tables();
+    // A host-bound toy trace under the name of a profiled point (host 40 us, kernels 5 us).
+    toy.traces = vec![toy_trace("resnet18:128:32", 5_000, 20, 40_000)];
+    let mut m = KernelModel::with_tables(Arc::new(profiles), vec![toy]);
+    let gpu = hardware::gpu("h200").unwrap();
+    let key: ModelKey = "resnet18:128:32".parse().unwrap();
+    let profiled = m.class(gpu, &key).unwrap();
+    assert_eq!(profiled.origin, Origin::Fitted);
+    assert!(profiled.solo_rate > 10_000.0, "{}", profiled.solo_rate);
+    assert!(m.anchor(gpu, &key, 123.0));
+    let anchored = m.class(gpu, &key).unwrap();
+    assert_eq!(
+        (anchored.solo_rate, anchored.origin, anchored.spread),
+        (123.0, Origin::Measured, None)
+    );
+    // Alone it runs at the measured speed. Two time-sliced copies, each busy 40 us of an
+    // 8.1 ms cycle at 123 samples/s, keep it but for the wait of each burst behind the other's
+    // 2.5 us residual kernel (2e-7 of it): 123 samples/s each, not the profile's.
+    let samples = |keys: &[&str]| {
+        let classes: Vec<JobClass> = keys.iter().map(|_| anchored.clone()).collect();
+        let tenants = one_gpu_tenants(&classes, None);
+        let mut out = vec![0.0; tenants.len()];
+        let whole = Partition::whole(gpu);
+        m.rates(
+            &CoRun {
+                gpu,
+                mode: ShareMode::Timeslice,
+                partition: &whole,
+                tenants: &tenants,
+            },
+            &mut out,
+        );
+        out
+    };
+    assert!((samples(&["a"])[0] - 123.0).abs() < 1e-9);
+    let two = samples(&["a", "a"]);
+    assert!(two.iter().all(|r| (r - 123.0).abs() < 1e-3), "{two:?}");
+}
