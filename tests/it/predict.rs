@@ -794,6 +794,11 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
     );
 }
 
+/// The project's README.
+fn main_readme() -> String {
+    std::fs::read_to_string(crate::common::root().join("README.md")).unwrap()
+}
+
 /// Which jobs a class keeps, by whether they are launch-bound.
 type JobFilter = fn(bool) -> bool;
 
@@ -816,6 +821,15 @@ fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
             let cell = format!("| {class} | {column} | {n} | {mape:.1}% | {bias:+.1}% |");
             assert!(readme.contains(&cell), "README should have: {cell}");
         }
+    }
+    let (_, blind, _) = run.score("predictions-06ba201.csv", "", |_| true);
+    let (n, anchored, _) = run.score("predictions-anchored-06ba201.csv", "", |_| true);
+    let main = main_readme();
+    for figure in [
+        format!("missed sets of 3 by {blind:.1}%"),
+        format!("the misses were {anchored:.1}% ({n} jobs)"),
+    ] {
+        assert!(main.contains(&figure), "README.md should say: {figure}");
     }
     assert_anchored_prediction_is_current(
         &run,
