@@ -521,8 +521,8 @@ mod tests {
 
     #[test]
     fn issue_37_the_kernel_table_scores_alone_only_and_fitted_predictions_apart() {
-        // One MPS pair's job: alone-only 10% fast, fitted 5% slow (signed -5.0%), parametric 20% fast; equal
-        // share 1/2 of a measured 1.0 is 50% off.
+        // One MPS pair's job: alone-only 10% fast, fitted 5% slow (signed -5.0%), parametric
+        // 20% fast; equal share 1/2 of a measured 1.0 is 50% off.
         let kv = crate::fit::kernel::KernelValidation {
             jobs: vec![
                 job("mps [p]: a + b", MeasuredMode::Mps, 2, 1.1, "alone-only"),
