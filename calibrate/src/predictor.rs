@@ -16,6 +16,7 @@ use crate::fit::gavel_model::shipped_predictor;
 use crate::shipped::{self, ShippedError};
 use colo_sim::perf::KernelModel;
 use colo_sim::perf::ProfileSet;
+use colo_sim::perf::kernel::LAUNCH_BOUND_BELOW;
 use colo_sim::perf::kernel::raw::{TracesError, add_user_traces};
 
 /// The performance model a prediction asks.
@@ -267,6 +268,26 @@ pub fn kernel_with_traces(
         notes.push(format!(
             "{key}: alone speed anchored to {rate} samples/s (measured, --alone-rate)"
         ));
+    }
+    // A launch-bound job's speed alone, and so its share of a GPU, is its host's: the traced
+    // host's unless the user says how fast it runs on theirs (calibrate/data/h100-ts-mixed).
+    let mut hinted: Vec<&ModelKey> = Vec::new();
+    for key in jobs {
+        if hinted.contains(&key) || alone_rates.iter().any(|(anchored, _)| anchored == key) {
+            continue;
+        }
+        if let Some(busy) = k
+            .alone_busy_fraction(gpu, key)
+            .filter(|&b| b < LAUNCH_BOUND_BELOW)
+        {
+            hinted.push(key);
+            notes.push(format!(
+                "{key}: launch-bound (GPU busy {:.0}% of its alone time where traced): its speed \
+                 alone and its share depend on your host's CPU; measure it alone on your machine \
+                 and pass --alone-rate {key}=SAMPLES_PER_S",
+                100.0 * busy
+            ));
+        }
     }
     Ok((k, notes))
 }

@@ -843,3 +843,41 @@ fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
         &["resnet18:128:32", "resnet26:128:32", "resnet50:64:224"],
     );
 }
+
+/// Issue 32: a launch-bound job predicted without `--alone-rate` gets a note saying its speed
+/// is its host's and how to give it (resnet18:128:32 keeps the H200's GPU busy about a quarter
+/// of its alone time; resnet50:64:224 all of it); with the rate given, no note.
+#[test]
+fn issue_32_a_launch_bound_job_without_an_alone_rate_is_told_to_give_one() {
+    let hint = "measure it alone on your machine and pass --alone-rate resnet18:128:32=";
+    let run = colo(&[
+        "predict",
+        "--mode",
+        "timeslice",
+        "resnet18:128:32",
+        "resnet18:128:32",
+        "resnet50:64:224",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr.matches(hint).count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("resnet18:128:32: launch-bound (GPU busy ")
+    );
+    assert!(!run.stderr.contains("resnet50:64:224: launch-bound"));
+    let anchored = colo(&[
+        "predict",
+        "--mode",
+        "timeslice",
+        "resnet18:128:32",
+        "resnet50:64:224",
+        "--alone-rate",
+        "resnet18:128:32=20000",
+    ]);
+    assert_eq!(anchored.code, 0, "{}", anchored.stderr);
+    assert!(
+        !anchored.stderr.contains("launch-bound"),
+        "{}",
+        anchored.stderr
+    );
+}

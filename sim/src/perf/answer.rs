@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::kernel::MAX_JOBS;
+use super::kernel::{LAUNCH_BOUND_BELOW, MAX_JOBS};
 use super::profile::{HeldOutError, Origin, PowerMode, PowerParams, find_held_out};
 use super::query::{QueryError, SetPrediction, SetQuery, predict_set};
 use super::{ClassLookup, KernelModel, MeasuredMode, PerfError, PerfModel, ProfileSet, ShareMode};
@@ -134,11 +134,11 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
             let (errors, launch_bound) = match answering? {
                 BandModel::Kernel => (
                     &predictor.kernel_held_out,
-                    kernel_answers?.alone_busy_fraction(gpu, key)? < 0.6,
+                    kernel_answers?.alone_busy_fraction(gpu, key)? < LAUNCH_BOUND_BELOW,
                 ),
                 BandModel::Parametric => (
                     &predictor.parametric_held_out,
-                    model.class(gpu, key).ok()?.time_demand < 0.6,
+                    model.class(gpu, key).ok()?.time_demand < LAUNCH_BOUND_BELOW,
                 ),
             };
             find_held_out(errors, mode, launch_bound).cloned()

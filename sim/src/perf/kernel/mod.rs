@@ -296,6 +296,10 @@ type SetKey = (u8, u64, u64, Vec<(usize, u64)>);
 /// Fractions of alone per (GPU index, set).
 type Memo = HashMap<(usize, SetKey), Arc<[f64]>>;
 
+/// A job whose GPU is busy less than this fraction of its alone time is launch-bound: its
+/// host sets its speed (the calibration's job classes split them so).
+pub const LAUNCH_BOUND_BELOW: f64 = 0.6;
+
 /// The kernel-level model over a profile set and the kernel tables of its GPUs.
 pub struct KernelModel {
     profiles: Arc<ProfileSet>,
@@ -482,7 +486,7 @@ impl KernelModel {
     }
 
     /// Fraction of wall time the GPU runs `key`'s kernels in its alone replay on `gpu`, if
-    /// traced (below 0.6: launch-bound, as the calibration's job classes).
+    /// traced (below [`LAUNCH_BOUND_BELOW`]: launch-bound, as the calibration's job classes).
     pub fn alone_busy_fraction(&self, gpu: &GpuSpec, key: &ModelKey) -> Option<f64> {
         let g = self.gpu_index(gpu)?;
         let idx = self.gpus[g].index(key)?;
