@@ -779,12 +779,20 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
         let row = format!("| {class} | {n} | {mape:.1}% | {bias:+.1}% |");
         assert!(readme.contains(&row), "README should have: {row}");
     }
-    let (n, _, bias) = run.score("predictions-1a584f5.csv", "seven-ts", |_| true);
+    let (n, blind, bias) = run.score("predictions-1a584f5.csv", "seven-ts", |_| true);
     let committed = format!("H3 as committed: {bias:+.1}% over the {n} jobs");
     assert!(
         readme.contains(&committed),
         "README should say: {committed}"
     );
+    let (n, anchored, _) = run.score("predictions-anchored-8cceb12.csv", "seven-ts", |_| true);
+    let main = main_readme();
+    for figure in [
+        format!("7 copies of a job by {blind:.1}%"),
+        format!("and {anchored:.1}% ({n} jobs)"),
+    ] {
+        assert!(main.contains(&figure), "README.md should say: {figure}");
+    }
     assert_anchored_prediction_is_current(
         &run,
         "predictions-anchored-8cceb12.csv",
