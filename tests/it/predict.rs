@@ -786,13 +786,10 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
         "README should say: {committed}"
     );
     let (n, anchored, _) = run.score("predictions-anchored-8cceb12.csv", "seven-ts", |_| true);
-    let main = main_readme();
-    for figure in [
+    assert_main_readme_says(&[
         format!("7 copies of a job by {blind:.1}%"),
         format!("and {anchored:.1}% ({n} jobs)"),
-    ] {
-        assert!(main.contains(&figure), "README.md should say: {figure}");
-    }
+    ]);
     assert_anchored_prediction_is_current(
         &run,
         "predictions-anchored-8cceb12.csv",
@@ -802,9 +799,12 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
     );
 }
 
-/// The project's README.
-fn main_readme() -> String {
-    std::fs::read_to_string(crate::common::root().join("README.md")).unwrap()
+/// The project's README says each of `figures`.
+fn assert_main_readme_says(figures: &[String]) {
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    for figure in figures {
+        assert!(readme.contains(figure), "README.md should say: {figure}");
+    }
 }
 
 /// Which jobs a class keeps, by whether they are launch-bound.
@@ -832,13 +832,10 @@ fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
     }
     let (_, blind, _) = run.score("predictions-06ba201.csv", "", |_| true);
     let (n, anchored, _) = run.score("predictions-anchored-06ba201.csv", "", |_| true);
-    let main = main_readme();
-    for figure in [
+    assert_main_readme_says(&[
         format!("missed sets of 3 by {blind:.1}%"),
         format!("the misses were {anchored:.1}% ({n} jobs)"),
-    ] {
-        assert!(main.contains(&figure), "README.md should say: {figure}");
-    }
+    ]);
     assert_anchored_prediction_is_current(
         &run,
         "predictions-anchored-06ba201.csv",
