@@ -88,7 +88,10 @@ row('time-sliced sets of 3+', ts3)
 row('  launch-bound', [j for j in ts3 if j['launch_bound']])
 row('  GPU-bound', [j for j in ts3 if not j['launch_bound']])
 row('time-sliced pair', [j for j in jobs if j['mode'] == 'Timeslice' and j['n'] == 2])
-row('MPS set of 3', [j for j in jobs if j['mode'] == 'Mps'])
+mps = [j for j in jobs if j['mode'] == 'Mps']
+row('MPS sets of 3+', mps)
+row('  launch-bound', [j for j in mps if j['launch_bound']])
+row('  GPU-bound', [j for j in mps if not j['launch_bound']])
 
 h1 = [j for j in jobs if j['group'] == 'same-sets-ts' and j['index'] == 0 and j['rank'] in (0, 1)]
 if h1:
@@ -99,9 +102,10 @@ if h1:
 
 # Per set size, and each set's GPU throughput: the sum of its jobs' fractions of alone (same
 # repeat), measured and predicted (h200-ts-seven's H3 compares 7 copies with 4).
-print("\nby set size (time-sliced):")
-for n in sorted({j['n'] for j in jobs if j['mode'] == 'Timeslice'}):
-    row(f'time-sliced sets of {n}', [j for j in jobs if j['mode'] == 'Timeslice' and j['n'] == n])
+print("\nby set size:")
+for mode, label in (('Timeslice', 'time-sliced'), ('Mps', 'MPS')):
+    for n in sorted({j['n'] for j in jobs if j['mode'] == mode}):
+        row(f'{label} sets of {n}', [j for j in jobs if j['mode'] == mode and j['n'] == n])
 print("\nsets (sum of fractions of alone: measured same repeat, predicted):")
 sets = collections.defaultdict(list)
 for j in jobs:
@@ -116,3 +120,17 @@ if seven:
     verdict = ('drift (within +-5%)' if abs(mean) <= 0.05 else
                'an effect growing with the processes (above +8%)' if mean > 0.08 else 'not settled')
     print(f"\nH3 (7-copy time-sliced sets' mean signed error): {100 * mean:+.1f}% over {len(e)} jobs: {verdict}")
+
+# h100-mps-mixed's hypotheses (M1: the MPS rule given the alone speed; M2: many MPS copies).
+sets3 = [j for j in jobs if j['group'] == 'same-sets-mps']
+if sets3:
+    e = [j['predicted'] / j['same'] - 1 for j in sets3]
+    mape, bias = st.mean(map(abs, e)), st.mean(e)
+    verdict = 'holds' if mape <= 0.05 and abs(bias) <= 0.02 else 'fails: the error lies in the sharing rule'
+    print(f"\nM1 (MPS sets of 3: mean |error| <= 5%, bias within +-2%): {100 * mape:.1f}%, {100 * bias:+.1f}% over {len(e)} jobs: {verdict}")
+    copies = [j for j in jobs if j['group'] == 'seven-mps']
+    if copies:
+        mean = st.mean(j['predicted'] / j['same'] - 1 for j in copies)
+        verdict = ('under-counts the overlap of launch-bound copies (below -8%)' if mean < -0.08 else
+                   'that set was particular (within +-5%)' if abs(mean) <= 0.05 else 'not settled')
+        print(f"M2 (7 MPS copies' mean signed error): {100 * mean:+.1f}% over {len(copies)} jobs: {verdict}")
