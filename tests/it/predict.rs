@@ -732,11 +732,13 @@ impl SameSession {
 }
 
 /// Today's model asked as `anchored-predict.py` asked (`--gpu h100`, the H200 traces, the
-/// session's alone medians) gives the committed anchored fraction of `point` in `set`.
+/// session's alone medians, `mode`) gives the committed anchored fraction of the first job of
+/// `set`.
 fn assert_anchored_prediction_is_current(
     run: &SameSession,
     file: &str,
     row_prefix: &str,
+    mode: &str,
     anchors: &[&str],
     set: &[&str],
 ) {
@@ -746,7 +748,7 @@ fn assert_anchored_prediction_is_current(
         "--traces",
         "calibrate/data/h200/traces",
         "--mode",
-        "timeslice",
+        mode,
     ];
     for a in anchors {
         args.extend(["--alone-rate", a]);
@@ -794,6 +796,7 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
         &run,
         "predictions-anchored-8cceb12.csv",
         "seven-ts,1,",
+        "timeslice",
         &["resnet26:32:32=4254.0"],
         &["resnet26:32:32"; 7],
     );
@@ -840,12 +843,52 @@ fn issue_32_the_h100_sets_of_3_figures_come_from_the_committed_runs() {
         &run,
         "predictions-anchored-06ba201.csv",
         "same-sets-ts,0,Timeslice,0,",
+        "timeslice",
         &[
             "resnet18:128:32=23579.2",
             "resnet26:128:32=17661.2",
             "resnet50:64:224=1714.0",
         ],
         &["resnet18:128:32", "resnet26:128:32", "resnet50:64:224"],
+    );
+}
+
+/// Issue 32, `calibrate/data/h100-mps-mixed`: the same for MPS sets of 3 and 7 MPS copies.
+#[test]
+fn issue_32_the_h100_mps_figures_come_from_the_committed_runs() {
+    let run = SameSession::load("h100-mps-mixed", "h100-mps-mixed.jsonl");
+    let readme = run.readme();
+    let classes: [(&str, &str, JobFilter); 4] = [
+        ("sets of 3, all", "same-sets-mps", |_| true),
+        ("sets of 3, launch-bound", "same-sets-mps", |lb| lb),
+        ("sets of 3, GPU-bound", "same-sets-mps", |lb| !lb),
+        ("7 copies", "seven-mps", |_| true),
+    ];
+    for (class, group, keep) in classes {
+        for (file, column) in [
+            ("predictions-aad2650.csv", "as committed"),
+            ("predictions-anchored-aad2650.csv", "anchored"),
+        ] {
+            let (n, mape, bias) = run.score(file, group, keep);
+            let cell = format!("| {class} | {column} | {n} | {mape:.1}% | {bias:+.1}% |");
+            assert!(readme.contains(&cell), "README should have: {cell}");
+        }
+    }
+    let anchored = "predictions-anchored-aad2650.csv";
+    let (n, sets, _) = run.score(anchored, "same-sets-mps", |_| true);
+    let (_, gpu_bound, _) = run.score(anchored, "same-sets-mps", |lb| !lb);
+    let (copies, _, slow) = run.score(anchored, "seven-mps", |_| true);
+    assert_main_readme_says(&[
+        format!("missed MPS sets of 3 by {sets:.1}% ({n} jobs; GPU-bound {gpu_bound:.1}%)"),
+        format!("7 MPS copies by {slow:+.1}% ({copies} jobs)"),
+    ]);
+    assert_anchored_prediction_is_current(
+        &run,
+        anchored,
+        "seven-mps,0,Mps,0,",
+        "mps",
+        &["resnet26:32:32=4263.0"],
+        &["resnet26:32:32"; 7],
     );
 }
 
