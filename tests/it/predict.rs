@@ -802,9 +802,11 @@ fn issue_32_the_h100_seven_copies_figures_come_from_the_committed_runs() {
     );
 }
 
-/// The project's README says each of `figures`.
+/// The project's README says each of `figures` (line breaks read as spaces).
 fn assert_main_readme_says(figures: &[String]) {
-    let readme = std::fs::read_to_string(crate::common::root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(crate::common::root().join("README.md"))
+        .unwrap()
+        .replace('\n', " ");
     for figure in figures {
         assert!(readme.contains(figure), "README.md should say: {figure}");
     }
@@ -880,7 +882,7 @@ fn issue_32_the_h100_mps_figures_come_from_the_committed_runs() {
     let (copies, _, slow) = run.score(anchored, "seven-mps", |_| true);
     assert_main_readme_says(&[
         format!("missed MPS sets of 3 by {sets:.1}% ({n} jobs; GPU-bound {gpu_bound:.1}%)"),
-        format!("7 MPS copies by {slow:+.1}% ({copies} jobs)"),
+        format!("7 MPS copies by {slow:+.1}% ({copies} jobs;"),
     ]);
     assert_anchored_prediction_is_current(
         &run,
@@ -890,6 +892,109 @@ fn issue_32_the_h100_mps_figures_come_from_the_committed_runs() {
         &["resnet26:32:32=4263.0"],
         &["resnet26:32:32"; 7],
     );
+}
+
+/// Issue 32, `calibrate/data/h100-native`: the three same-session runs scored again from native
+/// H100 traces; the README's table and its verdict on the 7 MPS copies come from the committed
+/// stores and predictions.
+#[test]
+fn issue_32_the_native_trace_figures_come_from_the_committed_runs() {
+    let readme =
+        std::fs::read_to_string(crate::common::root().join("calibrate/data/h100-native/README.md"))
+            .unwrap();
+    let rows: [(&str, &str, &str, &str, JobFilter); 8] = [
+        (
+            "h100-ts-mixed",
+            "06ba201",
+            "time-sliced sets of 3, all",
+            "",
+            |_| true,
+        ),
+        (
+            "h100-ts-mixed",
+            "06ba201",
+            "time-sliced sets of 3, launch-bound",
+            "",
+            |lb| lb,
+        ),
+        (
+            "h100-ts-mixed",
+            "06ba201",
+            "time-sliced sets of 3, GPU-bound",
+            "",
+            |lb| !lb,
+        ),
+        (
+            "h100-ts-seven",
+            "8cceb12",
+            "4 time-sliced copies",
+            "four-ts",
+            |_| true,
+        ),
+        (
+            "h100-ts-seven",
+            "8cceb12",
+            "7 time-sliced copies",
+            "seven-ts",
+            |_| true,
+        ),
+        (
+            "h100-ts-seven",
+            "8cceb12",
+            "7 MPS copies",
+            "seven-mps",
+            |_| true,
+        ),
+        (
+            "h100-mps-mixed",
+            "aad2650",
+            "MPS sets of 3, all",
+            "same-sets-mps",
+            |_| true,
+        ),
+        (
+            "h100-mps-mixed",
+            "aad2650",
+            "7 MPS copies",
+            "seven-mps",
+            |_| true,
+        ),
+    ];
+    let mut copies = (0, 0.0, 0.0);
+    for (name, commit, class, group, keep) in rows {
+        let run = SameSession::load(name, &format!("{name}.jsonl"));
+        let transferred = format!("predictions-anchored-{commit}.csv");
+        let native = format!("../h100-native/predictions-{name}-510d429.csv");
+        let (n, t_mape, t_bias) = run.score(&transferred, group, keep);
+        let (_, mape, bias) = run.score(&native, group, keep);
+        let row = format!(
+            "| `{name}` | {class} | {n} | {t_mape:.1}% ({t_bias:+.1}%) | {mape:.1}% ({bias:+.1}%) |"
+        );
+        assert!(readme.contains(&row), "README should have: {row}");
+        if class == "7 MPS copies" {
+            copies.0 += n;
+            copies.1 += n as f64 * t_bias;
+            copies.2 += n as f64 * bias;
+        }
+    }
+    let (n, transferred, native) = (
+        copies.0,
+        copies.1 / copies.0 as f64,
+        copies.2 / copies.0 as f64,
+    );
+    assert_eq!(n, 21);
+    let verdict = format!("about half of the miss ({transferred:+.1}% -> {native:+.1}%)");
+    assert!(readme.contains(&verdict), "README should say: {verdict}");
+    let run = SameSession::load("h100-ts-seven", "h100-ts-seven.jsonl");
+    let native = "../h100-native/predictions-h100-ts-seven-510d429.csv";
+    let (n, _, bias) = run.score(native, "seven-ts", |_| true);
+    let mps_run = SameSession::load("h100-mps-mixed", "h100-mps-mixed.jsonl");
+    let mps_native = "../h100-native/predictions-h100-mps-mixed-510d429.csv";
+    let (_, _, mps_bias) = mps_run.score(mps_native, "seven-mps", |_| true);
+    assert_main_readme_says(&[
+        format!("7 time-sliced copies are predicted {bias:+.1}% too fast ({n} jobs"),
+        format!("{mps_bias:+.1}% with native traces"),
+    ]);
 }
 
 /// Issue 32: a launch-bound job predicted without `--alone-rate` gets a note saying its speed

@@ -38,7 +38,8 @@ for gid, mode, rest in re.findall(r'\(id: "([^"]+)", mode: (\w+),(.*?)\),\n', pl
                 "predicted_fraction_of_alone": f'{job["fraction_of_exclusive"]:.4f}',
                 "predicted_samples_per_s": f'{job["samples_per_s"]:.1f}',
                 "profile_alone_samples_per_s": f'{job["exclusive_samples_per_s"]:.1f}',
-                "uncertainty_pct": f'{job["uncertainty_pct"]:.1f}',
+                # None where colo gives no band (e.g. traces taken on the GPU asked about).
+                "uncertainty_pct": '' if job["uncertainty_pct"] is None else f'{job["uncertainty_pct"]:.1f}',
             })
 with open(out, "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0]))
