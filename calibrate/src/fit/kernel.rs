@@ -240,6 +240,15 @@ impl Knob {
     }
 }
 
+/// Time-slicing's GPU time between a context's back-to-back kernels, microseconds, fitted by
+/// `calibrate/data/h100-native/fit-gap.py` on the saturated time-sliced sets of
+/// `calibrate/data/h100-ts-seven` (7 and 4 copies of three launch-bound points, 25 jobs; native
+/// H100 traces, anchored to that session's alone runs). The time-slicing stage's training sets,
+/// pairs, almost never saturate the GPU with launch-bound jobs, so they cannot fit it (on the
+/// H200 data a fit of it on pairs stays near 0); it is carried from the H100 to every GPU's
+/// fit as a property of the GPU's launch path (both Hopper).
+pub const TIMESLICE_KERNEL_GAP_US: f64 = 0.58;
+
 /// Fits the globals on the traced sets `train` selects: the wave exponent on single jobs under
 /// SM budgets, then MPS overlap and launch cost on MPS co-runs, then the time-slicing costs on
 /// time-sliced co-runs; each by coordinate descent (golden-section searches) on the MAPE.
@@ -250,7 +259,10 @@ pub fn fit_globals(
     tables: &KernelTables,
     train: &dyn Fn(&RunSet) -> bool,
 ) -> (KernelGlobals, usize, bool) {
-    let mut g = KernelGlobals::ALONE_ONLY;
+    let mut g = KernelGlobals {
+        timeslice_kernel_gap_s: TIMESLICE_KERNEL_GAP_US * 1e-6,
+        ..KernelGlobals::ALONE_ONLY
+    };
     let mut fitted_on = 0;
     let mut every_stage = true;
     let stages: [Stage<'_>; 3] = [
@@ -405,6 +417,7 @@ pub fn kernel_params(
         compute_overlap: round(g.compute_overlap, 4),
         dram_efficiency: round(g.dram_efficiency, 4),
         timeslice_wait: round(g.timeslice_wait, 4),
+        timeslice_kernel_gap_us: round(g.timeslice_kernel_gap_s * 1e6, 4),
         origin,
         held_out_error: held_out,
     }
@@ -627,7 +640,7 @@ pub(crate) mod tests {
 
     /// A profile kernel section's globals in the order of the knobs (launch and switch in
     /// microseconds, as written).
-    fn section_values(k: &KernelParams) -> [f64; 11] {
+    fn section_values(k: &KernelParams) -> [f64; 12] {
         [
             k.mps_overlap,
             k.mps_launch_us,
@@ -640,6 +653,7 @@ pub(crate) mod tests {
             k.compute_overlap,
             k.dram_efficiency,
             k.timeslice_wait,
+            k.timeslice_kernel_gap_us,
         ]
     }
 
@@ -711,13 +725,14 @@ pub(crate) mod tests {
             compute_overlap: 0.0,
             dram_efficiency: 0.876_54,
             timeslice_wait: 0.333_33,
+            timeslice_kernel_gap_s: 0.612_345e-6,
         };
         let k = kernel_params("t.json.gz", &tables, g, Origin::Fitted, Vec::new());
         assert_eq!(k.tables, "t.json.gz");
         assert_eq!(k.traced, ["a:4:32", "b:8:32"]);
         let got = section_values(&k);
         let by_hand = [
-            0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0, 0.8765, 0.3333,
+            0.1235, 3.2123, 1.5, 0.05, 0.6667, 2.0, 0.3, 1.1112, 0.0, 0.8765, 0.3333, 0.6123,
         ];
         for (got, want) in got.iter().zip(by_hand) {
             assert!((got - want).abs() < 1e-12, "{got:?} against {by_hand:?}");

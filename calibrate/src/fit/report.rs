@@ -301,7 +301,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3} (compute-bound kernels {:.3}), MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, time-slice wait {:.3} of co-runners' residual kernel, wave exponent {:.3}, memory knee {:.3} / waves^{:.3}, DRAM efficiency {:.3} (0: no bandwidth stage); {} sets left out (a member untraced)",
+        "globals {} on {} training sets (pairs and SM-budget runs of calibrated models): MPS overlap {:.3} (compute-bound kernels {:.3}), MPS launch {:.3} us, MPS host factor {:.3}, time-slice switch {:.4} us/burst, time-slice overhead {:.3}, time-slice wait {:.3} of co-runners' residual kernel, time-slice kernel gap {:.2} us (fitted on H100 same-session sets, not here), wave exponent {:.3}, memory knee {:.3} / waves^{:.3}, DRAM efficiency {:.3} (0: no bandwidth stage); {} sets left out (a member untraced)",
         if kv.every_stage {
             "fitted"
         } else {
@@ -315,6 +315,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         g.timeslice_switch_s * 1e6,
         g.timeslice_overhead,
         g.timeslice_wait,
+        g.timeslice_kernel_gap_s * 1e6,
         g.wave_exponent,
         g.memory_knee,
         g.memory_knee_waves,

@@ -398,6 +398,10 @@ pub struct KernelParams {
     /// in profiles written before it existed: no wait).
     #[serde(default)]
     pub timeslice_wait: f64,
+    /// Time-slicing: GPU time between a context's back-to-back kernels, microseconds (0, as in
+    /// profiles written before it existed: none).
+    #[serde(default)]
+    pub timeslice_kernel_gap_us: f64,
     /// Where the global parameters came from (`fitted`, or `provisional` for defaults no
     /// data constrained).
     pub origin: Origin,
@@ -592,6 +596,7 @@ impl Profile {
                 ("compute_overlap", k.compute_overlap),
                 ("dram_efficiency", k.dram_efficiency),
                 ("timeslice_wait", k.timeslice_wait),
+                ("timeslice_kernel_gap_us", k.timeslice_kernel_gap_us),
             ];
             for (name, value) in globals {
                 range(

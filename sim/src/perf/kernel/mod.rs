@@ -59,6 +59,8 @@ pub struct KernelGlobals {
     pub dram_efficiency: f64,
     /// Part of co-runners' mean residual kernel time a time-sliced burst waits (0: none).
     pub timeslice_wait: f64,
+    /// Time-slicing: GPU time between a context's back-to-back kernels, seconds (0: none).
+    pub timeslice_kernel_gap_s: f64,
 }
 
 impl KernelGlobals {
@@ -75,6 +77,7 @@ impl KernelGlobals {
         compute_overlap: 0.0,
         dram_efficiency: 0.0,
         timeslice_wait: 0.0,
+        timeslice_kernel_gap_s: 0.0,
     };
 
     /// The profile's parameters.
@@ -91,6 +94,7 @@ impl KernelGlobals {
             compute_overlap: params.compute_overlap,
             dram_efficiency: params.dram_efficiency,
             timeslice_wait: params.timeslice_wait,
+            timeslice_kernel_gap_s: params.timeslice_kernel_gap_us * 1e-6,
         }
     }
 }
@@ -233,6 +237,7 @@ impl GpuTraces {
                     switch_s: self.globals.timeslice_switch_s,
                     overhead: self.globals.timeslice_overhead,
                     wait: self.globals.timeslice_wait,
+                    kernel_gap_s: self.globals.timeslice_kernel_gap_s,
                 };
                 timeslice_shares(&alone, params)
             }

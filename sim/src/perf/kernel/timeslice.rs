@@ -8,6 +8,12 @@
 //! kernel time, weighted by how busy they keep the GPU, times a fitted factor), so a light,
 //! launch-bound job slows beside long kernels even when its share of GPU time is free (issue 32:
 //! resnet18:128:32 kept 0.74-0.81 of alone beside convnext_tiny, 0.98 beside resnet50).
+//! And a gap per kernel: a GPU runs one context's kernels back to back with a short gap
+//! between them that a kernel trace does not count as kernel time. Alone, a launch-bound job's
+//! anchor puts that gap in its host time; once the GPU is saturated it is GPU time the other
+//! contexts cannot use, so each job asks for `(busy + gap x kernels) / cycle` of the GPU
+//! (issue 32: with native H100 traces, 7 time-sliced copies of launch-bound jobs were
+//! predicted 9.8% too fast without it).
 use super::replay::AloneTimeline;
 
 /// The time-slicing globals.
@@ -19,6 +25,8 @@ pub struct TimesliceParams {
     pub overhead: f64,
     /// Part of the co-runners' mean residual kernel time a burst waits (0: no wait).
     pub wait: f64,
+    /// GPU time between two of a context's back-to-back kernels, seconds (0: none).
+    pub kernel_gap_s: f64,
 }
 
 /// Each job's speed as a fraction of alone (same order as `alone`).
@@ -26,7 +34,10 @@ pub fn timeslice_shares(alone: &[&AloneTimeline], p: TimesliceParams) -> Vec<f64
     let n = alone.len();
     let demand: Vec<f64> = alone
         .iter()
-        .map(|a| a.busy_fraction().clamp(1e-6, 1.0))
+        .map(|a| {
+            let gaps = p.kernel_gap_s * a.end_s.len() as f64;
+            ((a.busy_s + gaps) / a.cycle_s).clamp(1e-6, 1.0)
+        })
         .collect();
     let mut speed = vec![1.0; n];
     if n < 2 {
@@ -109,6 +120,7 @@ mod tests {
             switch_s: 0.0,
             overhead: 0.0,
             wait: 1.0,
+            kernel_gap_s: 0.0,
         };
         // A light job (busy 0.2, 1,000 bursts/s) beside one busy 0.5 of the time with kernels
         // whose mean residual is 1 ms. Both fit (0.7 of the GPU): shares alone give 1 and 1.
@@ -140,6 +152,7 @@ mod tests {
             switch_s: 0.0,
             overhead: 0.0,
             wait: 0.0,
+            kernel_gap_s: 0.0,
         };
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         let f = timeslice_shares(&[&a, &b], free);
@@ -157,6 +170,7 @@ mod tests {
             switch_s: 0.0,
             overhead: 0.1,
             wait: 0.0,
+            kernel_gap_s: 0.0,
         };
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         // Two GPU-bound jobs split the 0.9 left: 0.45 each.
@@ -181,6 +195,7 @@ mod tests {
             switch_s: 1e-6,
             overhead: 0.0,
             wait: 0.0,
+            kernel_gap_s: 0.0,
         };
         let (a, c) = (job(1.0, 0), job(0.2, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
@@ -199,6 +214,7 @@ mod tests {
             switch_s: 1e-6,
             overhead: 0.0,
             wait: 0.0,
+            kernel_gap_s: 0.0,
         };
         let (a, c) = (job(1.0, 0), job(0.6, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
