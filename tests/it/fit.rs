@@ -320,3 +320,40 @@ fn miso_by_default_leaves_the_shipped_a100_profile_alone() {
     let written = std::fs::read_to_string(tmp.path().join("results/a100-40gb.ron")).unwrap();
     assert!(written.contains("gpu: \"a100-40gb\""), "{written}");
 }
+
+/// The README's kernel-model figures on the H200 (alone-only / fitted, held out) are the
+/// committed fit report's rows, so a refit that moves them makes this fail until the README
+/// says the new figures.
+#[test]
+fn issue_32_readme_kernel_figures_are_the_fit_reports() {
+    let root = crate::common::root();
+    let report =
+        std::fs::read_to_string(root.join("calibrate/profiles/h200-fit-report.txt")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    // `mode  sets...  all  n  alone-only  fitted  signed ...`: the row of `mode` and `sets`.
+    let row = |mode: &str, sets: &str| -> (String, String, String) {
+        let line = report
+            .lines()
+            .find(|l| {
+                l.starts_with(mode)
+                    && l[14..].starts_with(sets)
+                    && l[14 + 18..].starts_with("all ")
+            })
+            .unwrap_or_else(|| panic!("no {mode} {sets} row in the fit report"));
+        let cells: Vec<&str> = line[14 + 18 + 13..].split_whitespace().collect();
+        (cells[1].into(), cells[2].into(), cells[9].into())
+    };
+    for (mode, sets, words) in [
+        ("mps", "sets of 3+", "MPS sets of 3+"),
+        ("timeslice", "sets of 3+", "time-slicing sets of 3+"),
+        ("timeslice", "zoo co-runs", "time-sliced zoo co-runs"),
+        ("mig-emulated", "slice layouts", "emulated-MIG layouts"),
+    ] {
+        let (alone_only, fitted, _) = row(mode, sets);
+        let figure = format!("{words} {alone_only} / {fitted}");
+        assert!(readme.contains(&figure), "README should say: {figure}");
+    }
+    let (_, _, rate) = row("timeslice", "sets of 3+");
+    let figure = format!("time-slicing 3+ {rate}");
+    assert!(readme.contains(&figure), "README should say: {figure}");
+}
