@@ -335,9 +335,7 @@ fn issue_32_readme_kernel_figures_are_the_fit_reports() {
         let line = report
             .lines()
             .find(|l| {
-                l.starts_with(mode)
-                    && l[14..].starts_with(sets)
-                    && l[14 + 18..].starts_with("all ")
+                l.starts_with(mode) && l[14..].starts_with(sets) && l[14 + 18..].starts_with("all ")
             })
             .unwrap_or_else(|| panic!("no {mode} {sets} row in the fit report"));
         let cells: Vec<&str> = line[14 + 18 + 13..].split_whitespace().collect();

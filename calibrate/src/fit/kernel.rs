@@ -712,6 +712,17 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn issue_32_the_kernel_gap_is_the_one_fit_gap_py_found_and_the_shipped_profile_carries() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let found = std::fs::read_to_string(root.join("data/h100-native/fit-gap.txt")).unwrap();
+        let stated = format!("fitted kernel gap: {TIMESLICE_KERNEL_GAP_US:.2} us");
+        assert!(found.starts_with(&stated), "fit-gap.txt: {found}");
+        let profile = colo_sim::perf::Profile::load(&root.join("profiles/h200.ron")).unwrap();
+        let kernel = profile.kernel.expect("kernel section");
+        assert_eq!(kernel.timeslice_kernel_gap_us, TIMESLICE_KERNEL_GAP_US);
+    }
+
+    #[test]
     fn issue_37_the_profile_section_rounds_to_four_digits_and_writes_microseconds() {
         let tables = h200_tables(vec![host_bound("a:4:32", 1e5), host_bound("b:8:32", 1e5)]);
         let g = KernelGlobals {
@@ -791,9 +802,14 @@ pub(crate) mod tests {
             "{g:?}"
         );
 
-        // Nothing to train on: the alone-only globals, no set, a stage without data.
+        // Nothing to train on: the alone-only globals with the kernel gap (an input of the fit,
+        // not fitted here), no set, a stage without data.
         let (g, fitted_on, every_stage) = fit_globals(&all, &tables, &|_| false);
-        assert_eq!((g, fitted_on, every_stage), (alone, 0, false));
+        let given = KernelGlobals {
+            timeslice_kernel_gap_s: TIMESLICE_KERNEL_GAP_US * 1e-6,
+            ..alone
+        };
+        assert_eq!((g, fitted_on, every_stage), (given, 0, false));
 
         // Only the MPS pair: the MPS stage moves its globals, the others keep theirs.
         let (g, fitted_on, every_stage) =

@@ -147,6 +147,35 @@ mod tests {
     }
 
     #[test]
+    fn issue_32_the_kernel_gap_counts_only_once_the_gpu_is_saturated() {
+        // Three copies busy 0.3 of a 1 s cycle with 100,000 kernels each: alone they fit (0.9
+        // of the GPU) and keep their speed. With a 1 us gap after every kernel each asks 0.3 +
+        // 0.1 = 0.4; 1.2 does not fit, so each gets a third of the GPU: (1/3) / 0.4 = 0.8333.
+        let copy = AloneTimeline {
+            end_s: vec![0.0; 100_000],
+            ..job(0.3, 0)
+        };
+        let p = TimesliceParams {
+            switch_s: 0.0,
+            overhead: 0.0,
+            wait: 0.0,
+            kernel_gap_s: 0.0,
+        };
+        assert_eq!(timeslice_shares(&[&copy, &copy, &copy], p), vec![1.0; 3]);
+        let gap = TimesliceParams {
+            kernel_gap_s: 1e-6,
+            ..p
+        };
+        let f = timeslice_shares(&[&copy, &copy, &copy], gap);
+        assert!(f.iter().all(|x| (x - 1.0 / 1.2).abs() < 1e-12), "{f:?}");
+        // Two of them fit even with the gap (0.8): no change.
+        assert_eq!(timeslice_shares(&[&copy, &copy], gap), vec![1.0; 2]);
+        // A GPU-bound job asks for the whole GPU either way: beside one copy it gets 1 - 0.4.
+        let f = timeslice_shares(&[&job(1.0, 0), &copy], gap);
+        assert!((f[0] - 0.6).abs() < 1e-12 && f[1] == 1.0, "{f:?}");
+    }
+
+    #[test]
     fn gpu_bound_jobs_split_the_gpu_and_a_light_one_keeps_its_speed() {
         let free = TimesliceParams {
             switch_s: 0.0,
