@@ -935,9 +935,15 @@ fn issue_32_the_native_trace_figures_come_from_the_committed_runs() {
             |_| true,
         ),
     ];
+    // Each run's store, read once.
+    let runs: std::collections::HashMap<&str, SameSession> =
+        ["h100-ts-mixed", "h100-ts-seven", "h100-mps-mixed"]
+            .into_iter()
+            .map(|name| (name, SameSession::load(name, &format!("{name}.jsonl"))))
+            .collect();
     let mut copies = (0, 0.0, 0.0);
     for (name, commit, class, group, keep) in rows {
-        let run = SameSession::load(name, &format!("{name}.jsonl"));
+        let run = &runs[name];
         let transferred = format!("predictions-anchored-{commit}.csv");
         let native = format!("../h100-native/predictions-{name}-510d429.csv");
         let gap = format!("../h100-native/predictions-{name}-{GAP_MODEL}.csv");
@@ -962,13 +968,11 @@ fn issue_32_the_native_trace_figures_come_from_the_committed_runs() {
     assert_eq!(n, 21);
     let verdict = format!("about half of the miss ({transferred:+.1}% -> {native:+.1}%)");
     assert!(readme.contains(&verdict), "README should say: {verdict}");
-    let run = SameSession::load("h100-ts-seven", "h100-ts-seven.jsonl");
+    let (seven, mixed) = (&runs["h100-ts-seven"], &runs["h100-ts-mixed"]);
     let native = "../h100-native/predictions-h100-ts-seven-510d429.csv";
-    let (n, _, bias) = run.score(native, "seven-ts", |_| true);
-    let mps_run = SameSession::load("h100-mps-mixed", "h100-mps-mixed.jsonl");
+    let (n, _, bias) = seven.score(native, "seven-ts", |_| true);
     let mps_native = "../h100-native/predictions-h100-mps-mixed-510d429.csv";
-    let (_, _, mps_bias) = mps_run.score(mps_native, "seven-mps", |_| true);
-    let mixed = SameSession::load("h100-ts-mixed", "h100-ts-mixed.jsonl");
+    let (_, _, mps_bias) = runs["h100-mps-mixed"].score(mps_native, "seven-mps", |_| true);
     let with_gap = format!("../h100-native/predictions-h100-ts-mixed-{GAP_MODEL}.csv");
     let (sets, within, _) = mixed.score(&with_gap, "", |_| true);
     assert_main_readme_says(&[
@@ -977,20 +981,19 @@ fn issue_32_the_native_trace_figures_come_from_the_committed_runs() {
         format!("are within {within:.1}% ({sets} jobs)"),
     ]);
     // Today's model gives the committed predictions with the gap (native traces).
-    let native_traces = "calibrate/data/h100-native/traces";
     assert_anchored_prediction_is_current(
-        &run,
+        seven,
         &format!("../h100-native/predictions-h100-ts-seven-{GAP_MODEL}.csv"),
         "seven-ts,1,",
-        ("timeslice", native_traces),
+        ("timeslice", NATIVE_TRACES),
         &["resnet26:32:32=4254.0"],
         &["resnet26:32:32"; 7],
     );
     assert_anchored_prediction_is_current(
-        &mixed,
+        mixed,
         &with_gap,
         "same-sets-ts,0,Timeslice,0,",
-        ("timeslice", native_traces),
+        ("timeslice", NATIVE_TRACES),
         &[
             "resnet18:128:32=23579.2",
             "resnet26:128:32=17661.2",
@@ -1040,7 +1043,7 @@ fn issue_32_the_kernel_gap_blind_test_figures_come_from_the_committed_run() {
         &run,
         "predictions-anchored-3f6f9db.csv",
         "gap-ts7,0,",
-        ("timeslice", "calibrate/data/h100-native/traces"),
+        ("timeslice", NATIVE_TRACES),
         &["resnet18:64:32=10507.1"],
         &["resnet18:64:32"; 7],
     );
@@ -1049,6 +1052,9 @@ fn issue_32_the_kernel_gap_blind_test_figures_come_from_the_committed_run() {
 /// The model commit whose predictions (`calibrate/data/h100-native/predictions-RUN-COMMIT.csv`)
 /// carry the time-slicing kernel gap.
 const GAP_MODEL: &str = "c2039be";
+
+/// The H100's own kernel traces of the same-session points (`calibrate/data/h100-native`).
+const NATIVE_TRACES: &str = "calibrate/data/h100-native/traces";
 
 /// Issue 32: a launch-bound job predicted without `--alone-rate` gets a note saying its speed
 /// is its host's and how to give it (resnet18:128:32 keeps the H200's GPU busy about a quarter
