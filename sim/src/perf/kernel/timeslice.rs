@@ -147,6 +147,28 @@ mod tests {
     }
 
     #[test]
+    fn issue_32_a_job_waits_for_its_co_runners_kernels_not_its_own() {
+        // Two copies busy 0.25 of the time (they fit), 100 bursts/s alone, kernels of mean
+        // residual 1 ms, wait factor 1. Each waits only for the other's kernels: f x 0.25 x 1 ms
+        // a burst at the other's speed f, so f = 1 / (1 + 100 x 0.25e-3 f), i.e.
+        // 0.025 f^2 + f - 1 = 0: f = (sqrt(1.1) - 1) / 0.05 = 0.976177 (by hand).
+        let copy = AloneTimeline {
+            residual_kernel_s: 1e-3,
+            ..job(0.25, 100)
+        };
+        let p = TimesliceParams {
+            switch_s: 0.0,
+            overhead: 0.0,
+            wait: 1.0,
+            kernel_gap_s: 0.0,
+        };
+        let f = timeslice_shares(&[&copy, &copy], p);
+        assert!(f.iter().all(|x| (x - 0.976177).abs() < 1e-6), "{f:?}");
+        // Alone it waits for nobody.
+        assert_eq!(timeslice_shares(&[&copy], p), vec![1.0]);
+    }
+
+    #[test]
     fn issue_32_the_kernel_gap_counts_only_once_the_gpu_is_saturated() {
         // Three copies busy 0.3 of a 1 s cycle with 100,000 kernels each: alone they fit (0.9
         // of the GPU) and keep their speed. With a 1 us gap after every kernel each asks 0.3 +
