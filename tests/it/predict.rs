@@ -869,6 +869,43 @@ fn issue_32_the_h100_mps_figures_come_from_the_committed_runs() {
     );
 }
 
+/// Issue 32, `calibrate/data/h100-mps-copies`: the README's table is what the committed store and
+/// predictions give, and today's model still gives the committed anchored prediction.
+#[test]
+fn issue_32_the_h100_mps_copies_figures_come_from_the_committed_run() {
+    let run = SameSession::load("h100-mps-copies", "h100-mps-copies.jsonl");
+    let readme = run.readme();
+    let (committed, anchored) = (
+        "predictions-4a54bdc.csv",
+        "predictions-anchored-4a54bdc.csv",
+    );
+    for (class, group) in [
+        ("2 x resnet26:32:32", "copies-mps2"),
+        ("4 copies (resnet18:128:32, resnet26:32:32)", "copies-mps4"),
+        (
+            "7 copies (resnet18:128:32, resnet26:32:32, resnet50:32:64)",
+            "copies-mps7",
+        ),
+    ] {
+        let (n, _, blind) = run.score(committed, group, |_| true);
+        let (_, _, bias) = run.score(anchored, group, |_| true);
+        let row = format!("| {class} | {n} | {blind:+.1}% | {bias:+.1}% |");
+        assert!(readme.contains(&row), "README should have: {row}");
+    }
+    let (n, blind, blind_bias) = run.score(committed, "", |_| true);
+    let (_, mape, bias) = run.score(anchored, "", |_| true);
+    let row = format!("| all | {n} | {blind:.1}% ({blind_bias:+.1}%) | {mape:.1}% ({bias:+.1}%) |");
+    assert!(readme.contains(&row), "README should have: {row}");
+    assert_anchored_prediction_is_current(
+        &run,
+        anchored,
+        "copies-mps7,0,Mps,0,",
+        ("mps", "calibrate/data/h100-native/traces"),
+        &["resnet18:128:32=14898.4"],
+        &["resnet18:128:32"; 7],
+    );
+}
+
 /// Issue 32, `calibrate/data/h100-native`: the three same-session runs scored again from native
 /// H100 traces; the README's table and its verdict on the 7 MPS copies come from the committed
 /// stores and predictions.
