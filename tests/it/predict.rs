@@ -896,6 +896,10 @@ fn issue_32_the_h100_mps_copies_figures_come_from_the_committed_run() {
     let (_, mape, bias) = run.score(anchored, "", |_| true);
     let row = format!("| all | {n} | {blind:.1}% ({blind_bias:+.1}%) | {mape:.1}% ({bias:+.1}%) |");
     assert!(readme.contains(&row), "README should have: {row}");
+    let (copies, _, seven) = run.score(anchored, "copies-mps7", |_| true);
+    assert_main_readme_says(&[format!(
+        "it missed the 7 copies by {seven:+.1}% ({copies} jobs)"
+    )]);
     assert_anchored_prediction_is_current(
         &run,
         anchored,
