@@ -104,6 +104,16 @@ pub(super) fn water_level(demand: &[f64], capacity: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// No switching cost, no wait, no gap: shares alone.
+    fn no_costs() -> TimesliceParams {
+        TimesliceParams {
+            switch_s: 0.0,
+            overhead: 0.0,
+            wait: 0.0,
+            kernel_gap_s: 0.0,
+        }
+    }
+
     fn job(busy: f64, bursts: u32) -> AloneTimeline {
         AloneTimeline {
             end_s: vec![1.0],
@@ -117,10 +127,8 @@ mod tests {
     #[test]
     fn issue_32_a_light_job_waits_per_burst_for_its_co_runners_long_kernels() {
         let p = TimesliceParams {
-            switch_s: 0.0,
-            overhead: 0.0,
             wait: 1.0,
-            kernel_gap_s: 0.0,
+            ..no_costs()
         };
         // A light job (busy 0.2, 1,000 bursts/s) beside one busy 0.5 of the time with kernels
         // whose mean residual is 1 ms. Both fit (0.7 of the GPU): shares alone give 1 and 1.
@@ -157,10 +165,8 @@ mod tests {
             ..job(0.25, 100)
         };
         let p = TimesliceParams {
-            switch_s: 0.0,
-            overhead: 0.0,
             wait: 1.0,
-            kernel_gap_s: 0.0,
+            ..no_costs()
         };
         let f = timeslice_shares(&[&copy, &copy], p);
         assert!(f.iter().all(|x| (x - 0.976177).abs() < 1e-6), "{f:?}");
@@ -177,12 +183,7 @@ mod tests {
             end_s: vec![0.0; 100_000],
             ..job(0.3, 0)
         };
-        let p = TimesliceParams {
-            switch_s: 0.0,
-            overhead: 0.0,
-            wait: 0.0,
-            kernel_gap_s: 0.0,
-        };
+        let p = no_costs();
         assert_eq!(timeslice_shares(&[&copy, &copy, &copy], p), vec![1.0; 3]);
         let gap = TimesliceParams {
             kernel_gap_s: 1e-6,
@@ -199,12 +200,7 @@ mod tests {
 
     #[test]
     fn gpu_bound_jobs_split_the_gpu_and_a_light_one_keeps_its_speed() {
-        let free = TimesliceParams {
-            switch_s: 0.0,
-            overhead: 0.0,
-            wait: 0.0,
-            kernel_gap_s: 0.0,
-        };
+        let free = no_costs();
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         let f = timeslice_shares(&[&a, &b], free);
         assert!((f[0] - 0.5).abs() < 1e-12 && (f[1] - 0.5).abs() < 1e-12);
@@ -218,10 +214,8 @@ mod tests {
     #[test]
     fn issue_37_the_overhead_takes_its_share_of_the_gpu_only_from_a_shared_one() {
         let p = TimesliceParams {
-            switch_s: 0.0,
             overhead: 0.1,
-            wait: 0.0,
-            kernel_gap_s: 0.0,
+            ..no_costs()
         };
         let (a, b, c) = (job(1.0, 0), job(1.0, 0), job(0.2, 0));
         // Two GPU-bound jobs split the 0.9 left: 0.45 each.
@@ -244,9 +238,7 @@ mod tests {
     fn bursts_cost_gpu_time() {
         let p = TimesliceParams {
             switch_s: 1e-6,
-            overhead: 0.0,
-            wait: 0.0,
-            kernel_gap_s: 0.0,
+            ..no_costs()
         };
         let (a, c) = (job(1.0, 0), job(0.2, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
@@ -263,9 +255,7 @@ mod tests {
         // cap = 0.96, l = 0.48: f_a = 0.48, f_c = 0.8.
         let p = TimesliceParams {
             switch_s: 1e-6,
-            overhead: 0.0,
-            wait: 0.0,
-            kernel_gap_s: 0.0,
+            ..no_costs()
         };
         let (a, c) = (job(1.0, 0), job(0.6, 50_000));
         let f = timeslice_shares(&[&a, &c], p);
