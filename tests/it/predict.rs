@@ -904,7 +904,7 @@ fn issue_32_the_h100_mps_copies_figures_come_from_the_committed_run() {
         &run,
         anchored,
         "copies-mps7,0,Mps,0,",
-        ("mps", "calibrate/data/h100-native/traces"),
+        ("mps", NATIVE_TRACES),
         &["resnet18:128:32=14898.4"],
         &["resnet18:128:32"; 7],
     );
