@@ -43,10 +43,12 @@ def predicted(gap_us):
         out[key] = answer['jobs'][0]['fraction_of_exclusive']
     return out
 
-def loss(gap_us):
-    p = predicted(gap_us)
+def loss_of(p):
     errors = [math.log(p[k] / m) for k, (_, _, measured) in sets.items() for m in measured]
     return sum(e * e for e in errors) / len(errors)
+
+def loss(gap_us):
+    return loss_of(predicted(gap_us))
 
 lo, hi = 0.0, 3.0
 phi = (math.sqrt(5) - 1) / 2
@@ -61,7 +63,7 @@ for _ in range(20):
         b = lo + phi * (hi - lo); fb = loss(b)
 gap = round((lo + hi) / 2, 2)
 p0, p = predicted(0.0), predicted(gap)
-print(f"fitted kernel gap: {gap:.2f} us (rms log error {math.sqrt(loss(gap)):.4f}; without a gap {math.sqrt(loss(0.0)):.4f})")
+print(f"fitted kernel gap: {gap:.2f} us (rms log error {math.sqrt(loss_of(p)):.4f}; without a gap {math.sqrt(loss_of(p0)):.4f})")
 for key, (point, copies, measured) in sorted(sets.items()):
     print(f"  {key[0]}/{key[1]} {copies} x {point}: sum of fractions measured {sum(measured):.3f}, "
           f"predicted {copies * p[key]:.3f} (no gap {copies * p0[key]:.3f})")
