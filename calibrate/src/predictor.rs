@@ -24,6 +24,8 @@ use colo_sim::perf::kernel::raw::{TracesError, add_user_traces};
 pub enum ModelChoice {
     /// Replays each job's alone kernel trace together (falls back to parametric without one).
     Kernel,
+    /// The same replay without the cap at alone speed (what `calibrate validate` scores).
+    KernelRaw,
     /// Demand-based model with the profile's fitted parameters.
     Parametric,
     /// Each job as if alone.
@@ -32,6 +34,13 @@ pub enum ModelChoice {
     EqualShare,
     /// Each job slowed by 1 + 0.15 (n - 1).
     FixedSlowdown,
+}
+
+impl ModelChoice {
+    /// Whether the choice is the kernel replay (capped or raw).
+    pub fn is_kernel(self) -> bool {
+        matches!(self, Self::Kernel | Self::KernelRaw)
+    }
 }
 
 /// What to build a predictor from: `colo predict`'s options.
@@ -157,7 +166,7 @@ fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
     let gpu = hardware::any_gpu(&spec.gpu)?;
     let mut profiles = shipped::load(&spec.profiles)?;
     let mut carried_from = None;
-    if profiles.get(gpu).is_err() && spec.model == ModelChoice::Kernel && !spec.traces.is_empty() {
+    if profiles.get(gpu).is_err() && spec.model.is_kernel() && !spec.traces.is_empty() {
         // A GPU nothing was calibrated on (H100, V100...): the user's traces are carried to it,
         // and the calibrated GPU's sharing parameters with them, labelled transferred.
         if let Some((carried, path)) = profiles.carried_to(gpu) {
@@ -197,7 +206,7 @@ fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
     let mut notes = Vec::new();
     let mut kernel = None;
     let model: Arc<dyn PerfModel> = match spec.model {
-        ModelChoice::Kernel => {
+        ModelChoice::Kernel | ModelChoice::KernelRaw => {
             let (k, kernel_notes) = kernel_with_traces(
                 &profiles,
                 &spec.profiles,
@@ -208,7 +217,11 @@ fn profile_predictor(spec: &PredictorSpec) -> Result<Built, PredictorError> {
                 spec.cpu_factor,
             )?;
             notes.extend(kernel_notes);
-            let k = Arc::new(k);
+            let k = Arc::new(if spec.model == ModelChoice::KernelRaw {
+                k.uncapped()
+            } else {
+                k
+            });
             kernel = Some(k.clone());
             k
         }

@@ -35,19 +35,20 @@ fn err(error: impl std::fmt::Display) -> PyErr {
     ColoError::new_err(format!("{error:#}"))
 }
 
-/// The library's name for a model given as `kernel`, `parametric`, `exclusive`,
+/// The library's name for a model given as `kernel`, `kernel-raw`, `parametric`, `exclusive`,
 /// `equal-share` (or `equal_share`) or `fixed-slowdown`.
 fn model_choice(name: &str) -> PyResult<ModelChoice> {
     Ok(match name.replace('_', "-").as_str() {
         "kernel" => ModelChoice::Kernel,
+        "kernel-raw" => ModelChoice::KernelRaw,
         "parametric" => ModelChoice::Parametric,
         "exclusive" => ModelChoice::Exclusive,
         "equal-share" => ModelChoice::EqualShare,
         "fixed-slowdown" => ModelChoice::FixedSlowdown,
         _ => {
             return Err(err(format!(
-                "model `{name}`: choose kernel, parametric, exclusive, equal-share or \
-                 fixed-slowdown"
+                "model `{name}`: choose kernel, kernel-raw, parametric, exclusive, \
+                 equal-share or fixed-slowdown"
             )));
         }
     })

@@ -105,6 +105,9 @@ pub(super) fn alone_rate(text: &str) -> Result<(ModelKey, f64), String> {
 pub enum ModelArg {
     /// Replays each job's alone kernel trace together (the profile's traced points).
     Kernel,
+    /// The kernel replay without the cap at alone speed: what `calibrate validate` scores (a
+    /// host-bound job may come out faster than alone under MPS).
+    KernelRaw,
     /// Demand-based model with the profile's fitted parameters.
     Parametric,
     /// Each job as if alone.
@@ -120,6 +123,7 @@ impl ModelArg {
     fn choice(self) -> ModelChoice {
         match self {
             Self::Kernel => ModelChoice::Kernel,
+            Self::KernelRaw => ModelChoice::KernelRaw,
             Self::Parametric => ModelChoice::Parametric,
             Self::Exclusive => ModelChoice::Exclusive,
             Self::EqualShare => ModelChoice::EqualShare,

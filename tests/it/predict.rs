@@ -1134,3 +1134,57 @@ fn issue_32_a_launch_bound_job_without_an_alone_rate_is_told_to_give_one() {
         anchored.stderr
     );
 }
+
+/// Issue 32: `--model kernel-raw` is the replay `calibrate validate` scores, without the cap at
+/// alone speed that answers apply. Where the raw replay puts a host-bound MPS client above its
+/// alone speed (the MPS host factor < 1), `kernel` answers exactly the alone speed; where it is
+/// below, the two agree; and a lone MPS client is replayed too (the answer gives it its alone
+/// speed). Two resnet26:32:32 copies (GPU busy 21% alone) cannot fill an H100.
+#[test]
+fn issue_32_kernel_raw_is_the_replay_without_the_cap_at_alone_speed() {
+    let fractions = |model: &str, jobs: &[&str]| -> (String, Vec<f64>) {
+        let mut args = vec![
+            "--gpu",
+            "h100",
+            "--traces",
+            NATIVE_TRACES,
+            "--mode",
+            "mps",
+            "--model",
+            model,
+        ];
+        args.extend(jobs);
+        let answer = predict_json(&args);
+        let f = answer["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["fraction_of_exclusive"].as_f64().unwrap())
+            .collect();
+        (answer["perf_model"].as_str().unwrap().to_owned(), f)
+    };
+    for jobs in [
+        &["resnet26:32:32", "resnet26:32:32"][..],
+        &["resnet26:32:32"][..],
+        &["resnet18:128:32", "vgg16:64:224"][..],
+    ] {
+        let (raw_label, raw) = fractions("kernel-raw", jobs);
+        let (label, capped) = fractions("kernel", jobs);
+        assert_eq!(
+            (raw_label.as_str(), label.as_str()),
+            ("kernel-raw", "kernel")
+        );
+        for (r, c) in raw.iter().zip(&capped) {
+            assert!(
+                (c - r.min(1.0)).abs() < 1e-9,
+                "{jobs:?}: {c} vs min({r}, 1)"
+            );
+        }
+        let host_bound_alone_or_light = jobs.iter().all(|j| j.ends_with(":32"));
+        assert_eq!(
+            raw.iter().all(|&r| r > 1.0),
+            host_bound_alone_or_light,
+            "{jobs:?}: {raw:?}"
+        );
+    }
+}

@@ -75,8 +75,9 @@ def predict(
         mode: ``exclusive``, ``timeslice``, ``mps`` or ``mig``.
         sm_pct: MPS SM budgets in percent, one for all jobs or one per job.
         layout: MIG layout for ``mode="mig"``, job i in slice i, e.g. ``"3g.71gb,4g.71gb"``.
-        model: ``kernel`` (default), ``parametric``, ``exclusive``, ``equal-share`` or
-            ``fixed-slowdown``.
+        model: ``kernel`` (default), ``kernel-raw`` (the replay without the cap at alone
+            speed, as ``colo calibrate validate`` scores it), ``parametric``, ``exclusive``,
+            ``equal-share`` or ``fixed-slowdown``.
         traces: folders of your own kernel traces (``colo calibrate trace --out DIR``).
         profile: profile file(s) instead of the shipped one; ``"gavel:v100"`` for Gavel's table.
         alone_rate: ``{"POINT": samples_per_s}`` measured alone speeds of traced jobs.

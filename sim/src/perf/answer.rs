@@ -292,7 +292,7 @@ fn kernel_label(k: &KernelModel, gpu: &GpuSpec, jobs: &[ModelKey]) -> String {
         .map(ToString::to_string)
         .collect();
     if untraced.is_empty() {
-        "kernel".into()
+        k.name().into()
     } else {
         format!(
             "parametric (kernel model fallback: no trace for {})",

@@ -520,7 +520,7 @@ impl KernelModel {
     /// fallback's name: [`PerfModel::rates`] uses the fallback for exactly these sets.
     pub fn answering(&self, gpu: &GpuSpec, tenants: &[Tenant<'_>]) -> &'static str {
         if self.trace_indices(gpu, tenants).is_some() && replay_takes(tenants) {
-            "kernel"
+            self.name()
         } else {
             self.fallback.name()
         }
@@ -640,7 +640,11 @@ impl KernelModel {
 
 impl PerfModel for KernelModel {
     fn name(&self) -> &'static str {
-        "kernel"
+        if self.cap_at_alone {
+            "kernel"
+        } else {
+            "kernel-raw"
+        }
     }
 
     fn memo_lookups(&self) -> Option<(u64, u64)> {
@@ -698,8 +702,10 @@ impl PerfModel for KernelModel {
         }
         // Alone on a whole GPU without an SM budget a job runs at its alone rate in any mode:
         // the MPS globals are fitted on co-runs, and no measurement shows a lone MPS client
-        // faster (the host factor < 1 would make it so).
+        // faster (the host factor < 1 would make it so). The raw replay (`uncapped`) replays a
+        // lone MPS client too, so that a run of one can test that.
         if let [t] = tenants
+            && (self.cap_at_alone || !mode.is_mps_client())
             && !partition.is_mig_slice
             && t.sm_budget.is_none_or(|b| b >= 1.0)
         {
