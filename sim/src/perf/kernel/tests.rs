@@ -185,6 +185,16 @@ fn issue_37_a_lone_client_under_a_budget_pays_no_launch_cost_and_never_beats_alo
     raw.set_globals(gpu, fast);
     let uncapped = rates(&raw, ShareMode::Mps, &["launchy:1:1"], Some(0.5));
     assert!((uncapped[0] - 2.0).abs() < 1e-6, "{uncapped:?}");
+    // A lone MPS client on the whole GPU: answers give it its alone speed, the raw replay
+    // (`colo predict --model kernel-raw`) replays it with the host factor; a lone time-sliced
+    // process has no MPS host factor in either.
+    let whole = rates(&with(fast), ShareMode::Mps, &["launchy:1:1"], None);
+    assert_eq!(whole, vec![1.0]);
+    let whole_raw = rates(&raw, ShareMode::Mps, &["launchy:1:1"], None);
+    assert!((whole_raw[0] - 2.0).abs() < 1e-6, "{whole_raw:?}");
+    let sliced_raw = rates(&raw, ShareMode::Timeslice, &["launchy:1:1"], None);
+    assert_eq!(sliced_raw, vec![1.0]);
+    assert_eq!((raw.name(), model().name()), ("kernel-raw", "kernel"));
 }
 
 #[test]
