@@ -24,7 +24,7 @@ use colo_sim::perf::kernel::raw::{TracesError, add_user_traces};
 pub enum ModelChoice {
     /// Replays each job's alone kernel trace together (falls back to parametric without one).
     Kernel,
-    /// The same replay without the cap at alone speed (what `calibrate validate` scores).
+    /// The same replay without the cap at alone speed (what `calibrate fit` fits).
     KernelRaw,
     /// Demand-based model with the profile's fitted parameters.
     Parametric,

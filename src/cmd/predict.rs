@@ -105,7 +105,7 @@ pub(super) fn alone_rate(text: &str) -> Result<(ModelKey, f64), String> {
 pub enum ModelArg {
     /// Replays each job's alone kernel trace together (the profile's traced points).
     Kernel,
-    /// The kernel replay without the cap at alone speed: what `calibrate validate` scores (a
+    /// The kernel replay without the cap at alone speed: what `calibrate fit` fits (a
     /// host-bound job may come out faster than alone under MPS).
     KernelRaw,
     /// Demand-based model with the profile's fitted parameters.

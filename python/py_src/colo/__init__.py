@@ -76,7 +76,7 @@ def predict(
         sm_pct: MPS SM budgets in percent, one for all jobs or one per job.
         layout: MIG layout for ``mode="mig"``, job i in slice i, e.g. ``"3g.71gb,4g.71gb"``.
         model: ``kernel`` (default), ``kernel-raw`` (the replay without the cap at alone
-            speed, as ``colo calibrate validate`` scores it), ``parametric``, ``exclusive``,
+            speed, as ``colo calibrate fit`` fits it), ``parametric``, ``exclusive``,
             ``equal-share`` or ``fixed-slowdown``.
         traces: folders of your own kernel traces (``colo calibrate trace --out DIR``).
         profile: profile file(s) instead of the shipped one; ``"gavel:v100"`` for Gavel's table.

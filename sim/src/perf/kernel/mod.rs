@@ -414,9 +414,10 @@ impl KernelModel {
         true
     }
 
-    /// The raw replay, a job faster sharing than alone included: what the globals are fitted
-    /// and validated on (`calibrate fit`/`validate`). Answers (predict, pack, simulate) cap each
-    /// job at its alone speed.
+    /// The raw replay, a job faster sharing than alone included: what the globals are fitted on
+    /// (`calibrate fit`; a fit on the capped answer moved them and made emulated-MIG layouts
+    /// worse, 5.0% -> 5.4%). Answers (predict, pack, simulate) cap each job at its alone speed,
+    /// and `calibrate validate` scores those answers.
     pub fn uncapped(mut self) -> Self {
         self.cap_at_alone = false;
         self
