@@ -865,6 +865,12 @@ pub(crate) mod tests {
                 assert_eq!(apart, anchored, "{j:?}");
             }
         }
+        // Scored as `colo predict` answers: no co-run job above its alone speed (the raw replay
+        // the fit uses puts the host-bound resnet18 of the MPS pair above it).
+        for j in v.jobs.iter().filter(|j| j.n_jobs > 1) {
+            let alone = j.equal_share * j.n_jobs as f64;
+            assert!(j.predicted <= alone * (1.0 + 1e-9), "{j:?}");
+        }
         let held = held_out_errors(&v.jobs);
         assert_eq!(held.len(), 1, "{held:?}");
         assert_eq!((held[0].mode, held[0].jobs), (MeasuredMode::MigEmulated, 1));
