@@ -1181,10 +1181,12 @@ fn issue_32_kernel_raw_is_the_replay_without_the_cap_at_alone_speed() {
             .collect();
         (answer["perf_model"].as_str().unwrap().to_owned(), f)
     };
-    for jobs in [
-        &["resnet26:32:32", "resnet26:32:32"][..],
-        &["resnet26:32:32"][..],
-        &["resnet18:128:32", "vgg16:64:224"][..],
+    // (jobs, whether the raw replay puts every one above alone): host-bound jobs that cannot
+    // fill the GPU, alone or together, are; beside vgg16 (GPU-bound) none is.
+    for (jobs, above_alone) in [
+        (&["resnet26:32:32", "resnet26:32:32"][..], true),
+        (&["resnet26:32:32"][..], true),
+        (&["resnet18:128:32", "vgg16:64:224"][..], false),
     ] {
         let (raw_label, raw) = fractions("kernel-raw", jobs);
         let (label, capped) = fractions("kernel", jobs);
@@ -1198,10 +1200,9 @@ fn issue_32_kernel_raw_is_the_replay_without_the_cap_at_alone_speed() {
                 "{jobs:?}: {c} vs min({r}, 1)"
             );
         }
-        let host_bound_alone_or_light = jobs.iter().all(|j| j.ends_with(":32"));
         assert_eq!(
             raw.iter().all(|&r| r > 1.0),
-            host_bound_alone_or_light,
+            above_alone,
             "{jobs:?}: {raw:?}"
         );
     }
