@@ -1226,14 +1226,12 @@ fn issue_32_the_h100_mps_cap_figures_come_from_the_committed_run() {
         .filter(|(key, _)| key.0 != "cap-lone-mps" && raw[key] > 1.0)
         .collect();
     let measured = |key: &JobKey| run.jobs[key].0;
-    let errors = |of: &dyn Fn(&JobKey, f64) -> f64| -> Vec<f64> {
-        above
-            .iter()
-            .map(|(key, capped)| of(key, *capped) / measured(key) - 1.0)
-            .collect()
-    };
-    let (n, capped_mape, capped_bias) = mean_abs_and_mean(&errors(&|_, capped| capped));
-    let (_, raw_mape, raw_bias) = mean_abs_and_mean(&errors(&|key, _| raw[key]));
+    let (capped_errors, raw_errors): (Vec<f64>, Vec<f64>) = above
+        .iter()
+        .map(|(key, capped)| (capped / measured(key) - 1.0, raw[key] / measured(key) - 1.0))
+        .unzip();
+    let (n, capped_mape, capped_bias) = mean_abs_and_mean(&capped_errors);
+    let (_, raw_mape, raw_bias) = mean_abs_and_mean(&raw_errors);
     let mean_fraction = above.iter().map(|(k, _)| measured(k)).sum::<f64>() / n as f64;
     let row = format!(
         "| co-run jobs the raw replay puts above alone | {n} | {mean_fraction:.3} | \
