@@ -355,3 +355,71 @@ fn issue_32_readme_kernel_figures_are_the_fit_reports() {
     let figure = format!("time-slicing 3+ {rate}");
     assert!(readme.contains(&figure), "README should say: {figure}");
 }
+
+/// The perf README's 95% intervals of the rows that miss the issue-32 targets are the committed
+/// fit report's cells, so a refit that moves them makes this fail until the README follows.
+#[test]
+fn issue_32_perf_readme_intervals_are_the_fit_reports() {
+    let root = crate::common::root();
+    let report =
+        std::fs::read_to_string(root.join("calibrate/profiles/h200-fit-report.txt")).unwrap();
+    let readme = std::fs::read_to_string(root.join("sim/src/perf/README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    // `mode  sets  jobs  n  alone-only  fitted  signed  saw  param.  equal  noise  alone-noise
+    // rate  fitted±95  signed±95`: the cells after `jobs`.
+    let cells = |mode: &str, sets: &str, jobs: &str| -> Vec<String> {
+        let line = report
+            .lines()
+            .find(|l| {
+                l.starts_with(mode)
+                    && l[14..].starts_with(sets)
+                    && l[14 + 18..].starts_with(&format!("{jobs} "))
+            })
+            .unwrap_or_else(|| panic!("no {mode} {sets} {jobs} row in the fit report"));
+        line[14 + 18 + 13..]
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    for (mode, sets, words) in [
+        ("mps", "sets of 3+", "MPS sets of 3+"),
+        ("mps", "zoo co-runs", "MPS zoo co-runs"),
+    ] {
+        let c = cells(mode, sets, "all");
+        let figure = format!("{words} {} {}", c[2], c[10]);
+        assert!(readme.contains(&figure), "perf README should say: {figure}");
+    }
+    for (mode, sets, jobs, words) in [
+        (
+            "mps",
+            "pairs",
+            "launch-bound",
+            "MPS launch-bound training pairs",
+        ),
+        (
+            "timeslice",
+            "pairs",
+            "launch-bound",
+            "time-sliced launch-bound pairs",
+        ),
+        (
+            "mig-emulated",
+            "slices alone",
+            "launch-bound",
+            "emulated-MIG launch-bound slices alone",
+        ),
+        ("mps", "zoo SM budgets", "all", "MPS zoo SM budgets"),
+    ] {
+        let c = cells(mode, sets, jobs);
+        let figure = format!("{words} {} {}", c[3], c[11]);
+        assert!(readme.contains(&figure), "perf README should say: {figure}");
+        // The README's claim: none of these is told apart from zero.
+        let signed: f64 = c[3].trim_end_matches('%').parse().unwrap();
+        let half: f64 = c[11]
+            .trim_start_matches('±')
+            .trim_end_matches('%')
+            .parse()
+            .unwrap();
+        assert!(signed.abs() < half, "{words}: {signed} vs ±{half}");
+    }
+}

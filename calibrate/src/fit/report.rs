@@ -27,6 +27,15 @@ fn signed_pct(x: f64) -> String {
     }
 }
 
+/// A 95% half-width: `±1.2%`, or `-` for none.
+fn plus_minus_pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("±{:.1}%", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
 /// The validation table: per split, mode and job class, the model's MAPE beside the baselines and
 /// the noise floor.
 pub fn validation_table(ds: &Dataset, rows: &[ErrorRow], memory: &MemoryVerdicts) -> String {
@@ -282,6 +291,43 @@ fn parametric_split(subset: &str) -> &'static str {
     }
 }
 
+/// Student's t at 97.5% for 1..=30 degrees of freedom (beyond: the normal's 1.96).
+const T_975: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Half-width of a 95% interval for the mean of `errors` over jobs, with the jobs of one set
+/// (the `&str`) counted as one sample: a set's jobs share its co-runners and their alone-run
+/// denominators, so they are not independent. The cluster-robust standard error
+/// `sqrt(K/(K-1) * sum_k (sum_{i in k} (e_i - mean))^2) / n` over K sets and n jobs, times t at
+/// K-1 degrees of freedom. NaN with fewer than two sets.
+fn set_clustered_half_width(errors: &[(&str, f64)]) -> f64 {
+    let n = errors.len();
+    let mut sets: Vec<&str> = errors.iter().map(|(set, _)| *set).collect();
+    sets.sort_unstable();
+    sets.dedup();
+    let k = sets.len();
+    if k < 2 {
+        return f64::NAN;
+    }
+    let mean = errors.iter().map(|(_, e)| e).sum::<f64>() / n as f64;
+    let sum_of_squares: f64 = sets
+        .iter()
+        .map(|set| {
+            errors
+                .iter()
+                .filter(|(s, _)| s == set)
+                .map(|(_, e)| e - mean)
+                .sum::<f64>()
+                .powi(2)
+        })
+        .sum();
+    let standard_error = (k as f64 / (k - 1) as f64 * sum_of_squares).sqrt() / n as f64;
+    T_975.get(k - 2).copied().unwrap_or(1.96) * standard_error
+}
+
 /// The kernel model's table: per mode, subset and job class, its MAPE alone-only and with the
 /// fitted globals, beside the parametric model's matching split, equal share and the noise.
 pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[PredictedJob]) -> String {
@@ -324,7 +370,7 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
     );
     let _ = writeln!(
         out,
-        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
+        "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11} {:>11} {:>11}",
         "mode",
         "sets",
         "jobs",
@@ -337,7 +383,9 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
         "equal share",
         "noise",
         "alone noise",
-        "fitted rate"
+        "fitted rate",
+        "fitted ±95",
+        "signed ±95"
     );
     for mode in [
         MeasuredMode::Mps,
@@ -399,9 +447,17 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                     .iter()
                     .map(|j| ape(j.predicted_samples_per_s, j.measured_samples_per_s))
                     .collect();
+                let by_set = |error: &dyn Fn(&PredictedJob) -> f64| {
+                    set_clustered_half_width(
+                        &fitted
+                            .iter()
+                            .map(|j| (j.set.as_str(), error(j)))
+                            .collect::<Vec<_>>(),
+                    )
+                };
                 let _ = writeln!(
                     out,
-                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11}",
+                    "{:<13} {:<17} {:<13} {:>4} {:>11} {:>8} {:>7} {:>11} {:>8} {:>12} {:>7} {:>12} {:>11} {:>11} {:>11}",
                     mode,
                     subset,
                     jobs_of,
@@ -419,14 +475,16 @@ pub fn kernel_table(kv: &super::kernel::KernelValidation, parametric: &[Predicte
                     pct(mean(&equal)),
                     pct(mean(&noise)),
                     pct(mean(&alone_noise)),
-                    pct(mean(&rate))
+                    pct(mean(&rate)),
+                    plus_minus_pct(by_set(&|j| ape(j.predicted, j.measured))),
+                    plus_minus_pct(by_set(&|j| (j.predicted - j.measured) / j.measured))
                 );
             }
         }
     }
     let _ = writeln!(
         out,
-        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; signed: the fitted model's mean signed error (+: predicted faster than measured); fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s from each point's median alone rate over every GPU (no same-GPU alone run used, as `colo predict`) against the samples/s measured in the set"
+        "alone-only: no fitted parameter (the traces alone); fitted: the globals above; signed: the fitted model's mean signed error (+: predicted faster than measured); fit saw it: whether those sets trained the globals (no = held out); param.: the parametric model on the same jobs in its matching test (pairs and budgets: train; sets of 3+ and layouts: 3+ jobs; slices alone: slice held out; zoo co-runs: model held out); zoo co-runs involve models outside the calibrated set; noise: the co-run repeats' deviation from their median; alone noise: the same for the job's alone runs on the set's GPU, the denominator of its fraction of alone; fitted rate: the fitted model's samples/s from each point's median alone rate over every GPU (no same-GPU alone run used, as `colo predict`) against the samples/s measured in the set; fitted ±95 and signed ±95: half-widths of 95% intervals for the fitted and signed columns, with a set's jobs counted as one sample (cluster-robust over sets, Student's t; - with fewer than two sets): a signed error inside its interval of 0 is not told apart from none"
     );
     out
 }
@@ -454,6 +512,23 @@ mod tests {
             alone_noise: 0.02,
             split: split.to_owned(),
         }
+    }
+
+    #[test]
+    fn issue_32_the_interval_counts_a_sets_jobs_as_one_sample() {
+        // Sets A (0.1, 0.3), B (-0.1), C (0.0): n = 4, mean 0.075; the sets' summed deviations
+        // 0.25, -0.175, -0.075, squares 0.09875; sqrt(3/2 x 0.09875) / 4 = 0.0962175;
+        // t(2 df) = 4.303: 0.41402.
+        let errors = [("A", 0.1), ("A", 0.3), ("B", -0.1), ("C", 0.0)];
+        assert!((set_clustered_half_width(&errors) - 0.41402).abs() < 1e-4);
+        // The same four errors as four sets: squares 0.0875, sqrt(4/3 x 0.0875) / 4 = 0.085391,
+        // t(3 df) = 3.182: 0.27171, narrower.
+        let apart = [("A", 0.1), ("D", 0.3), ("B", -0.1), ("C", 0.0)];
+        assert!((set_clustered_half_width(&apart) - 0.27171).abs() < 1e-4);
+        // One set: no interval.
+        assert!(set_clustered_half_width(&[("A", 0.1), ("A", 0.2)]).is_nan());
+        assert_eq!(plus_minus_pct(0.0412), "±4.1%");
+        assert_eq!(plus_minus_pct(f64::NAN), "-");
     }
 
     #[test]
@@ -523,7 +598,7 @@ mod tests {
     #[test]
     fn issue_37_the_kernel_table_scores_alone_only_and_fitted_predictions_apart() {
         // One MPS pair's job: alone-only 10% fast, fitted 5% slow (signed -5.0%), parametric
-        // 20% fast; equal share 1/2 of a measured 1.0 is 50% off.
+        // 20% fast; equal share 1/2 of a measured 1.0 is 50% off; one set, so no interval.
         let kv = crate::fit::kernel::KernelValidation {
             jobs: vec![
                 job("mps [p]: a + b", MeasuredMode::Mps, 2, 1.1, "alone-only"),
@@ -552,7 +627,7 @@ mod tests {
             row,
             [
                 "mps", "pairs", "all", "1", "10.0%", "5.0%", "-5.0%", "no", "20.0%", "50.0%",
-                "1.0%", "2.0%", "5.0%"
+                "1.0%", "2.0%", "5.0%", "-", "-"
             ]
         );
         assert!(
