@@ -362,8 +362,14 @@ pub struct ErrorRow {
 
 /// The job classes reports break errors down by: every job; launch-bound or GPU-bound alone;
 /// jobs training in bf16 or fp16 (a `+bf16-...` or `+fp16-...` recipe: bandwidth-heavy, issue
-/// 32).
-pub const JOB_CLASSES: [&str; 4] = ["all", "launch-bound", "GPU-bound", "bf16/fp16"];
+/// 32); steady jobs, whose co-run repeats and alone runs on the set's GPU each deviate from
+/// their median by less than [`STEADY_NOISE`] (what the model misses where the measurement
+/// itself holds still).
+pub const JOB_CLASSES: [&str; 5] = ["all", "launch-bound", "GPU-bound", "bf16/fp16", "steady"];
+
+/// The largest repeat noise (relative mean deviation from the median) of a `steady` job, for its
+/// co-run repeats and for its alone runs alike.
+pub const STEADY_NOISE: f64 = 0.03;
 
 /// Whether `j` is of the job class `class` (one of [`JOB_CLASSES`]).
 pub fn in_job_class(j: &PredictedJob, class: &str) -> bool {
@@ -371,6 +377,7 @@ pub fn in_job_class(j: &PredictedJob, class: &str) -> bool {
         "all" => true,
         "launch-bound" => j.launch_bound,
         "GPU-bound" => !j.launch_bound,
+        "steady" => j.noise < STEADY_NOISE && j.alone_noise < STEADY_NOISE,
         _ => j.job.contains("+bf16") || j.job.contains("+fp16"),
     }
 }
@@ -630,6 +637,19 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn issue_32_a_steady_job_holds_still_both_in_its_set_and_alone() {
+        let mut job = pair_job(1.0, false, 0.029, "train");
+        job.alone_noise = 0.029;
+        assert!(in_job_class(&job, "steady"));
+        job.alone_noise = 0.031;
+        assert!(!in_job_class(&job, "steady"), "a noisy denominator");
+        job.alone_noise = 0.0;
+        job.noise = 0.031;
+        assert!(!in_job_class(&job, "steady"), "noisy co-run repeats");
+        assert!(!in_job_class(&job, "bf16/fp16"));
+    }
+
+    #[test]
     fn issue_37_error_rows_and_held_out_errors_are_the_mean_errors_by_hand() {
         // Two training jobs measured at 1.0: predicted 1.1 (GPU-bound) and 0.9 (launch-bound),
         // each 10% off; equal share (0.5) 50% off, fixed slowdown (0.8) 20%; noise 1% and 3%.
@@ -639,7 +659,16 @@ pub(crate) mod tests {
         ];
         let rows = error_rows(&jobs);
         let got: Vec<(&str, usize)> = rows.iter().map(|r| (r.jobs_of.as_str(), r.n)).collect();
-        assert_eq!(got, [("all", 2), ("launch-bound", 1), ("GPU-bound", 1)]);
+        // Steady: the first job only (repeat noise 1%, alone noise 0%); 3% is not below 3%.
+        assert_eq!(
+            got,
+            [
+                ("all", 2),
+                ("launch-bound", 1),
+                ("GPU-bound", 1),
+                ("steady", 1)
+            ]
+        );
         let all = &rows[0];
         assert_eq!(
             (all.split.as_str(), all.mode),
