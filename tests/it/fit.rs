@@ -321,6 +321,24 @@ fn miso_by_default_leaves_the_shipped_a100_profile_alone() {
     assert!(written.contains("gpu: \"a100-40gb\""), "{written}");
 }
 
+/// The cells after `jobs` of the fit report's kernel-table row of `mode`, `sets` and `jobs`:
+/// `n  alone-only  fitted  signed  saw  param.  equal  noise  alone-noise  rate  fitted±95
+/// signed±95` (the first three columns are 13, 17 and 13 wide, each with a space after it).
+fn kernel_table_cells(report: &str, mode: &str, sets: &str, jobs: &str) -> Vec<String> {
+    let line = report
+        .lines()
+        .find(|l| {
+            l.starts_with(mode)
+                && l[14..].starts_with(sets)
+                && l[14 + 18..].starts_with(&format!("{jobs} "))
+        })
+        .unwrap_or_else(|| panic!("no {mode} {sets} {jobs} row in the fit report"));
+    line[14 + 18 + 13..]
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The README's kernel-model figures on the H200 (alone-only / fitted, held out) are the
 /// committed fit report's rows, so a refit that moves them makes this fail until the README
 /// says the new figures.
@@ -330,16 +348,9 @@ fn issue_32_readme_kernel_figures_are_the_fit_reports() {
     let report =
         std::fs::read_to_string(root.join("calibrate/profiles/h200-fit-report.txt")).unwrap();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    // `mode  sets...  all  n  alone-only  fitted  signed ...`: the row of `mode` and `sets`.
     let row = |mode: &str, sets: &str| -> (String, String, String) {
-        let line = report
-            .lines()
-            .find(|l| {
-                l.starts_with(mode) && l[14..].starts_with(sets) && l[14 + 18..].starts_with("all ")
-            })
-            .unwrap_or_else(|| panic!("no {mode} {sets} row in the fit report"));
-        let cells: Vec<&str> = line[14 + 18 + 13..].split_whitespace().collect();
-        (cells[1].into(), cells[2].into(), cells[9].into())
+        let cells = kernel_table_cells(&report, mode, sets, "all");
+        (cells[1].clone(), cells[2].clone(), cells[9].clone())
     };
     for (mode, sets, words) in [
         ("mps", "sets of 3+", "MPS sets of 3+"),
@@ -365,22 +376,7 @@ fn issue_32_perf_readme_intervals_are_the_fit_reports() {
         std::fs::read_to_string(root.join("calibrate/profiles/h200-fit-report.txt")).unwrap();
     let readme = std::fs::read_to_string(root.join("sim/src/perf/README.md")).unwrap();
     let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
-    // `mode  sets  jobs  n  alone-only  fitted  signed  saw  param.  equal  noise  alone-noise
-    // rate  fitted±95  signed±95`: the cells after `jobs`.
-    let cells = |mode: &str, sets: &str, jobs: &str| -> Vec<String> {
-        let line = report
-            .lines()
-            .find(|l| {
-                l.starts_with(mode)
-                    && l[14..].starts_with(sets)
-                    && l[14 + 18..].starts_with(&format!("{jobs} "))
-            })
-            .unwrap_or_else(|| panic!("no {mode} {sets} {jobs} row in the fit report"));
-        line[14 + 18 + 13..]
-            .split_whitespace()
-            .map(str::to_owned)
-            .collect()
-    };
+    let cells = |mode: &str, sets: &str, jobs: &str| kernel_table_cells(&report, mode, sets, jobs);
     for (mode, sets, jobs, words) in [
         ("mps", "sets of 3+", "all", "MPS sets of 3+"),
         ("mps", "zoo co-runs", "all", "MPS zoo co-runs"),

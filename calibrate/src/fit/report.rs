@@ -305,25 +305,16 @@ const T_975: [f64; 30] = [
 /// K-1 degrees of freedom. NaN with fewer than two sets.
 fn set_clustered_half_width(errors: &[(&str, f64)]) -> f64 {
     let n = errors.len();
-    let mut sets: Vec<&str> = errors.iter().map(|(set, _)| *set).collect();
-    sets.sort_unstable();
-    sets.dedup();
-    let k = sets.len();
+    let mean = errors.iter().map(|(_, e)| e).sum::<f64>() / n as f64;
+    let mut deviation_by_set: std::collections::BTreeMap<&str, f64> = Default::default();
+    for (set, e) in errors {
+        *deviation_by_set.entry(set).or_default() += e - mean;
+    }
+    let k = deviation_by_set.len();
     if k < 2 {
         return f64::NAN;
     }
-    let mean = errors.iter().map(|(_, e)| e).sum::<f64>() / n as f64;
-    let sum_of_squares: f64 = sets
-        .iter()
-        .map(|set| {
-            errors
-                .iter()
-                .filter(|(s, _)| s == set)
-                .map(|(_, e)| e - mean)
-                .sum::<f64>()
-                .powi(2)
-        })
-        .sum();
+    let sum_of_squares: f64 = deviation_by_set.values().map(|d| d * d).sum();
     let standard_error = (k as f64 / (k - 1) as f64 * sum_of_squares).sqrt() / n as f64;
     T_975.get(k - 2).copied().unwrap_or(1.96) * standard_error
 }
