@@ -208,6 +208,7 @@ impl WholeDir {
     /// Starts writing `target`: tidies what dead runs left beside it, then creates the empty
     /// temporary folder. Refuses a target that is a file, has no folder name (`.`, `..`, `/`),
     /// holds the current directory or is a git checkout: the swap replaces the whole folder.
+    #[cfg(test)]
     pub fn begin(target: &Path) -> std::io::Result<Self> {
         Self::begin_with(target, None)
     }
@@ -234,8 +235,8 @@ impl WholeDir {
             None => return Err(refuse(target, "it names no folder of its own")),
         };
         check_replaceable(&real)?;
-        if marker.is_some() {
-            check_marked(target, &real)?;
+        if let Some(marker) = &marker {
+            check_marked(target, &real, marker.kind)?;
         }
         let parent = parent_of(&real);
         std::fs::create_dir_all(parent)?;
@@ -359,24 +360,50 @@ impl Marker<'_> {
 
 /// Files an earlier colo wrote in result folders (before [`MARKER`]): the hint for a folder
 /// holding them.
-const RESULT_FILES: [&str; 5] = [
+const RESULT_FILES: [&str; 7] = [
     "summary.json",
     "sweep.csv",
     "shard.json",
     "jobs.csv",
     "jobs.parquet",
+    "plan.csv",
+    "report.md",
 ];
 
 /// Refuses an existing folder `real` (as the caller named it: `target`) that holds files but
-/// no [`MARKER`]: colo did not write it, or an earlier colo did, before the marker.
-fn check_marked(target: &Path, real: &Path) -> std::io::Result<()> {
+/// no [`MARKER`] (colo did not write it, or an earlier colo did, before the marker), or whose
+/// marker says it holds another kind of result than `kind`: a plot must not replace the
+/// results it was drawn from.
+fn check_marked(target: &Path, real: &Path, kind: &str) -> std::io::Result<()> {
     let mut entries = match std::fs::read_dir(real) {
         Ok(entries) => entries.flatten().map(|e| e.file_name()).peekable(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
-    if entries.peek().is_none() || real.join(MARKER).is_file() {
+    if entries.peek().is_none() {
         return Ok(());
+    }
+    let shown = target.display();
+    let marker = real.join(MARKER);
+    if marker.is_file() {
+        return match marked_kind(&marker) {
+            Some(marked) if marked == kind => Ok(()),
+            Some(marked) => Err(refuse(
+                target,
+                &format!(
+                    "it holds colo {marked}, not {kind} (its {MARKER} says so); choose another \
+                     output folder (--out), or remove this one (rm -r {shown}) if its {marked} \
+                     can go"
+                ),
+            )),
+            None => Err(refuse(
+                target,
+                &format!(
+                    "its {MARKER} marker does not say what it holds (not colo's JSON with a \
+                     \"kind\"); choose another output folder (--out) or remove this one"
+                ),
+            )),
+        };
     }
     let names: Vec<String> = entries.map(|n| n.to_string_lossy().into_owned()).collect();
     let figures = |n: &String| n.ends_with(".png") || n.ends_with(".svg");
@@ -385,7 +412,6 @@ fn check_marked(target: &Path, real: &Path) -> std::io::Result<()> {
         .find(|f| names.iter().any(|n| n == *f))
         .map(|f| (*f).to_owned())
         .or_else(|| names.iter().find(|n| figures(n)).cloned());
-    let shown = target.display();
     let why = match earlier {
         Some(file) => format!(
             "it holds {file} but no {MARKER} marker: results of an earlier colo, written \
@@ -398,6 +424,13 @@ fn check_marked(target: &Path, real: &Path) -> std::io::Result<()> {
         ),
     };
     Err(refuse(target, &why))
+}
+
+/// The `kind` a [`MARKER`] file names; `None` when it cannot be read as colo's marker.
+fn marked_kind(marker: &Path) -> Option<String> {
+    let bytes = std::fs::read(marker).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    Some(value.get("kind")?.as_str()?.to_owned())
 }
 
 impl Drop for WholeDir {
@@ -898,6 +931,39 @@ mod tests {
         let again = WholeDir::begin_result(&empty, "results", "t").unwrap();
         again.commit().unwrap();
         assert_eq!(names(&empty), [MARKER]);
+    }
+
+    /// A marked folder is replaced only by a result of its own kind, and one whose marker
+    /// names none is not replaced at all.
+    #[test]
+    fn a_marked_folder_is_replaced_only_by_a_result_of_its_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = dir.path().join("r");
+        let written = WholeDir::begin_result(&results, "results", "t").unwrap();
+        std::fs::write(written.path().join("jobs.csv"), "x").unwrap();
+        written.commit().unwrap();
+        let err = WholeDir::begin_result(&results, "figures", "t").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("it holds colo results, not figures"),
+            "{err}"
+        );
+        WholeDir::begin_result(&results, "results", "u")
+            .unwrap()
+            .commit()
+            .unwrap();
+        assert_eq!(names(&results), [MARKER]);
+        std::fs::write(results.join("jobs.csv"), "x").unwrap();
+        for unnamed in ["not json", "{}", r#"{"kind": 3}"#] {
+            std::fs::write(results.join(MARKER), unnamed).unwrap();
+            let err = WholeDir::begin_result(&results, "results", "t").unwrap_err();
+            assert!(
+                err.to_string().contains("does not say what it holds"),
+                "{err}"
+            );
+        }
+        assert_eq!(names(dir.path()), ["r"], "nothing begun");
+        assert_eq!(names(&results), [MARKER, "jobs.csv"]);
     }
 
     /// Issue 34.2: a target that is an input, holds one or lies inside one is refused.

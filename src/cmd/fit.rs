@@ -199,14 +199,17 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
 /// SM budget per model ([`pipeline::draw_figures`]).
 pub fn plot(args: PlotArgs) -> anyhow::Result<ExitCode> {
     let gpu = hardware::gpu(&args.gpu)?;
-    let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     let dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("results/calibrate-figures"));
     super::interrupt_removes_outputs()?;
     let writing = || format!("writing {}", dir.display());
     fsutil::check_outside(&dir, &[&args.data]).with_context(writing)?;
-    let whole = WholeDir::begin(&dir).with_context(writing)?;
+    // Before the data is read: a folder that will be refused is refused at once.
+    let data_name = args.data.display().to_string();
+    let whole =
+        WholeDir::begin_result(&dir, "calibration figures", &data_name).with_context(writing)?;
+    let ds = measured::load_dataset(&args.data, gpu, selection(args.allow_fake))?;
     let progress = Progress::new("calibrate plot: fitting without each held-out run set")?;
     let checks = validate::validate(&ds);
     progress.set_message("calibrate plot: drawing figures");

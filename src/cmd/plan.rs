@@ -58,7 +58,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     super::interrupt_removes_outputs()?;
     let writing = || format!("writing {}", out.display());
     fsutil::check_outside(&out, &[&args.scenario]).with_context(writing)?;
-    let whole = WholeDir::begin(&out).with_context(writing)?;
+    let whole = WholeDir::begin_result(&out, "plan", &scenario.file.name).with_context(writing)?;
     let report = plan(&scenario, &target, &|done| bar.set_position(done));
     bar.finish_and_clear();
     let report = report?;

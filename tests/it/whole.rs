@@ -10,6 +10,9 @@ use crate::common::{colo, listing, root, scenario, write};
 /// The marker of a result folder colo wrote.
 const MARKER: &str = ".colo-result";
 
+/// What that marker holds in a folder of `colo simulate`'s results.
+const RESULTS_MARKER: &str = r#"{"tool": "colo", "kind": "results", "name": "t"}"#;
+
 /// A PID no process has (Linux's largest is 4194304).
 const DEAD_PID: u32 = 4_194_303;
 
@@ -21,10 +24,12 @@ fn small_scenario(dir: &Path) -> String {
     write(dir, "small.ron", &text)
 }
 
-/// A folder as an earlier run (a sweep, then something else) left it, with colo's marker.
-fn earlier_run(out: &Path) {
+/// A folder as an earlier run (a sweep, then something else) left it, with colo's marker
+/// saying it holds `kind` (results, figures).
+fn earlier_run(out: &Path, kind: &str) {
     std::fs::create_dir_all(out.join("oldvariant")).unwrap();
-    std::fs::write(out.join(MARKER), "{}").unwrap();
+    let marker = format!(r#"{{"tool": "colo", "kind": "{kind}", "name": "t"}}"#);
+    std::fs::write(out.join(MARKER), marker).unwrap();
     std::fs::write(out.join("oldvariant/jobs.csv"), "old").unwrap();
     std::fs::write(out.join("sweep.csv"), "old sweep").unwrap();
     std::fs::write(out.join("stale.txt"), "stale").unwrap();
@@ -36,7 +41,7 @@ fn simulate_leaves_nothing_of_an_earlier_run_in_its_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let file = small_scenario(tmp.path());
     let out = tmp.path().join("out");
-    earlier_run(&out);
+    earlier_run(&out, "results");
     let run = colo(&["simulate", &file, "--out", out.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
@@ -57,7 +62,7 @@ fn plot_leaves_nothing_of_an_earlier_run_in_its_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let results = root().join("plots/tests/fixtures/two_gpus");
     let out = tmp.path().join("figures");
-    earlier_run(&out);
+    earlier_run(&out, "figures");
     let run = colo(&[
         "plot",
         results.to_str().unwrap(),
@@ -97,7 +102,7 @@ fn the_next_run_removes_what_dead_runs_left() {
     let tmp = tempfile::tempdir().unwrap();
     let file = small_scenario(tmp.path());
     let out = tmp.path().join("out");
-    earlier_run(&out);
+    earlier_run(&out, "results");
     // A dead run's temporary folder beside the target, and a per-file temporary that runs
     // before whole folders left inside it.
     let dead = tmp.path().join(format!(".out.tmp-{DEAD_PID}.0"));
@@ -141,7 +146,7 @@ fn ctrl_c_exits_130_removes_its_temporary_and_keeps_the_previous_results() {
     let file = long_scenario(tmp.path());
     let out = tmp.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    std::fs::write(out.join(MARKER), "{}").unwrap();
+    std::fs::write(out.join(MARKER), RESULTS_MARKER).unwrap();
     std::fs::write(out.join("summary.json"), "previous").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_colo"))
         .args(["simulate", &file, "--out", out.to_str().unwrap()])
@@ -254,6 +259,59 @@ fn issue_34_a_folder_colo_did_not_write_is_not_replaced() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// `plan`, `report paper` and `calibrate plot` refuse a folder of the user's own files as
+/// `simulate` does (they used to replace it, files and all); and a marked folder is replaced
+/// only by a result of its own kind: figures drawn from a results folder must not take its
+/// place.
+#[test]
+fn every_folder_writer_keeps_the_users_files_and_other_kinds_of_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = tmp.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("thesis.tex"), "years of work").unwrap();
+    let notes_arg = notes.to_str().unwrap();
+    let plan = root().join("scenarios/planning/mps-vs-exclusive.ron");
+    let data = root().join("calibrate/data/h200");
+    let writers: [Vec<&str>; 3] = [
+        vec!["plan", plan.to_str().unwrap(), "--target", "p95_wait <= 2h"],
+        vec!["report", "paper"],
+        vec!["calibrate", "plot", data.to_str().unwrap()],
+    ];
+    for args in &writers {
+        let mut args = args.clone();
+        args.extend(["--out", notes_arg]);
+        let run = colo(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("colo did not write"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(listing(&notes), ["thesis.tex"], "{args:?}");
+    }
+
+    let file = small_scenario(tmp.path());
+    let results = tmp.path().join("results");
+    let run = colo(&["simulate", &file, "--out", results.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let before = listing(&results);
+    let run = colo(&[
+        "plot",
+        results.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = colo(&["report", "paper", "--out", results.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("it holds colo results, not report"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(listing(&results), before);
+}
+
 /// A second of removing: the previous results, 20,000 small files beside colo's marker.
 fn large_previous(out: &Path) {
     for dir in 0..20 {
@@ -263,7 +321,7 @@ fn large_previous(out: &Path) {
             std::fs::write(sub.join(format!("f{file}")), "x").unwrap();
         }
     }
-    std::fs::write(out.join(MARKER), "{}").unwrap();
+    std::fs::write(out.join(MARKER), RESULTS_MARKER).unwrap();
 }
 
 /// Issue 34.12: Ctrl-C while the previous folder is being removed, after the new one took its
@@ -325,7 +383,7 @@ fn issue_34_the_next_run_removes_a_half_removed_old_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let file = small_scenario(tmp.path());
     let out = tmp.path().join("out");
-    earlier_run(&out);
+    earlier_run(&out, "results");
     let old = tmp.path().join(format!(".out.old-{DEAD_PID}.7"));
     std::fs::create_dir_all(old.join("oldvariant")).unwrap();
     std::fs::write(old.join("oldvariant/jobs.csv"), "half removed").unwrap();

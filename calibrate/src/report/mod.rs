@@ -68,7 +68,8 @@ pub fn write_paper_report(
         path: out.to_path_buf(),
         source,
     };
-    let whole = colo_sim::fsutil::WholeDir::begin(out).map_err(writing)?;
+    let whole = colo_sim::fsutil::WholeDir::begin_result(out, "report", rep.gpu.display_name)
+        .map_err(writing)?;
     let series = series(rep);
     let mut figures = figures::draw(rep, &series, &whole.path().join("figures"), format)?;
     for f in &mut figures {
