@@ -116,6 +116,41 @@ fn the_committed_comparison_tables_are_what_the_command_prints() {
     }
 }
 
+/// The shipped A100 tables are the transfer of every committed H200 trace, byte for byte (they
+/// once lagged three bf16 traces behind, so those points had no A100 answer), and the README
+/// counts them.
+#[test]
+fn the_shipped_a100_tables_are_the_transfer_of_every_committed_h200_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a100.json.gz");
+    colo_ok(&[
+        "calibrate",
+        "transfer",
+        root().join("calibrate/data/h200/traces").to_str().unwrap(),
+        "--to",
+        "a100-40gb",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let shipped = root().join("calibrate/profiles/a100-40gb-kernels-transferred.json.gz");
+    assert!(
+        std::fs::read(&out).unwrap() == std::fs::read(&shipped).unwrap(),
+        "{} is stale: re-run `colo calibrate transfer calibrate/data/h200/traces --to a100-40gb \
+         --out calibrate/profiles/a100-40gb-kernels-transferred.json.gz`",
+        shipped.display()
+    );
+    let traced = std::fs::read_dir(root().join("calibrate/data/h200/traces"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".trace.json.gz")
+        })
+        .count();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let quoted = format!("the {traced} H200 traces **transferred**");
+    assert!(readme.contains(&quoted), "README should say `{quoted}`");
+}
+
 /// `colo calibrate transfer ARGS`, checked to print what calibrate/data/h100/transfer/NAME.txt
 /// holds.
 fn committed_transfer(args: &[&str], name: &str) -> crate::common::Run {
