@@ -414,6 +414,18 @@ impl KernelModel {
         true
     }
 
+    /// The fastest `key` can run alone on `gpu` by its trace (samples/s): its kernels back to
+    /// back as traced, no host time at all; `None` where it has no trace there. A measured
+    /// alone speed far above it is not this point's ([`anchor`](Self::anchor) would have to
+    /// shrink the kernels to reach it).
+    pub fn kernel_ceiling_samples_per_s(&self, gpu: &GpuSpec, key: &ModelKey) -> Option<f64> {
+        let g = &self.gpus[self.gpu_index(gpu)?];
+        let trace = &g.traced[g.index(key)?].trace;
+        let cycle_s = replay::alone_cycle_s(trace, 0.0, 1.0, g.sm_count.max(1));
+        let samples = f64::from(trace.iterations) * f64::from(trace.samples_per_iteration);
+        (cycle_s > 0.0).then(|| samples / cycle_s)
+    }
+
     /// The raw replay, a job faster sharing than alone included: what the globals are fitted on
     /// (`calibrate fit`; a fit on the capped answer moved them and made emulated-MIG layouts
     /// worse, 5.0% -> 5.4%). Answers (predict, pack, simulate) cap each job at its alone speed,
