@@ -57,8 +57,10 @@ enum Command {
     /// Predict per-job throughput and memory fit of jobs sharing one GPU.
     #[command(
         after_help = "Examples:\n  colo predict --mode mps resnet50:64:224 vit_b_16:32:224\n  colo predict --mode mps --sm-pct 45,55 resnet50:64:224 lm_medium:16:512 --format json\n  colo predict --mode mig --layout 3g.71gb,4g.71gb resnet50:64:224 vit_b_16:32:224\n  colo predict --traces traces/ my_llm:16:1 resnet50:64:224   (your own traced job)\n\nExit status: 0 when the set fits in memory (speeds printed); 3 when it does \
-                      not fit (the out-of-memory verdict, no speeds; null speeds in JSON); 1 on \
-                      an error; 2 on bad arguments."
+                      not fit (the out-of-memory verdict, no speeds; null speeds in JSON); 2 when the \
+                      command line does not parse (an unknown option, a value of the wrong \
+                      form); 1 on any other error (a point or file colo cannot use, options \
+                      that do not go together)."
     )]
     Predict(cmd::predict::PredictArgs),
     /// Search the best packings of jobs on GPUs of one type (time-slicing, MPS, MIG).

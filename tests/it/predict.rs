@@ -1257,3 +1257,26 @@ fn issue_32_the_h100_mps_cap_figures_come_from_the_committed_run() {
         format!("lone MPS clients ran at {median:.3} of alone"),
     ]);
 }
+
+/// The exit statuses `predict --help` promises: 2 when the command line does not parse, 1 for
+/// a request that parses but cannot be answered.
+#[test]
+fn exit_statuses_are_the_ones_help_states() {
+    let help = colo(&["predict", "--help"]).stdout;
+    assert!(
+        help.contains("2 when the command line does not parse"),
+        "{help}"
+    );
+    let unknown_option = colo(&["predict", "--bogus", "resnet50:64:224"]);
+    assert_eq!(unknown_option.code, 2, "{}", unknown_option.stderr);
+    let zero_batch = colo(&["predict", "resnet50:0:224", "vit_b_16:32:224"]);
+    assert_eq!(zero_batch.code, 1, "{}", zero_batch.stderr);
+    let mismatched = colo(&[
+        "predict",
+        "--sm-pct",
+        "30,30,30",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ]);
+    assert_eq!(mismatched.code, 1, "{}", mismatched.stderr);
+}

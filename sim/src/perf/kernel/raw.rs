@@ -609,7 +609,7 @@ pub fn read_folder_for(
         match read_raw(&path) {
             Ok(raw) if !allow_fake && raw.source.as_deref() == Some("fake") => skipped.push((
                 path,
-                "from the fake runner (`--fake-gpu`: invented numbers, not measurements); pass --allow-fake to use it".into(),
+                "from the fake runner (`--fake-gpu`: invented numbers, not measurements); predictions read measured traces only (`colo calibrate fit --allow-fake` alone reads these, to test the pipeline): trace the job on a GPU without --fake-gpu".into(),
             )),
             Ok(mut raw) if crate::hardware::gpu(&raw.gpu_name).map(|g| g.name) != Ok(gpu.name) => {
                 match (carry, crate::hardware::gpu(&raw.gpu_name)) {
@@ -1294,6 +1294,12 @@ mod tests {
         let skipped: Vec<_> = f.skipped.iter().map(|s| s.0.clone()).collect();
         assert_eq!(skipped, [path("d"), path("e")]);
         assert!(f.skipped[0].1.contains("fake runner"), "{}", f.skipped[0].1);
+        // The advice names a flag of a command that has it (predict and pack have none).
+        assert!(
+            f.skipped[0].1.contains("`colo calibrate fit --allow-fake`"),
+            "{}",
+            f.skipped[0].1
+        );
         assert!(
             f.skipped[1].1.contains("taken on `Unknown GPU 9000`"),
             "{}",
