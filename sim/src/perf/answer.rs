@@ -151,6 +151,7 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
     Ok(Answer {
         power,
         model_error,
+        model_error_due: store_mode.is_some() && answering.is_some(),
         band_model: answering.unwrap_or(BandModel::Parametric),
         sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
         query,
@@ -383,6 +384,9 @@ pub struct Answer {
     pub power: SetPower,
     /// Per job, the model's held-out error in this mode for its class, if known.
     pub model_error: Vec<Option<HeldOutError>>,
+    /// Whether the jobs share the GPU and a model (not a baseline) answered: a band then needs
+    /// the model's held-out error, and without it there is none (the spread alone is no band).
+    pub model_error_due: bool,
     /// The model those errors are of.
     pub band_model: BandModel,
     /// The set asked about.
@@ -403,6 +407,9 @@ impl Answer {
     /// Job `i`'s band, percent: its model error, half its alone spread and, for a job whose
     /// trace was carried from another GPU, the transfer's expected error, in quadrature.
     pub fn band_pct(&self, i: usize) -> Option<f64> {
+        if self.model_error_due && self.model_error[i].is_none() {
+            return None;
+        }
         let job = &self.prediction.jobs[i];
         let parts = [
             self.model_error[i].as_ref().map(|e| e.mape_pct),
@@ -448,6 +455,21 @@ impl Answer {
 
     fn held_out_note(&self) -> String {
         let known: Vec<&HeldOutError> = self.model_error.iter().flatten().collect();
+        let unknown = (self.model_error_due && known.len() < self.model_error.len()).then(|| {
+            format!(
+                "no band (-) where {} held-out error in {} for the job's class is unknown: the \
+                 profile's fit saw no measured sets of that kind it did not train on, so how far \
+                 off the sharing is has not been measured (`colo calibrate fit` on measured \
+                 co-runs adds it)",
+                self.band_model.phrase(),
+                self.query.mode
+            )
+        });
+        if let Some(unknown) = &unknown
+            && known.is_empty()
+        {
+            return format!("± band: {unknown}");
+        }
         if known.is_empty() {
             return "± band: half the spread (max - min) of the job's repeated alone measurements, the noise floor of its numbers".into();
         }
@@ -468,12 +490,16 @@ impl Answer {
             .collect();
         classes.sort();
         classes.dedup();
-        format!(
+        let note = format!(
             "± band: {} held-out error in {} for the job's class (MAPE of samples/s on measured sets its fit never saw: {}; `colo calibrate validate`), combined in quadrature with half the spread of the job's repeated alone measurements",
             self.band_model.phrase(),
             known[0].mode,
             classes.join(", ")
-        )
+        );
+        match unknown {
+            Some(unknown) => format!("{note}; {unknown}"),
+            None => note,
+        }
     }
 
     /// The aligned table (`--format table`).
@@ -687,6 +713,39 @@ mod tests {
         assert_eq!(json["profile"], "p.ron");
         assert_eq!(json["jobs"][0]["model_error_pct"], 12.0);
         assert_eq!(json["power_w"], serde_json::Value::Null);
+    }
+
+    /// A profile with no held-out error for the mode gives a shared job no band (it used to
+    /// show its alone spread, 0% with one alone run, as if the sharing were certain).
+    #[test]
+    fn a_shared_job_without_the_models_held_out_error_has_no_band() {
+        let p = predictor(Vec::new());
+        let a = answer(&p, query(&["resnet50:64:224", "vit_b_16:32:224"])).unwrap();
+        assert_eq!(a.model_error, vec![None, None]);
+        assert_eq!(a.band_pct(0), None);
+        assert!(
+            a.band_note().starts_with(
+                "± band: no band (-) where the parametric model's held-out error in mps"
+            ),
+            "{}",
+            a.band_note()
+        );
+        assert_eq!(
+            a.json()["jobs"][0]["uncertainty_pct"],
+            serde_json::Value::Null
+        );
+        let row = a.table().lines().nth(2).unwrap().to_owned();
+        assert_eq!(row.split_whitespace().nth(2), Some("-"), "{row}");
+        // One of the two classes known: the other job alone has no band.
+        let p = predictor(vec![held_out(false, 12.0)]);
+        let mut q = query(&["resnet50:64:224", "vit_b_16:32:224"]);
+        q.jobs.push("resnet18:128:32".parse().unwrap());
+        let a = answer(&p, q).unwrap();
+        let bands: Vec<Option<f64>> = (0..3).map(|i| a.band_pct(i)).collect();
+        assert_eq!(bands[0], Some(12.0));
+        assert_eq!(bands[2], None, "{}", a.band_note());
+        assert!(a.band_note().contains("GPU-bound 12.0% over 7 jobs"));
+        assert!(a.band_note().contains("; no band (-) where"));
     }
 
     #[test]
