@@ -438,7 +438,15 @@ mod tests {
         let ceiling = model.kernel_ceiling_samples_per_s(gpu, &key).unwrap();
         let with_rate = |rate: f64| {
             let rates = [(key.clone(), rate)];
-            kernel_with_traces(&profiles, &[], &[], &rates, gpu, &[key.clone()], 1.0)
+            kernel_with_traces(
+                &profiles,
+                &[],
+                &[],
+                &rates,
+                gpu,
+                std::slice::from_ref(&key),
+                1.0,
+            )
         };
         assert!(with_rate(1.99 * ceiling).is_ok());
         let err = with_rate(2.01 * ceiling).unwrap_err();
