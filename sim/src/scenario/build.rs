@@ -98,7 +98,8 @@ fn build(
         Some(cluster) => cluster,
         None => {
             let groups = variant.cluster.as_ref().unwrap_or(&file.cluster);
-            cluster(path, groups, node_gpus.as_deref())?
+            cluster(path, groups, node_gpus.as_deref())
+                .map_err(|e| in_variant(scenario, variant, variant.cluster.is_some(), e))?
         }
     };
     let workload_plan = WorkloadPlan {
@@ -109,8 +110,10 @@ fn build(
         cluster: &cluster,
         perf: perf.as_ref(),
     };
-    let (jobs, source, trace_summary) = jobs(&workload_plan, workload)?;
-    let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))?;
+    let (jobs, source, trace_summary) = jobs(&workload_plan, workload)
+        .map_err(|e| in_variant(scenario, variant, variant.workload.is_some(), e))?;
+    let policy = policy(path, variant.policy.as_ref().unwrap_or(&file.policy))
+        .map_err(|e| in_variant(scenario, variant, variant.policy.is_some(), e))?;
     check_kernel_set_sizes(path, perf_spec, &cluster, &policy)?;
     let in_variant = if variant.policy.is_some() || cluster_in_variant {
         format!(" (sweep variant `{}`)", variant.name)
@@ -154,6 +157,37 @@ fn build(
         },
         labels,
     ))
+}
+
+/// `error` as the sweep variant's own where the field it names came from the variant's
+/// override (`overridden`): `sweep[2] ("mps").cluster[0].count`, not the top-level
+/// `cluster[0]` it shadows, which may be fine.
+fn in_variant(
+    scenario: &Scenario,
+    variant: &VariantSpec,
+    overridden: bool,
+    error: ScenarioError,
+) -> ScenarioError {
+    let index = scenario
+        .file
+        .sweep
+        .iter()
+        .position(|v| v.name == variant.name);
+    match (error, index) {
+        (
+            ScenarioError::Field {
+                path,
+                field,
+                message,
+            },
+            Some(k),
+        ) if overridden => ScenarioError::Field {
+            path,
+            field: format!("sweep[{k}] (\"{}\").{field}", variant.name),
+            message,
+        },
+        (error, _) => error,
+    }
 }
 
 /// The performance model, and for the scenario's `traces` what was added (per point, where
@@ -983,6 +1017,52 @@ mod tests {
             &format!("cluster: [(gpu: \"h200\", count: 1, mode: Exclusive)], workload: {workload}"),
             dir,
         )
+    }
+
+    /// A bad value in a sweep variant's own cluster, workload or policy is named as the
+    /// variant's field, not as the top-level one it shadows (which is fine here); a bad
+    /// top-level field keeps its name.
+    #[test]
+    fn errors_in_a_sweep_variants_overrides_name_the_variant() {
+        let profile = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../calibrate/profiles/h200-provisional.ron");
+        let error_of = |cluster: &str, sweep: &str, pick: usize| {
+            let text = format!(
+                "(name: \"t\", profiles: [{:?}], cluster: [{cluster}], \
+                 workload: Jobs([(model: \"resnet18:128:32\", samples: 1000.0)]), \
+                 sweep: [(name: \"fine\"), {sweep}])",
+                profile.display().to_string()
+            );
+            let path = Path::new("t.ron").to_owned();
+            let file: ScenarioFile = parse_ron(&text, &path).unwrap();
+            let scenario = Scenario { path, file };
+            let variant = scenario.variants().remove(pick);
+            build_variant(&scenario, &variant, None)
+                .unwrap_err()
+                .to_string()
+        };
+        let good = "(gpu: \"h200\", count: 1, mode: Mps)";
+        let bad = "(gpu: \"h200\", count: 0, mode: Mps)";
+        let err = error_of(good, &format!("(name: \"zero\", cluster: [{bad}])"), 1);
+        assert_eq!(
+            err,
+            "t.ron: sweep[1] (\"zero\").cluster[0].count: must be at least 1"
+        );
+        let err = error_of(
+            good,
+            "(name: \"w\", workload: Jobs([(model: \"resnet18:128:32\", samples: -1.0)]))",
+            1,
+        );
+        assert!(err.starts_with("t.ron: sweep[1] (\"w\").workload"), "{err}");
+        let err = error_of(
+            good,
+            "(name: \"p\", policy: (order: Las(thresholds_gpu_s: [-5.0])))",
+            1,
+        );
+        assert!(err.starts_with("t.ron: sweep[1] (\"p\").policy"), "{err}");
+        // The top-level cluster is bad and the variant does not override it: its own name.
+        let err = error_of(bad, "(name: \"other\")", 1);
+        assert_eq!(err, "t.ron: cluster[0].count: must be at least 1");
     }
 
     /// One listed job under `policy` (RON of a policy).
