@@ -392,8 +392,14 @@ fn infeasible(ctx: &Ctx<'_>, request: &PackRequest, feasible: impl Fn(usize) -> 
     let held = (gpus as usize).saturating_mul(max_per_gpu);
     if held < n {
         // Not a question of minimums: the GPUs allowed cannot hold the jobs at all.
+        let raise = if lightest_fit(ctx, n.div_ceil(gpus.max(1) as usize)) {
+            " or raise --max-per-gpu"
+        } else {
+            " (raising --max-per-gpu would not help: no GPU holds that many of these jobs in \
+             memory)"
+        };
         why.push_str(&format!(
-            "{gpus} GPU(s) of at most {max_per_gpu} jobs each (--max-per-gpu {max_per_gpu}) hold {held} of the {n} jobs; the fewest GPUs that meet every minimum is {fewest}; use --gpus {fewest} or raise --max-per-gpu"
+            "{gpus} GPU(s) of at most {max_per_gpu} jobs each (--max-per-gpu {max_per_gpu}) hold {held} of the {n} jobs; the fewest GPUs that meet every minimum is {fewest}; use --gpus {fewest}{raise}"
         ));
     } else if request.jobs.iter().any(|j| j.min_fraction > 0.0) {
         why.push_str(&format!(
@@ -405,6 +411,24 @@ fn infeasible(ctx: &Ctx<'_>, request: &PackRequest, feasible: impl Fn(usize) -> 
         ));
     }
     PackError::Infeasible { gpus, why }
+}
+
+/// Whether one GPU could hold `count` of the jobs in memory, sharing as plain processes or
+/// under MPS: the lightest `count`, by each job's footprint in that mode. Some GPU of `g` must
+/// hold `ceil(n / g)` jobs; where the lightest that many do not fit, raising `--max-per-gpu`
+/// cannot help.
+fn lightest_fit(ctx: &Ctx<'_>, count: usize) -> bool {
+    use crate::perf::ShareMode;
+    [ShareMode::Timeslice, ShareMode::Mps].iter().any(|&mode| {
+        let mut footprints: Vec<f64> = ctx
+            .classes
+            .iter()
+            .map(|c| ctx.model.footprint_gib(ctx.gpu, mode, c))
+            .collect();
+        footprints.sort_by(f64::total_cmp);
+        footprints.len() >= count
+            && footprints.iter().take(count).sum::<f64>() <= ctx.gpu.memory_gib
+    })
 }
 
 /// Whether job `j` misses its minimum in every pair, counting only its own minimum.

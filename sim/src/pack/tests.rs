@@ -444,10 +444,20 @@ fn too_few_gpus_for_the_jobs_per_gpu_names_max_per_gpu() {
     req.max_jobs_per_gpu = 4;
     let text = pack(&model, &req).unwrap_err().to_string();
     assert!(text.contains("--max-per-gpu 4"), "{text}");
-    assert!(text.contains("raise --max-per-gpu"), "{text}");
+    assert!(text.contains("or raise --max-per-gpu"), "{text}");
     assert!(
         !text.contains("lower the minimums"),
         "no job has a minimum: {text}"
+    );
+    // Seven jobs of over 20 GiB (the test profile's memory_gib 20.0, plus each process's
+    // context) need over 140 GiB on one GPU of 140.4: more jobs per GPU cannot help.
+    let heavy = ["gpt_small:32:1024"; 7];
+    let mut req = request(&heavy, Some(1));
+    req.max_jobs_per_gpu = 4;
+    let text = pack(&model, &req).unwrap_err().to_string();
+    assert!(
+        text.contains("use --gpus 2 (raising --max-per-gpu would not help"),
+        "{text}"
     );
 }
 
