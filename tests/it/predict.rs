@@ -1280,3 +1280,29 @@ fn exit_statuses_are_the_ones_help_states() {
     ]);
     assert_eq!(mismatched.code, 1, "{}", mismatched.stderr);
 }
+
+/// A profile with no memory sizes (Gavel's) prints `-` for each job's memory and JSON null,
+/// not 0.00 beside "memory: unknown".
+#[test]
+fn unknown_memory_is_shown_as_unknown() {
+    let args = [
+        "predict",
+        "--profile",
+        "gavel:v100",
+        "--mode",
+        "mps",
+        "gavel_resnet-18:32:1",
+        "gavel_resnet-50:64:1",
+    ];
+    let run = colo(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("memory: unknown"), "{}", run.stdout);
+    for row in run.stdout.lines().filter(|l| l.starts_with("gavel_")) {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[5], "-", "{row}");
+    }
+    let json = colo(&[&args[..], &["--format", "json"]].concat());
+    let answer: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(answer["memory_gib"], serde_json::Value::Null);
+    assert_eq!(answer["jobs"][0]["memory_gib"], serde_json::Value::Null);
+}

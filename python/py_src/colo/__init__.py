@@ -91,6 +91,7 @@ def predict(
         ``total_fraction``, ``memory_gib``, ``capacity_gib``, the verdict ``fits_memory``
         and ``power_w``, ``power_origin``, ``power_note``; ``df.attrs["notes"]`` what the
         command prints on stderr. Out of memory, speeds are NaN and ``fits_memory`` is False.
+        A profile that holds no memory sizes (Gavel's) gives NaN (JSON null) memory.
 
     Example:
         >>> import colo

@@ -355,7 +355,22 @@ fn gpu_and_profile_picks() -> impl Strategy<Value = (usize, Vec<usize>, Vec<usiz
 #[test]
 fn the_text_lists_every_gpu_and_every_layout() {
     let table = super::text::catalog_table();
-    assert_eq!(table.lines().count(), catalog().len() + 1);
+    assert_eq!(table.lines().count(), catalog().len() + 2);
+    assert!(
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("numbers: vendor datasheets"),
+        "{table}"
+    );
+    // The footer's summary of the sources holds for every GPU of the catalog.
+    for gpu in catalog() {
+        assert!(gpu.source.contains("datasheet"), "{}", gpu.source);
+        assert!(gpu.source.contains("nvidia-smi mig"), "{}", gpu.source);
+        let measured = gpu.source.starts_with("measured");
+        assert_eq!(measured, gpu.name == "h200", "{}", gpu.source);
+    }
     assert!(table.lines().any(|l| l.starts_with("h200 ")));
     let text = super::text::describe(h200());
     let layouts = h200().enumerate_mig_layouts().len();

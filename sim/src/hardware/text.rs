@@ -26,6 +26,11 @@ pub fn catalog_table() -> String {
             gpu.profile_names().join(" ")
         );
     }
+    let _ = writeln!(
+        out,
+        "numbers: vendor datasheets and nvidia-smi MIG listings (published; the H200's \
+         measured); `colo hardware --gpu GPU` names each GPU's source"
+    );
     out
 }
 

@@ -153,7 +153,12 @@ pub fn answer(predictor: &Predictor, query: SetQuery) -> Result<Answer, QueryErr
         model_error,
         model_error_due: store_mode.is_some() && answering.is_some(),
         band_model: answering.unwrap_or(BandModel::Parametric),
-        sharing_origin: model.mode_origin(gpu, query.mode).to_string(),
+        // A baseline (equal share, fixed slowdown) reads no sharing parameter: none to label.
+        sharing_origin: if model.reads_sharing_parameters() {
+            model.mode_origin(gpu, query.mode).to_string()
+        } else {
+            format!("none (the {} rule)", model.name())
+        },
         query,
         model: model_label,
         profile: predictor.profile.clone(),
@@ -524,6 +529,8 @@ impl Answer {
         );
         // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
         let dash = |text: String| if p.fits_memory { text } else { "-".into() };
+        // A profile with no memory sizes (Gavel's) knows no job's memory: `-`, not 0.00.
+        let memory_known = p.memory_gib > 0.0;
         for (i, j) in p.jobs.iter().enumerate() {
             let place = match (&j.slice, j.sm_budget) {
                 (Some(slice), _) => slice.clone(),
@@ -532,7 +539,7 @@ impl Answer {
             };
             let _ = writeln!(
                 out,
-                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9.2} {:>16}  {:<12}",
+                "{:<28} {:>12} {:>7} {:>12.1} {:>9} {:>9} {:>16}  {:<12}",
                 j.key.to_string(),
                 dash(format!("{:.1}", j.samples_per_s)),
                 dash(
@@ -541,7 +548,11 @@ impl Answer {
                 ),
                 j.exclusive_samples_per_s,
                 dash(format!("{:.3}", j.fraction_of_exclusive)),
-                j.memory_gib,
+                if memory_known {
+                    format!("{:.2}", j.memory_gib)
+                } else {
+                    "-".to_owned()
+                },
                 place,
                 j.origin.to_string()
             );
@@ -610,7 +621,7 @@ impl Answer {
                     "samples_per_s": speed(j.samples_per_s),
                     "exclusive_samples_per_s": j.exclusive_samples_per_s,
                     "fraction_of_exclusive": speed(j.fraction_of_exclusive),
-                    "memory_gib": j.memory_gib,
+                    "memory_gib": (p.memory_gib > 0.0).then_some(j.memory_gib),
                     "slice": j.slice,
                     "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
                     "origin": j.origin.to_string(),
@@ -629,7 +640,7 @@ impl Answer {
             "sharing_parameters_origin": self.sharing_origin,
             "jobs": jobs,
             "total_fraction": speed(p.total_fraction),
-            "memory_gib": p.memory_gib,
+            "memory_gib": (p.memory_gib > 0.0).then_some(p.memory_gib),
             "capacity_gib": p.capacity_gib,
             "fits_memory": p.fits_memory,
             "power_w": match &self.power {
@@ -746,6 +757,30 @@ mod tests {
         assert_eq!(bands[2], None, "{}", a.band_note());
         assert!(a.band_note().contains("GPU-bound 12.0% over 7 jobs"));
         assert!(a.band_note().contains("; no band (-) where"));
+    }
+
+    /// A baseline's answer labels no sharing parameter as fitted: it reads none.
+    #[test]
+    fn a_baselines_sharing_is_labelled_as_its_rule() {
+        let mut p = predictor(Vec::new());
+        p.parametric = false;
+        let mut set = ProfileSet::default();
+        set.insert(
+            Profile::load(Path::new(PROFILE)).unwrap(),
+            PathBuf::from(PROFILE),
+        );
+        p.model = Arc::new(crate::perf::EqualShare::new(Arc::new(set)));
+        let a = answer(&p, query(&["resnet50:64:224", "vit_b_16:32:224"])).unwrap();
+        assert_eq!(a.sharing_origin, "none (the equal-share rule)");
+        assert!(
+            a.table()
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with("mps sharing parameters: none (the equal-share rule)"),
+            "{}",
+            a.table()
+        );
     }
 
     #[test]

@@ -117,6 +117,10 @@ impl<R: Divisor> PerfModel for Baseline<R> {
         self.profiles.origin(gpu)
     }
 
+    fn reads_sharing_parameters(&self) -> bool {
+        false
+    }
+
     fn rates(&self, set: &CoRun<'_>, out: &mut [f64]) {
         let divisor = self.rule.divisor(set.tenants.len() as f64);
         for (rate, t) in out.iter_mut().zip(set.tenants) {

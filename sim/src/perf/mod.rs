@@ -391,6 +391,12 @@ pub trait PerfModel: Send + Sync {
         self.lookup().mode_origin(gpu, mode)
     }
 
+    /// Whether sets are predicted from parameters of the profile (fitted, measured or
+    /// transferred); a baseline's fixed rule (equal share, fixed slowdown) reads none.
+    fn reads_sharing_parameters(&self) -> bool {
+        true
+    }
+
     /// Memory of one process ([`ClassLookup::footprint_gib`]).
     fn footprint_gib(&self, gpu: &GpuSpec, mode: ShareMode, class: &JobClass) -> f64 {
         self.lookup().footprint_gib(gpu, mode, class)
