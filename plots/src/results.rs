@@ -67,6 +67,12 @@ fn expand_sweep(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     if dir.join("jobs.csv").is_file() {
         return Ok(vec![dir.to_path_buf()]);
     }
+    if !dir.is_dir() {
+        return Err(PlotError::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
+        });
+    }
     let sweep_path = dir.join("sweep.csv");
     if !sweep_path.is_file() {
         return Err(PlotError::NotAResultFolder {
@@ -77,7 +83,7 @@ fn expand_sweep(dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     struct SweepRow {
         variant: String,
     }
-    let rows: Vec<SweepRow> = read_csv(&sweep_path, &["variant"])?;
+    let rows: Vec<SweepRow> = read_csv(&sweep_path, &["variant"], |_| None)?;
     Ok(rows.into_iter().map(|row| dir.join(row.variant)).collect())
 }
 
@@ -107,11 +113,16 @@ fn read_rows<R: CsvRow>(dir: &Path) -> Result<Vec<R>, PlotError> {
         .copied()
         .filter(|c| !R::ADDED.contains(c))
         .collect();
-    read_csv(&dir.join(R::FILE), &required)
+    read_csv(&dir.join(R::FILE), &required, R::out_of_range)
 }
 
-/// Reads a whole CSV file into rows, checking the header holds `required` columns first.
-fn read_csv<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<Vec<T>, PlotError> {
+/// Reads a whole CSV file into rows, checking the header holds `required` columns first and
+/// each row with `out_of_range` (a column and why, for a value no run writes).
+fn read_csv<T: DeserializeOwned>(
+    path: &Path,
+    required: &[&str],
+    out_of_range: impl Fn(&T) -> Option<(&'static str, String)>,
+) -> Result<Vec<T>, PlotError> {
     let io_err = |source| PlotError::Io {
         path: path.to_path_buf(),
         source,
@@ -144,6 +155,18 @@ fn read_csv<T: DeserializeOwned>(path: &Path, required: &[&str]) -> Result<Vec<T
         let row = record
             .deserialize(Some(&header))
             .map_err(|err| csv_error(path, &header_names, Some(&record), err))?;
+        if let Some((column_name, message)) = out_of_range(&row) {
+            return Err(PlotError::Csv {
+                path: path.to_path_buf(),
+                line: record.position().map_or(0, csv::Position::line),
+                column: header_names
+                    .iter()
+                    .position(|h| h == column_name)
+                    .map_or(0, |i| i + 1) as u64,
+                column_name: column_name.to_owned(),
+                message,
+            });
+        }
         rows.push(row);
     }
     Ok(rows)
@@ -229,6 +252,23 @@ mod tests {
             .collect();
         let header = header.join(",");
         std::fs::write(dir.join("jobs.csv"), format!("{header}\n{body}")).unwrap();
+    }
+
+    /// A negative time (a hand-edited file) is refused with its line and column, not left
+    /// out of a CDF whose legend still counts it.
+    #[test]
+    fn a_negative_time_names_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        write_jobs(
+            dir.path(),
+            "0,a,resnet50,64,224,1,0,0,10,0,10,0,0,,mps,1000,100,100,1,completed\n\
+             1,b,resnet50,64,224,1,0,0,10,0,-5,0,0,,mps,1000,100,100,1,completed\n",
+        );
+        let err = read_rows::<JobRecord>(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("jobs.csv: line 3, column 11 (jct_s): -5 s: a time must be finite"),
+            "{err}"
+        );
     }
 
     #[test]

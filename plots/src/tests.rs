@@ -171,6 +171,10 @@ fn folder_without_results_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let err = load_results(&[dir.path().to_path_buf()]).unwrap_err();
     assert!(matches!(err, PlotError::NotAResultFolder { .. }), "{err}");
+    // A folder that is not there is named as missing, not as a folder without results.
+    let missing = dir.path().join("nodir");
+    let err = load_results(&[missing]).unwrap_err().to_string();
+    assert!(err.contains("nodir: no such folder"), "{err}");
 }
 
 #[test]

@@ -29,6 +29,12 @@ pub trait CsvRow: Serialize + DeserializeOwned {
     /// Appends the row's fields to `out` ([`super::fast`]): the bytes `csv` writes when it
     /// serializes the row, faster (a test compares the two).
     fn write_fields<W: std::io::Write>(&self, out: &mut CsvOut<W>);
+
+    /// A field no run writes (its column and why), for readers of files edited by hand:
+    /// such a row is refused, not drawn or counted wrongly.
+    fn out_of_range(&self) -> Option<(&'static str, String)> {
+        None
+    }
 }
 
 /// Whether a job ran to the end or could never be placed.
@@ -104,6 +110,25 @@ pub struct JobRow {
 }
 
 impl CsvRow for JobRow {
+    fn out_of_range(&self) -> Option<(&'static str, String)> {
+        let times = [
+            ("arrival_s", Some(self.arrival_s)),
+            ("start_s", self.start_s),
+            ("end_s", self.end_s),
+            ("wait_s", self.wait_s),
+            ("jct_s", self.jct_s),
+        ];
+        times.into_iter().find_map(|(column, value)| {
+            let v = value?;
+            (!(v.is_finite() && v >= 0.0)).then(|| {
+                (
+                    column,
+                    format!("{v} s: a time must be finite and at least 0"),
+                )
+            })
+        })
+    }
+
     const FILE: &'static str = "jobs.csv";
     const COLUMNS: &'static [&'static str] = &[
         "job",
