@@ -1306,3 +1306,25 @@ fn unknown_memory_is_shown_as_unknown() {
     assert_eq!(answer["memory_gib"], serde_json::Value::Null);
     assert_eq!(answer["jobs"][0]["memory_gib"], serde_json::Value::Null);
 }
+
+/// A layout with fewer slices than jobs is refused, counted in words that read right.
+#[test]
+fn a_layout_with_too_few_slices_is_refused_in_plain_words() {
+    let run = colo(&[
+        "predict",
+        "--mode",
+        "mig",
+        "--layout",
+        "7g.141gb",
+        "resnet50:64:224",
+        "vit_b_16:32:224",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "2 jobs but the layout [7g.141gb@0] has 1 slice; each job needs its own slice"
+        ),
+        "{}",
+        run.stderr
+    );
+}

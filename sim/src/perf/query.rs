@@ -217,10 +217,14 @@ fn check(query: &SetQuery) -> Result<(), QueryError> {
             "a MIG layout applies to mode mig (real slices) or mps (slices emulated by SM \
              budgets), not {m}"
         )),
-        (Some(layout), _) if layout.slices.len() < n => fail(format!(
-            "{n} jobs but the layout {layout} has {} slices; each job needs its own slice",
-            layout.slices.len()
-        )),
+        (Some(layout), _) if layout.slices.len() < n => {
+            let slices = layout.slices.len();
+            let plural = if slices == 1 { "" } else { "s" };
+            fail(format!(
+                "{n} jobs but the layout {layout} has {slices} slice{plural}; each job needs its \
+                 own slice"
+            ))
+        }
         _ => Ok(()),
     }
 }
