@@ -220,21 +220,47 @@ pub const CSV_HEADER: &str =
     "case,jobs,gpus,threads,wall_s,engine_s,events,events_per_s,peak_mib,note";
 
 impl BenchRow {
+    /// Appends `part` to the note, after a `; ` where the note already says something.
+    fn add_note(&mut self, part: &str) {
+        if !self.note.is_empty() && !part.is_empty() {
+            self.note.push_str("; ");
+        }
+        self.note.push_str(part);
+    }
+
+    /// Events and events/s as printed: empty for a case that runs no engine (kernel replay:
+    /// 0 events), not a measured 0.
+    fn event_cells(&self) -> (String, String) {
+        if self.events == 0 {
+            (String::new(), String::new())
+        } else {
+            (self.events.to_string(), format!("{:.0}", self.events_per_s))
+        }
+    }
+
     /// The row as aligned columns (`colo bench`).
     pub fn table_row(&self) -> String {
         let peak = self
             .peak_mib
             .map_or("n/a".to_owned(), |p| format!("{p:.0}"));
+        let (events, per_s) = self.event_cells();
+        let or_dash = |cell: String| {
+            if cell.is_empty() {
+                "-".to_owned()
+            } else {
+                cell
+            }
+        };
         format!(
-            "{:<58} {:>9} {:>6} {:>3} {:>8.3} {:>8.3} {:>10} {:>11.0} {:>8}  {}",
+            "{:<58} {:>9} {:>6} {:>3} {:>8.3} {:>8.3} {:>10} {:>11} {:>8}  {}",
             self.case,
             self.jobs,
             self.gpus,
             self.threads,
             self.wall_s,
             self.engine_s,
-            self.events,
-            self.events_per_s,
+            or_dash(events),
+            or_dash(per_s),
             peak,
             self.note
         )
@@ -242,16 +268,17 @@ impl BenchRow {
 
     /// The row as CSV (`colo bench --format csv`).
     pub fn csv_row(&self) -> String {
+        let (events, per_s) = self.event_cells();
         format!(
-            "\"{}\",{},{},{},{:.4},{:.4},{},{:.0},{},\"{}\"",
+            "\"{}\",{},{},{},{:.4},{:.4},{},{},{},\"{}\"",
             self.case,
             self.jobs,
             self.gpus,
             self.threads,
             self.wall_s,
             self.engine_s,
-            self.events,
-            self.events_per_s,
+            events,
+            per_s,
             self.peak_mib.map_or(String::new(), |p| format!("{p:.1}")),
             self.note.replace('"', "\"\"")
         )
@@ -635,11 +662,10 @@ fn kernel_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         if let BenchPerf::Kernel = perf {
             let after = kernel.memo_stats();
             let (hits, misses) = (after.0 - before.0, after.1 - before.1);
-            r.note = format!(
-                "{}; kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
-                r.note,
+            r.add_note(&format!(
+                "kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
                 100.0 * hits as f64 / (hits + misses).max(1) as f64
-            );
+            ));
         }
         on_row(&r);
     }
@@ -698,11 +724,10 @@ fn philly_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<()
         let gpus = config.cluster.gpu_count();
         let mut r = row(case, measured, gpus, 1, wall_s, peak.read());
         if let Some((hits, misses)) = config.perf.memo_lookups() {
-            r.note = format!(
-                "{}; kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
-                r.note,
+            r.add_note(&format!(
+                "kernel memo: {hits} hits; {misses} distinct sets replayed ({:.2}% hits)",
                 100.0 * hits as f64 / (hits + misses).max(1) as f64
-            );
+            ));
         }
         on_row(&r);
     }
@@ -775,11 +800,8 @@ fn sweep_case(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<(),
     let mut parallel_row = row(name(threads), parallel, gpus, threads, tn, peak.read());
     let efficiency = t1 / (threads as f64 * tn);
     let note = format!("parallel efficiency t1/(N*tN) = {efficiency:.2}");
-    parallel_row.note = if parallel_row.note.is_empty() {
-        note
-    } else {
-        format!("{note}; {}", parallel_row.note)
-    };
+    let rest = std::mem::replace(&mut parallel_row.note, note);
+    parallel_row.add_note(&rest);
     // Events/s of a parallel run: all variants' events over the wall time.
     parallel_row.events_per_s = parallel.events as f64 / tn;
     on_row(&parallel_row);
@@ -1376,6 +1398,22 @@ mod tests {
             CSV_HEADER.split(',').count(),
             row.csv_row().split(',').count()
         );
+        // A case that runs no engine (kernel replay) has no events to count: empty cells,
+        // not a measured 0; a note added to an empty one starts with no separator.
+        let mut replay = BenchRow {
+            events: 0,
+            events_per_s: 0.0,
+            note: String::new(),
+            ..row
+        };
+        replay.add_note("per set");
+        assert_eq!(
+            replay.csv_row(),
+            "\"small\",1000,100,1,1.5000,1.2500,,,,\"per set\""
+        );
+        replay.add_note("memo");
+        assert_eq!(replay.note, "per set; memo");
+        assert!(replay.table_row().contains(" - "), "{}", replay.table_row());
     }
 
     #[test]
