@@ -145,7 +145,9 @@ pub fn load(paths: &[PathBuf]) -> Result<ProfileSet, ShippedError> {
     }
     let mut set = ProfileSet::default();
     for (name, text) in SHIPPED.iter().rev() {
-        let path = Path::new("calibrate/profiles").join(name);
+        // Messages name it by this path: say it is the copy inside the binary, not a file
+        // the user can open or edit next to them.
+        let path = Path::new("built-in copy of calibrate/profiles").join(name);
         let profile: Profile =
             parse_ron(text, &path).map_err(|source| ShippedError::Parse { name, source })?;
         profile.validate(&path)?;

@@ -1328,3 +1328,24 @@ fn a_layout_with_too_few_slices_is_refused_in_plain_words() {
         run.stderr
     );
 }
+
+/// An error about a built-in profile says it is the copy inside the binary, not a file
+/// beside the user (who may have no such folder).
+#[test]
+fn an_error_about_a_built_in_profile_names_it_as_built_in() {
+    let run = colo(&[
+        "predict",
+        "--gpu",
+        "a100-40gb",
+        "mymodel:16:224",
+        "resnet50:64:224",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "built-in copy of calibrate/profiles/a100-40gb.ron: no entry for mymodel:16:224"
+        ),
+        "{}",
+        run.stderr
+    );
+}
