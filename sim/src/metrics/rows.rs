@@ -417,6 +417,82 @@ mod tests {
         }
     }
 
+    /// A job row's times must be finite and at least 0; a row the simulator writes passes,
+    /// each bad time is named by its column, and a never-started job's empty times are fine.
+    #[test]
+    fn a_job_rows_times_out_of_range_are_named_by_column() {
+        assert_eq!(job_row().out_of_range(), None);
+        let unplaced = JobRow {
+            start_s: None,
+            end_s: None,
+            wait_s: None,
+            jct_s: None,
+            ..job_row()
+        };
+        assert_eq!(unplaced.out_of_range(), None);
+        let zero = JobRow {
+            arrival_s: 0.0,
+            wait_s: Some(0.0),
+            ..job_row()
+        };
+        assert_eq!(zero.out_of_range(), None);
+        let cases = [
+            (
+                "arrival_s",
+                JobRow {
+                    arrival_s: -1.0,
+                    ..job_row()
+                },
+            ),
+            (
+                "start_s",
+                JobRow {
+                    start_s: Some(f64::NAN),
+                    ..job_row()
+                },
+            ),
+            (
+                "end_s",
+                JobRow {
+                    end_s: Some(f64::INFINITY),
+                    ..job_row()
+                },
+            ),
+            (
+                "wait_s",
+                JobRow {
+                    wait_s: Some(-0.5),
+                    ..job_row()
+                },
+            ),
+            (
+                "jct_s",
+                JobRow {
+                    jct_s: Some(-5.0),
+                    ..job_row()
+                },
+            ),
+        ];
+        for (column, row) in cases {
+            let (named, why) = row.out_of_range().expect(column);
+            assert_eq!(named, column);
+            assert!(
+                why.ends_with("s: a time must be finite and at least 0"),
+                "{why}"
+            );
+        }
+        assert_eq!(
+            JobRow {
+                jct_s: Some(-5.0),
+                ..job_row()
+            }
+            .out_of_range()
+            .unwrap()
+            .1,
+            "-5 s: a time must be finite and at least 0"
+        );
+    }
+
     /// The header serde would write from the field names.
     fn serde_header<R: CsvRow>(row: R) -> String {
         let mut writer = csv::Writer::from_writer(Vec::new());
@@ -435,6 +511,8 @@ mod tests {
             start_s: 0.0,
             end_s: 1.0,
         };
+        // Rows with no range check of their own pass every row.
+        assert_eq!(placement.out_of_range(), None);
         assert_eq!(serde_header(placement), PlacementRow::COLUMNS.join(","));
         let timeline = TimelineCsvRow {
             time_s: 0.0,
