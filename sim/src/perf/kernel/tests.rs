@@ -420,6 +420,29 @@ fn issue_37_a_lone_job_over_two_gpus_is_replayed_at_twice_its_rate_and_a_set_wit
     assert_ne!(m.answering(gpu, &[wide, narrow]), "kernel");
 }
 
+/// The kernel ceiling is the trace's samples over its kernels back to back, host time left
+/// out (by hand: launchy's 8 kernels of 5 us, 2 iterations of 3 samples each: 6 / 40 us),
+/// and none where the point has no trace on the GPU.
+#[test]
+fn the_kernel_ceiling_is_the_samples_over_the_kernel_time_alone() {
+    let mut t = tables();
+    t.traces[2].iterations = 2;
+    t.traces[2].samples_per_iteration = 3;
+    let m = KernelModel::with_tables(Arc::new(ProfileSet::default()), vec![t]);
+    let gpu = hardware::gpu("h200").unwrap();
+    let key = |k: &str| -> ModelKey { k.parse().unwrap() };
+    let ceiling = m
+        .kernel_ceiling_samples_per_s(gpu, &key("launchy:1:1"))
+        .unwrap();
+    assert!((ceiling - 6.0 / 40e-6).abs() < 1e-6 * ceiling, "{ceiling}");
+    assert_eq!(m.kernel_ceiling_samples_per_s(gpu, &key("extra:1:1")), None);
+    let other = hardware::gpu("a100-40gb").unwrap();
+    assert_eq!(
+        m.kernel_ceiling_samples_per_s(other, &key("launchy:1:1")),
+        None
+    );
+}
+
 #[test]
 fn issue_37_user_traces_are_added_anchored_and_carried_into_a_reanchored_model() {
     // launchy alone: 8 launches 40 us apart, each kernel 5 us: a 320 us cycle, busy 40 us.
