@@ -717,6 +717,8 @@ mod tests {
         // Both are GPU-bound (time demand 0.97) and have no measured spread.
         assert_eq!(a.band_pct(0), Some(12.0));
         assert!(a.band_note().contains("GPU-bound 12.0% over 7 jobs"));
+        // Every job's class known: nothing said of unknown ones.
+        assert!(!a.band_note().contains("no band"), "{}", a.band_note());
         // A model (not a baseline) labels its sharing by the profile's origin.
         assert_eq!(a.sharing_origin, "provisional");
         let table = a.table();
