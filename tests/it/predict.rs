@@ -81,7 +81,7 @@ fn json_output_has_the_documented_shape() {
 
 #[test]
 fn bad_requests_say_what_is_wrong() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &[
                 "--mode",
@@ -102,6 +102,23 @@ fn bad_requests_say_what_is_wrong() {
         ),
         (&["--mode", "mps", "resnet50:64"], "MODEL:BATCH:IMAGE"),
         (&["--gpu", "v100", "resnet50:64:224"], "a100-40gb"),
+        // Counted in words that read right.
+        (
+            &[
+                "--mode",
+                "mig",
+                "--layout",
+                "7g.141gb",
+                "resnet50:64:224",
+                "vit_b_16:32:224",
+            ],
+            "2 jobs but the layout [7g.141gb@0] has 1 slice; each job needs its own slice",
+        ),
+        // A shipped profile is the copy inside the binary, not a file beside the user.
+        (
+            &["--gpu", "a100-40gb", "mymodel:16:224", "resnet50:64:224"],
+            "built-in copy of calibrate/profiles/a100-40gb.ron: no entry for mymodel:16:224",
+        ),
     ];
     for (args, expected) in cases {
         let full: Vec<&str> = ["predict"].iter().chain(args).copied().collect();
@@ -1305,47 +1322,4 @@ fn unknown_memory_is_shown_as_unknown() {
     let answer: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(answer["memory_gib"], serde_json::Value::Null);
     assert_eq!(answer["jobs"][0]["memory_gib"], serde_json::Value::Null);
-}
-
-/// A layout with fewer slices than jobs is refused, counted in words that read right.
-#[test]
-fn a_layout_with_too_few_slices_is_refused_in_plain_words() {
-    let run = colo(&[
-        "predict",
-        "--mode",
-        "mig",
-        "--layout",
-        "7g.141gb",
-        "resnet50:64:224",
-        "vit_b_16:32:224",
-    ]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "2 jobs but the layout [7g.141gb@0] has 1 slice; each job needs its own slice"
-        ),
-        "{}",
-        run.stderr
-    );
-}
-
-/// An error about a built-in profile says it is the copy inside the binary, not a file
-/// beside the user (who may have no such folder).
-#[test]
-fn an_error_about_a_built_in_profile_names_it_as_built_in() {
-    let run = colo(&[
-        "predict",
-        "--gpu",
-        "a100-40gb",
-        "mymodel:16:224",
-        "resnet50:64:224",
-    ]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "built-in copy of calibrate/profiles/a100-40gb.ron: no entry for mymodel:16:224"
-        ),
-        "{}",
-        run.stderr
-    );
 }
