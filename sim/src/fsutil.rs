@@ -126,7 +126,8 @@ impl Interrupted {
 }
 
 /// Removes every folder this process is writing through a [`WholeDir`] and refuses any later
-/// [`WholeDir::begin`] or [`WholeDir::commit`]: what a Ctrl-C handler calls before it exits.
+/// [`WholeDir::begin_result`] or [`WholeDir::commit`]: what a Ctrl-C handler calls before it
+/// exits.
 /// A swap already under way, and the removal of the previous folder after it, finish first
 /// (they hold the same lock). Returns what is where, for the handler to say.
 pub fn remove_in_progress() -> Interrupted {
@@ -205,18 +206,20 @@ pub struct WholeDir {
 }
 
 impl WholeDir {
-    /// Starts writing `target`: tidies what dead runs left beside it, then creates the empty
-    /// temporary folder. Refuses a target that is a file, has no folder name (`.`, `..`, `/`),
-    /// holds the current directory or is a git checkout: the swap replaces the whole folder.
+    /// [`begin_result`](Self::begin_result) without the marker and its check: for the tests of
+    /// the swap itself.
     #[cfg(test)]
     pub fn begin(target: &Path) -> std::io::Result<Self> {
         Self::begin_with(target, None)
     }
 
-    /// [`begin`](Self::begin) for a result folder of colo's own: refuses an existing target
-    /// that is neither empty nor marked as one ([`MARKER`]: a folder colo never wrote, or one
-    /// an earlier colo wrote without the marker), and writes the marker into the new folder,
+    /// Starts writing `target` as a result folder of colo's own: tidies what dead runs left
+    /// beside it, then creates the empty temporary folder with the marker in it ([`MARKER`]),
     /// saying what it holds (`kind`, e.g. `results`) and of what (`name`, e.g. the scenario).
+    /// Refuses a target that is a file, has no folder name (`.`, `..`, `/`), holds the current
+    /// directory or is a git checkout (the swap replaces the whole folder), and an existing
+    /// one that is neither empty nor marked with the same kind (a folder colo never wrote, one
+    /// an earlier colo wrote without the marker, or another kind of result).
     pub fn begin_result(target: &Path, kind: &str, name: &str) -> std::io::Result<Self> {
         Self::begin_with(target, Some(Marker { kind, name }))
     }
@@ -511,7 +514,7 @@ fn resolve(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// The checks of [`WholeDir::begin`] on an existing target.
+/// The checks of [`WholeDir::begin_result`] on an existing target, whatever it holds.
 fn check_replaceable(target: &Path) -> std::io::Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(target) else {
         return Ok(());
