@@ -529,8 +529,6 @@ impl Answer {
         );
         // A set that does not fit would crash, not run slowly: no speeds, only the verdict.
         let dash = |text: String| if p.fits_memory { text } else { "-".into() };
-        // A profile with no memory sizes (Gavel's) knows no job's memory: `-`, not 0.00.
-        let memory_known = p.memory_gib > 0.0;
         for (i, j) in p.jobs.iter().enumerate() {
             let place = match (&j.slice, j.sm_budget) {
                 (Some(slice), _) => slice.clone(),
@@ -548,7 +546,8 @@ impl Answer {
                 ),
                 j.exclusive_samples_per_s,
                 dash(format!("{:.3}", j.fraction_of_exclusive)),
-                if memory_known {
+                // A profile with no memory sizes (Gavel's): `-`, not 0.00.
+                if p.memory_known() {
                     format!("{:.2}", j.memory_gib)
                 } else {
                     "-".to_owned()
@@ -591,7 +590,7 @@ impl Answer {
                 p.memory_note.clone().unwrap_or_default()
             )
         };
-        if p.memory_gib > 0.0 {
+        if p.memory_known() {
             let _ = writeln!(
                 out,
                 "memory: {:.1} GiB of {:.1} GiB: {verdict}",
@@ -621,7 +620,7 @@ impl Answer {
                     "samples_per_s": speed(j.samples_per_s),
                     "exclusive_samples_per_s": j.exclusive_samples_per_s,
                     "fraction_of_exclusive": speed(j.fraction_of_exclusive),
-                    "memory_gib": (p.memory_gib > 0.0).then_some(j.memory_gib),
+                    "memory_gib": p.memory_known().then_some(j.memory_gib),
                     "slice": j.slice,
                     "sm_budget_pct": j.sm_budget.map(|b| b * 100.0),
                     "origin": j.origin.to_string(),
@@ -640,7 +639,7 @@ impl Answer {
             "sharing_parameters_origin": self.sharing_origin,
             "jobs": jobs,
             "total_fraction": speed(p.total_fraction),
-            "memory_gib": (p.memory_gib > 0.0).then_some(p.memory_gib),
+            "memory_gib": p.memory_known().then_some(p.memory_gib),
             "capacity_gib": p.capacity_gib,
             "fits_memory": p.fits_memory,
             "power_w": match &self.power {

@@ -71,6 +71,14 @@ pub struct SetPrediction {
     pub memory_note: Option<String>,
 }
 
+impl SetPrediction {
+    /// Whether the profile gave the jobs' memory: one without memory sizes (Gavel's) gives
+    /// 0 GiB for every job, which is no measurement.
+    pub fn memory_known(&self) -> bool {
+        self.memory_gib > 0.0
+    }
+}
+
 /// A query that cannot be answered. Fatal for the query.
 #[derive(Debug, Error, PartialEq)]
 pub enum QueryError {
