@@ -208,7 +208,7 @@ fn sm_percent_outside_1_to_100_is_refused() {
 
 #[test]
 fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
-    let run = colo(&[
+    let args = [
         "predict",
         "--profile",
         "gavel:v100",
@@ -216,7 +216,8 @@ fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
         "mps",
         "gavel_resnet-18:32:1",
         "gavel_resnet-50:64:1",
-    ]);
+    ];
+    let run = colo(&args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains("gavel-measured") && run.stdout.contains("measured"),
@@ -224,6 +225,15 @@ fn gavel_profile_returns_measured_pairs_and_names_its_jobs() {
         run.stdout
     );
     assert!(run.stdout.contains("memory: unknown"), "{}", run.stdout);
+    // No memory sizes: `-` for each job's memory and JSON null, not 0.00.
+    for row in run.stdout.lines().filter(|l| l.starts_with("gavel_")) {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[5], "-", "{row}");
+    }
+    let json = colo(&[&args[..], &["--format", "json"]].concat());
+    let answer: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(answer["memory_gib"], serde_json::Value::Null);
+    assert_eq!(answer["jobs"][0]["memory_gib"], serde_json::Value::Null);
     assert!(
         run.stdout.contains("no power measurements") && !run.stdout.contains("power section"),
         "{}",
@@ -1296,30 +1306,4 @@ fn exit_statuses_are_the_ones_help_states() {
         "vit_b_16:32:224",
     ]);
     assert_eq!(mismatched.code, 1, "{}", mismatched.stderr);
-}
-
-/// A profile with no memory sizes (Gavel's) prints `-` for each job's memory and JSON null,
-/// not 0.00 beside "memory: unknown".
-#[test]
-fn unknown_memory_is_shown_as_unknown() {
-    let args = [
-        "predict",
-        "--profile",
-        "gavel:v100",
-        "--mode",
-        "mps",
-        "gavel_resnet-18:32:1",
-        "gavel_resnet-50:64:1",
-    ];
-    let run = colo(&args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("memory: unknown"), "{}", run.stdout);
-    for row in run.stdout.lines().filter(|l| l.starts_with("gavel_")) {
-        let cells: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cells[5], "-", "{row}");
-    }
-    let json = colo(&[&args[..], &["--format", "json"]].concat());
-    let answer: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(answer["memory_gib"], serde_json::Value::Null);
-    assert_eq!(answer["jobs"][0]["memory_gib"], serde_json::Value::Null);
 }
